@@ -1,0 +1,109 @@
+#pragma once
+// The calendar: what active reservations occupy, and the earliest legal start
+// for a request. Cost stays near O(R log R): per-GPU step functions of used
+// shared units, shared VRAM and exclusive holds, each GPU's feasible start
+// intervals derived from them, then one sweep over interval endpoints.
+// A slot-by-slot brute force (calendar_test.cc) is the oracle.
+
+#include <expected>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/policy.h"
+#include "engine/types.h"
+
+namespace bk::engine {
+
+// What one reservation occupies. memory_mb is the declared VRAM per GPU
+// (absent = share-weighted automatic budget). cpus/ram_mb are the host budget
+// declaration (0 when the booking declares none).
+struct Footprint {
+  std::vector<int> gpus;
+  Mode mode = Mode::kShared;
+  int share_units = 1;  // ignored for exclusive
+  std::optional<int64_t> memory_mb;
+  int64_t cpus = 0;
+  int64_t ram_mb = 0;
+  Seconds start = 0;
+  Seconds end = 0;
+};
+
+struct PlacementRequest {
+  int count = 1;
+  Seconds duration = 0;
+  Mode mode = Mode::kShared;
+  int share_units = 1;  // 1..share_capacity for shared; ignored for exclusive
+  std::optional<int64_t> memory_mb;
+  int64_t cpus = 0;    // host budget declaration; 0 when budgets are off
+  int64_t ram_mb = 0;
+  Seconds start = 0;        // already normalised: on the grid
+  bool allow_queue = true;  // false: exactly at start or not at all
+  std::vector<int> pinned;    // empty: automatic choice of `count` GPUs
+  std::vector<int> excluded;  // never chosen
+};
+
+// Placement preferences from live telemetry and history (service/ computes them).
+// All vectors are indexed by GPU; missing entries mean "no preference / unknown".
+struct GpuAdvice {
+  std::vector<int> order;                          // preference permutation
+  std::vector<double> scores;                      // lower is better
+  std::vector<std::optional<int64_t>> memory_total_mb;  // enables the VRAM check
+};
+
+struct Placement {
+  Seconds start = 0;
+  Seconds end = 0;
+  std::vector<int> gpus;  // pinned: ascending; automatic: preference order
+  bool queued = false;    // start later than requested
+  std::vector<double> pressure;  // per chosen GPU, percent of capacity already shared out
+};
+
+struct NoPlacement {
+  std::vector<std::string> reasons;  // up to 3 distinct, at the requested start
+  std::optional<Placement> nearest;  // queued search from the requested start
+  Seconds search_hours = 0;          // for "no available slot within next N hours"
+  // "<reasons joined by '; '>; nearest available: GPU=2,0 <iso> -> <iso>"
+  // or "...; no available slot within next 168 hours".
+  std::string Message() const;
+};
+
+class Calendar {
+ public:
+  // `active` holds the reservations that count: status active and end > now.
+  // Footprints ending at or before `now` are ignored.
+  Calendar(const Policy& policy, std::vector<Footprint> active, Seconds now);
+
+  // Earliest legal placement at or after request.start (exactly at it when
+  // !allow_queue), within min(start + queue_search, now + horizon), honouring
+  // GPU admission (exclusive, shared units, VRAM when capacity is known), host
+  // budgets, blackouts, horizon and maximum duration. Among GPUs free at that
+  // start, automatic choice sorts by (priority, score + pressure, rank in
+  // advice order, index).
+  std::expected<Placement, NoPlacement> FindEarliest(const PlacementRequest& request,
+                                                     const GpuAdvice& advice) const;
+
+  // Why the request cannot be placed exactly at `start` (empty when it can).
+  std::vector<std::string> Reasons(const PlacementRequest& request, Seconds start,
+                                   const GpuAdvice& advice) const;
+
+  // Per-GPU shared VRAM already committed over [start, end) at its peak, and the
+  // share-weighted automatic budget for `units` slots on a GPU of `total_mb`.
+  int64_t PeakCommittedMemoryMb(int gpu, Seconds start, Seconds end, int64_t total_mb) const;
+  int64_t AutomaticMemoryMb(int64_t total_mb, int units) const;
+
+  const Policy& policy() const { return policy_; }
+  Seconds now() const { return now_; }
+  const std::vector<Footprint>& active() const { return active_; }
+
+ private:
+  Policy policy_;
+  Seconds now_;
+  std::vector<Footprint> active_;
+};
+
+// Message for a conflict of [start, end) with the policy alone (maximum
+// duration, horizon, blackouts), or nullopt. Checked in that order.
+std::optional<std::string> PolicyConflict(const Policy& policy, Seconds now, Seconds start, Seconds end);
+
+}  // namespace bk::engine

@@ -1,0 +1,66 @@
+#pragma once
+// Parsing and formatting of the quantities users type: durations, VRAM and RAM
+// sizes, CPU counts, GPU lists, start times. Every error message says what was
+// wrong and shows a valid example; callers prefix "bk: ".
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "engine/civil_time.h"
+#include "engine/time_grid.h"
+#include "engine/types.h"
+
+namespace bk::engine {
+
+// "30m", "1h30m", "2d", "1d2h5m": digits+unit (d/h/m), each unit at most once,
+// any order, case-insensitive, no spaces, total > 0.
+// Errors: "duration must look like 30m, 1h30m, or 1d", "duration units may only
+// appear once", "duration must be positive".
+Result<Seconds> ParseDuration(std::string_view text);
+// Compact form omitting zero parts: 1h, 30m, 5d4h20m, 0m.
+std::string FormatDuration(Seconds seconds);
+
+// VRAM/RAM size in MiB: <number>[.<digits>]<unit>, unit g|gb|gib (x1024) or
+// m|mb|mib; rounded half up. `what` names the quantity in errors ("memory", "--ram").
+// Errors: "<what> must look like 12g or 4096m", "<what> must be positive",
+// "<what> must be at least 1 MiB".
+Result<int64_t> ParseSizeMb(std::string_view text, std::string_view what = "memory");
+// 12.0GiB for >= 1024 MiB (one decimal), else 512MiB.
+std::string FormatSizeMb(int64_t mb);
+
+// Positive whole number of CPUs ("4"). Errors: "--cpus must be a whole number of CPUs such as 4".
+Result<int64_t> ParseCpus(std::string_view text);
+
+// Comma-separated GPU indexes, blanks around commas ignored, no repeats.
+// `label` is the option name used in errors ("--gpu", "--exclude-gpu").
+Result<std::vector<int>> ParseGpuList(std::string_view text, std::string_view label);
+
+// ISO 8601 date-time: "2026-11-30T09:00", "2026-11-30 09:00:00", with "Z" or
+// "+08:00"/"+0800" offsets, or date only "2026-11-30" (midnight). Naive values
+// are local time in `zone`. Fractional seconds are truncated.
+Result<Seconds> ParseIsoTime(std::string_view text, const Zone& zone);
+
+// The friendly start grammar of -t/--at and --start (upstream-cli.md 2.7):
+// now; +DUR (rounded up to the grid); H, HH, H:MM, HH:MM with optional am/pm
+// (today, rolling to tomorrow when already past); today|tod / tomorrow|tom|tmr|t
+// + clock; M-D HH:MM (this year, next year when past); ISO 8601 (naive = local).
+// The result must be on the grid and not before the current slot.
+// "now" floors to the current slot.
+Result<Seconds> ParseStart(std::string_view text, Seconds now, const SlotGrid& grid, const Zone& zone);
+
+// Like ParseStart but past times are allowed and nothing must be aligned
+// (for --from in read-only views).
+Result<Seconds> ParseViewTime(std::string_view text, Seconds now, const Zone& zone);
+
+// 2026-11-29T18:45:00Z
+std::string FormatIsoUtc(Seconds t);
+// 2026-11-29 18:50 +0800
+std::string FormatLocal(Seconds t, const Zone& zone);
+// 11-29 18:50
+std::string FormatLocalShort(Seconds t, const Zone& zone);
+// 18:50
+std::string FormatLocalClock(Seconds t, const Zone& zone);
+
+}  // namespace bk::engine

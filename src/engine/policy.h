@@ -1,0 +1,45 @@
+#pragma once
+// The scheduling policy an administrator configures (config/ builds it).
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/time_grid.h"
+#include "engine/types.h"
+
+namespace bk::engine {
+
+struct Blackout {
+  Seconds start = 0;
+  Seconds end = 0;
+  std::string reason;
+};
+
+struct Policy {
+  int gpu_count = 1;
+  Seconds slot = 5 * kMinute;
+  int share_capacity = 2;  // integer shared slots per GPU (max_shared_users)
+  Seconds queue_search = 168 * kHour;
+  Seconds horizon = 30 * kDay;
+  Seconds max_duration = 720 * kHour;
+  std::vector<Blackout> blackouts;  // sorted by start
+  std::vector<int> disabled_gpus;
+  std::map<int, int> gpu_priority;  // larger = later; absent = 0
+  bool require_shared_memory = false;
+  int64_t shared_memory_reserve_mb = 512;
+  // Host budgets: off when absent. When on, every booking declares CPUs and RAM.
+  std::optional<int64_t> host_cpus;
+  std::optional<int64_t> host_ram_mb;
+  int64_t default_booking_cpus = 1;
+  int64_t default_booking_ram_mb = 1024;
+
+  SlotGrid grid() const { return SlotGrid(slot); }
+  bool GpuEnabled(int gpu) const;
+  std::vector<int> EnabledGpus() const;
+  int Priority(int gpu) const;
+  bool BudgetsOn() const { return host_cpus.has_value() || host_ram_mb.has_value(); }
+};
+
+}  // namespace bk::engine

@@ -1,0 +1,30 @@
+#pragma once
+// Vocabulary of the booking domain. The engine is pure: no I/O, no clock;
+// "now" is always an argument.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace bk::engine {
+
+// Unix time or a duration, in whole seconds (UTC; the slot grid is epoch-aligned).
+using Seconds = int64_t;
+inline constexpr Seconds kMinute = 60;
+inline constexpr Seconds kHour = 3600;
+inline constexpr Seconds kDay = 86400;
+
+enum class Mode { kShared, kExclusive };
+std::string_view ModeName(Mode mode);  // "shared" | "exclusive"
+// Accepts s, shared, auto, x, exclusive (case-insensitive).
+std::optional<Mode> ParseMode(std::string_view text);
+
+// Half-open [start, end).
+struct Interval {
+  Seconds start = 0;
+  Seconds end = 0;
+  bool Overlaps(Seconds s, Seconds e) const { return start < e && end > s; }
+  friend bool operator==(const Interval&, const Interval&) = default;
+};
+
+}  // namespace bk::engine

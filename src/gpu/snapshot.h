@@ -1,0 +1,60 @@
+#pragma once
+// One sample of GPU telemetry, whatever produced it.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bk::gpu {
+
+struct ProcessSample {
+  int pid = 0;
+  std::optional<uid_t> uid;  // nullopt when it cannot be attributed
+  std::string username = "?";
+  std::string command;       // kept in memory only, never persisted raw
+  int64_t gpu_memory_mb = 0;
+  std::optional<int> sm_utilization_percent;
+  std::string kind = "C";    // C, G or C+G
+  std::string host_start_id; // PID-reuse token
+  std::string identity_source = "host";  // host | container-reservation | container-ambiguous
+  std::string container_runtime;
+  std::string container_id;
+};
+
+enum class Source { kNone, kSimulation, kNvml };
+const char* SourceName(Source s);  // "none" | "simulation" | "nvml"
+
+struct DeviceSample {
+  int index = 0;
+  std::string uuid;          // "" when unknown
+  std::string name = "unknown";
+  std::optional<int64_t> memory_used_mb;   // nullopt when unknown
+  std::optional<int64_t> memory_total_mb;
+  std::optional<int> utilization_percent;
+  std::optional<int> temperature_c;
+  std::vector<ProcessSample> processes;
+  Source source = Source::kNone;
+  bool process_telemetry = false;  // processes[] is trustworthy
+};
+
+struct Snapshot {
+  std::vector<DeviceSample> devices;  // exactly gpu_count entries, index order
+  std::string error;                  // non-empty when the whole sample failed
+  bool ok() const { return error.empty(); }
+};
+
+// Live state of one GPU for placement advice and `bk st` (upstream-engine.md 4.6).
+struct LiveState {
+  std::string status = "unknown";  // idle | busy | unknown
+  std::string reason;              // "user=alice pid=4242", "util=87%", "live state unavailable"
+  double score = 45.0;             // lower is better
+  int process_count = 0;           // non-system processes
+};
+LiveState ClassifyLive(const DeviceSample& device);
+// System processes that never make a GPU busy (display servers, persistence daemon).
+bool IsSystemProcess(const std::string& command);
+
+}  // namespace bk::gpu

@@ -1,0 +1,51 @@
+#pragma once
+// Where GPU telemetry comes from: NVML (issue 4), a simulation file, or
+// nothing but a configured count.
+
+#include <memory>
+#include <string>
+
+#include "base/result.h"
+#include "gpu/snapshot.h"
+
+namespace bk::gpu {
+
+class GpuSource {
+ public:
+  virtual ~GpuSource() = default;
+  // One sample of `gpu_count` devices. A source that cannot sample returns a
+  // Snapshot with placeholder devices and `error` set; it never throws.
+  virtual Snapshot Sample(int gpu_count) = 0;
+};
+
+// Every GPU "unknown" (BK_GPU_COUNT alone, or no driver).
+class CountOnlySource : public GpuSource {
+ public:
+  Snapshot Sample(int gpu_count) override;
+};
+
+// BK_GPU_SIM_FILE, re-read on every sample so tests can script processes
+// appearing and leaving. Format: docs/simulation.md (upstream-runtime.md 1.5,
+// plus a top-level "error": "text" that makes the sample fail like NVML).
+class SimFileSource : public GpuSource {
+ public:
+  explicit SimFileSource(std::string path) : path_(std::move(path)) {}
+  Snapshot Sample(int gpu_count) override;
+  // Strict parse for commands: a malformed file is a user error.
+  Result<Snapshot> Load(int gpu_count) const;
+
+ private:
+  std::string path_;
+};
+
+// Parses simulation JSON text (exposed for tests). `what` names the source in errors.
+Result<Snapshot> ParseSimulation(const std::string& text, int gpu_count, const std::string& what);
+
+// Placeholder devices for `gpu_count` GPUs.
+Snapshot UnknownSnapshot(int gpu_count, std::string error = "");
+
+// Number of GPUs in a simulation file (for gpu_count auto-detection), or the
+// parse error.
+Result<int> CountSimulatedGpus(const std::string& path);
+
+}  // namespace bk::gpu

@@ -1,0 +1,38 @@
+#pragma once
+// Time comes from a Clock so tests can fix or step it.
+
+#include <memory>
+#include <string>
+
+#include "base/result.h"
+#include "engine/types.h"
+
+namespace bk::sys {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  // Whole seconds since the Unix epoch (UTC).
+  virtual engine::Seconds Now() const = 0;
+};
+
+class RealClock : public Clock {
+ public:
+  engine::Seconds Now() const override;
+};
+
+class FixedClock : public Clock {
+ public:
+  explicit FixedClock(engine::Seconds t) : t_(t) {}
+  engine::Seconds Now() const override { return t_; }
+  void Set(engine::Seconds t) { t_ = t; }
+
+ private:
+  engine::Seconds t_;
+};
+
+// BK_TEST_NOW: "2026-11-29T18:49:00Z", an ISO time with offset, or Unix seconds.
+// Only honoured by builds with test hooks; the caller decides where it applies.
+Result<std::unique_ptr<Clock>> ClockFromTestNow(const std::string& value);
+
+}  // namespace bk::sys

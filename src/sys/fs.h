@@ -1,0 +1,43 @@
+#pragma once
+// File-system access for data files: tight modes, no symlinks followed, no
+// foreign owners. Every managed path goes through here.
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+#include "base/result.h"
+
+namespace bk::sys {
+
+bool Exists(const std::string& path);  // lstat succeeds
+std::string Dirname(const std::string& path);
+std::string JoinPath(const std::string& dir, const std::string& name);
+
+// Creates `dir` (and missing parents) with `mode`, refusing symlinks. An
+// existing directory must be a real directory owned by `owner`, and not
+// writable by group or others unless `allow_shared` is set.
+Status EnsurePrivateDir(const std::string& dir, mode_t mode, uid_t owner);
+
+// Checks an existing directory without creating it: real directory (not a
+// symlink), owned by `owner`, not group/other-writable.
+Status CheckPrivateDir(const std::string& dir, uid_t owner);
+
+// Checks an existing data file: regular, not a symlink, one hard link, owned by
+// `owner`, no group/other write bits. The message names the path and the fix.
+Status CheckDataFile(const std::string& path, uid_t owner);
+
+// Creates an empty file with exactly `mode` (O_EXCL|O_NOFOLLOW); ok when it
+// already exists and passes CheckDataFile.
+Status CreateDataFile(const std::string& path, mode_t mode, uid_t owner);
+
+// Reads a whole regular file (no symlink), at most max_bytes.
+Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes);
+
+// Writes atomically: temp file with `mode` in the same directory, fsync,
+// rename, fsync of the directory.
+Status WriteFileAtomic(const std::string& path, const std::string& data, mode_t mode);
+
+}  // namespace bk::sys
