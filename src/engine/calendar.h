@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/policy.h"
+#include "engine/step_profile.h"
 #include "engine/types.h"
 
 namespace bk::engine {
@@ -35,10 +36,10 @@ struct PlacementRequest {
   Mode mode = Mode::kShared;
   int share_units = 1;  // 1..share_capacity for shared; ignored for exclusive
   std::optional<int64_t> memory_mb;
-  int64_t cpus = 0;    // host budget declaration; 0 when budgets are off
+  int64_t cpus = 0;  // host budget declaration; 0 when budgets are off
   int64_t ram_mb = 0;
-  Seconds start = 0;        // already normalised: on the grid
-  bool allow_queue = true;  // false: exactly at start or not at all
+  Seconds start = 0;          // already normalised: on the grid
+  bool allow_queue = true;    // false: exactly at start or not at all
   std::vector<int> pinned;    // empty: automatic choice of `count` GPUs
   std::vector<int> excluded;  // never chosen
 };
@@ -46,16 +47,16 @@ struct PlacementRequest {
 // Placement preferences from live telemetry and history (service/ computes them).
 // All vectors are indexed by GPU; missing entries mean "no preference / unknown".
 struct GpuAdvice {
-  std::vector<int> order;                          // preference permutation
-  std::vector<double> scores;                      // lower is better
+  std::vector<int> order;                               // preference permutation
+  std::vector<double> scores;                           // lower is better
   std::vector<std::optional<int64_t>> memory_total_mb;  // enables the VRAM check
 };
 
 struct Placement {
   Seconds start = 0;
   Seconds end = 0;
-  std::vector<int> gpus;  // pinned: ascending; automatic: preference order
-  bool queued = false;    // start later than requested
+  std::vector<int> gpus;         // pinned: ascending; automatic: preference order
+  bool queued = false;           // start later than requested
   std::vector<double> pressure;  // per chosen GPU, percent of capacity already shared out
 };
 
@@ -83,7 +84,11 @@ class Calendar {
   std::expected<Placement, NoPlacement> FindEarliest(const PlacementRequest& request,
                                                      const GpuAdvice& advice) const;
 
-  // Why the request cannot be placed exactly at `start` (empty when it can).
+  // Why the request cannot be placed exactly at `start` (empty when it can):
+  // the policy conflict, host budget reasons, then GPU reasons (each pinned
+  // GPU; automatic: eligible GPUs in preference order, listed only when too
+  // few are free), else a generic "GPU(s) unavailable for this time range"
+  // (pinned) or "not enough GPUs available for this request".
   std::vector<std::string> Reasons(const PlacementRequest& request, Seconds start,
                                    const GpuAdvice& advice) const;
 
@@ -97,9 +102,45 @@ class Calendar {
   const std::vector<Footprint>& active() const { return active_; }
 
  private:
+  // A shared footprint's VRAM claim starting (sign +1) or ending (-1) on one GPU.
+  // Its size depends on the GPU's capacity, known only per request (advice).
+  struct MemoryDelta {
+    Seconds at = 0;
+    int sign = 1;
+    int units = 1;
+    int64_t explicit_mb = 0;  // 0: the automatic, share-weighted budget
+  };
+  // Channels of a GPU's step function.
+  enum GpuChannel : std::size_t { kUnits = 0, kHolders = 1, kExclusive = 2 };
+  // Channels of the host step function.
+  enum HostChannel : std::size_t { kCpus = 0, kRamMb = 1 };
+
+  void Index();
+  int64_t UsableMemoryMb(int64_t total_mb) const;
+  // Shared VRAM committed on `gpu` over time, for a GPU of `total_mb`.
+  StepProfile<1> CommittedMemory(int gpu, int64_t total_mb) const;
+  bool Eligible(const PlacementRequest& request, int gpu) const;
+  // The GPUs a placement may use: the pinned set ascending, or every eligible
+  // GPU in preference order. nullopt when a pinned GPU is not eligible.
+  std::optional<std::vector<int>> Candidates(const PlacementRequest& request, const GpuAdvice& advice) const;
+  // Where within [from, to) the request cannot hold `gpu` / the host budget.
+  std::vector<Interval> GpuBlocked(int gpu, const PlacementRequest& request, const GpuAdvice& advice,
+                                   Seconds from, Seconds to) const;
+  std::vector<Interval> HostBlocked(const PlacementRequest& request, Seconds from, Seconds to) const;
+  std::optional<std::string> GpuReason(int gpu, const PlacementRequest& request, Seconds start, Seconds end,
+                                       const GpuAdvice& advice) const;
+  std::vector<std::string> HostReasons(const PlacementRequest& request, Seconds start, Seconds end) const;
+  double Pressure(int gpu, Seconds start, Seconds end) const;
+  // The earliest legal placement; `queue` searches the whole window.
+  std::optional<Placement> Search(const PlacementRequest& request, const GpuAdvice& advice, bool queue) const;
+
   Policy policy_;
   Seconds now_;
   std::vector<Footprint> active_;
+  std::vector<StepProfile<3>> gpu_steps_;             // per GPU: kUnits, kHolders, kExclusive
+  std::vector<std::vector<MemoryDelta>> gpu_memory_;  // per GPU, in time order
+  StepProfile<2> host_steps_;                         // kCpus, kRamMb (only with budgets on)
+  std::vector<Interval> blackouts_;                   // merged
 };
 
 // Message for a conflict of [start, end) with the policy alone (maximum

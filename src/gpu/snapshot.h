@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bk::gpu {
@@ -22,6 +23,7 @@ struct ProcessSample {
   std::string identity_source = "host";  // host | container-reservation | container-ambiguous
   std::string container_runtime;
   std::string container_id;
+  std::optional<uid_t> host_uid;  // the UID on the host (differs from uid for container attribution)
 };
 
 enum class Source { kNone, kSimulation, kNvml };
@@ -55,6 +57,12 @@ struct LiveState {
 };
 LiveState ClassifyLive(const DeviceSample& device);
 // System processes that never make a GPU busy (display servers, persistence daemon).
+// Matches the basename of the command's first word, case-insensitively.
 bool IsSystemProcess(const std::string& command);
+
+// A stable device identifier usable in CUDA_VISIBLE_DEVICES (upstream-runtime.md
+// 1.6): ASCII, starts with "GPU-" or "MIG-", at most 256 bytes, only
+// alphanumerics and -_/.: characters.
+bool IsValidDeviceUuid(std::string_view uuid);
 
 }  // namespace bk::gpu

@@ -13,12 +13,18 @@
 namespace bk::sys {
 
 bool Exists(const std::string& path);  // lstat succeeds
+// Like dirname(1): "/a/b" -> "/a", "/a" -> "/", "a" -> ".", "a/b/" -> "a".
 std::string Dirname(const std::string& path);
+// Last component: "/a/b/" -> "b".
+std::string Basename(const std::string& path);
+// dir + "/" + name (no doubled slash; either may be empty).
 std::string JoinPath(const std::string& dir, const std::string& name);
 
-// Creates `dir` (and missing parents) with `mode`, refusing symlinks. An
-// existing directory must be a real directory owned by `owner`, and not
-// writable by group or others unless `allow_shared` is set.
+// Creates `dir` (and missing parents) with exactly `mode` whatever the umask,
+// refusing symlinks (the directory itself, or the deepest existing component
+// when creating below it). Existing parents are never changed. An existing
+// directory must be a real directory owned by `owner`, and not writable by
+// group or others unless `mode` itself grants that write bit (shared setups).
 Status EnsurePrivateDir(const std::string& dir, mode_t mode, uid_t owner);
 
 // Checks an existing directory without creating it: real directory (not a

@@ -12,8 +12,10 @@ namespace bk::sys {
 uid_t CurrentUid();
 // The passwd name, or the decimal UID when there is none.
 std::string UserName(uid_t uid);
+// The passwd entry's UID; a decimal name without an entry is taken as that UID
+// (the inverse of UserName's fallback). nullopt when neither applies.
 std::optional<uid_t> UidForName(const std::string& name);
-// $HOME when absolute, else the passwd home directory.
+// $HOME when absolute, else the passwd home directory, else "".
 std::string HomeDir();
 
 }  // namespace bk::sys

@@ -1,0 +1,160 @@
+#include "cli/app.h"
+
+#include <cstring>
+#include <fmt/format.h>
+#include <map>
+
+#include "base/strings.h"
+#include "base/version.h"
+#include "cli/context.h"
+#include "cli/help.h"
+#include "surface/documents.h"
+#include "sys/local_zone.h"
+
+namespace bk::cli {
+
+Result<client::Ledger*> Context::Ledger() {
+  if (!ledger) {
+    BK_ASSIGN_OR_RETURN(ledger, client::OpenDirect(config, *clock));
+  }
+  return ledger.get();
+}
+
+void Context::Print(const std::string& text) const {
+  std::fputs(text.c_str(), out);
+  std::fputc('\n', out);
+}
+
+void Context::Warn(const std::string& text) const { std::fprintf(err, "warning: %s\n", text.c_str()); }
+
+namespace {
+
+bool IsHelp(const std::string& a) { return a == "-h" || a == "--help"; }
+
+Result<int> Book(Context& c, const std::vector<std::string>& a) { return RunBook(c, a, "bk book", false); }
+Result<int> Shared(Context& c, const std::vector<std::string>& a) { return RunBook(c, a, "bk shared", false); }
+Result<int> Exclusive(Context& c, const std::vector<std::string>& a) { return RunBook(c, a, "bk exclusive", true); }
+
+const std::map<std::string, Command>& Commands() {
+  static const std::map<std::string, Command> table = {
+      {"book", Book},
+      {"s", Shared},
+      {"shared", Shared},
+      {"auto", Shared},
+      {"x", Exclusive},
+      {"exclusive", Exclusive},
+      {"l", RunList},
+      {"ls", RunList},
+      {"list", RunList},
+      {"d", RunCancel},
+      {"del", RunCancel},
+      {"delete", RunCancel},
+      {"rm", RunCancel},
+      {"cancel", RunCancel},
+      {"e", RunEdit},
+      {"edit", RunEdit},
+      {"renew", RunRenew},
+      {"extend", RunRenew},
+      {"slots", RunSlots},
+      {"slot", RunSlots},
+      {"free", RunSlots},
+      {"sl", RunSlots},
+      {"g", RunGpu},
+      {"gpu", RunGpu},
+      {"st", RunStatus},
+      {"status", RunStatus},
+      {"tl", RunTimeline},
+      {"timeline", RunTimeline},
+      {"history", RunHistory},
+      {"hist", RunHistory},
+      {"lg", RunLog},
+      {"log", RunLog},
+      {"n", RunNotifications},
+      {"notify", RunNotifications},
+      {"notification", RunNotifications},
+      {"notifications", RunNotifications},
+      {"config", RunConfig},
+      {"cfg", RunConfig},
+      {"admin", RunAdmin},
+  };
+  return table;
+}
+
+// JSON errors when --json or --compact appears before `--`.
+bool WantsJson(const std::vector<std::string>& args) {
+  for (const auto& a : args) {
+    if (a == "--") break;
+    if (a == "--json" || a == "--compact") return true;
+  }
+  return false;
+}
+
+int Report(Context& ctx, const Error& e) {
+  if (ctx.json) {
+    std::fprintf(ctx.out, "%s\n", surface::ErrorDoc(e).c_str());
+  } else {
+    std::fprintf(ctx.err, "bk: %s\n", Printable(e.message).c_str());
+  }
+  return ExitCode(e.kind);
+}
+
+Status Setup(Context& ctx) {
+  BK_ASSIGN_OR_RETURN(ctx.config, config::Load(config::ProcessEnv()));
+  ctx.zone = std::make_unique<sys::LocalZone>();
+  if (ctx.config.test_now) {
+    BK_ASSIGN_OR_RETURN(ctx.clock, sys::ClockFromTestNow(*ctx.config.test_now));
+  } else {
+    ctx.clock = std::make_unique<sys::RealClock>();
+  }
+  return Ok();
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  Context ctx;
+  ctx.json = WantsJson(args);
+
+  if (!args.empty() && (args[0] == "-V" || args[0] == "--version" || args[0] == "version")) {
+    std::printf("bk %s\n", kVersion);
+    return 0;
+  }
+  if (!args.empty() && (IsHelp(args[0]) || args[0] == "help")) {
+    if (args[0] == "help" && args.size() > 1) {
+      std::vector<std::string> rest(args.begin() + 1, args.end());
+      std::string cmd = rest[0];
+      rest.erase(rest.begin());
+      rest.insert(rest.begin(), "--help");
+      rest.insert(rest.begin(), cmd);
+      args = rest;
+    } else {
+      std::fputs(MainHelp().c_str(), stdout);
+      return 0;
+    }
+  }
+
+  if (auto st = Setup(ctx); !st) return Report(ctx, st.error());
+
+  Result<int> rc = 0;
+  if (args.empty()) {
+    rc = RunStatus(ctx, {});
+    if (rc && *rc == 0) std::fputs("Book with `bk 1 30m`; `bk -h` lists every command.\n", stdout);
+  } else if (args.size() >= 2 && AllDigits(args[0])) {
+    rc = RunBook(ctx, args, "bk", false);
+  } else {
+    auto it = Commands().find(args[0]);
+    if (it == Commands().end()) {
+      std::string msg = AllDigits(args[0]) ? fmt::format("`bk {}` needs a duration too, e.g. `bk {} 30m`", args[0], args[0])
+                                           : fmt::format("unknown command: {}; `bk -h` lists the commands", args[0]);
+      return Report(ctx, Error{ErrorKind::kInvalid, msg});
+    }
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    rc = it->second(ctx, rest);
+  }
+  if (!rc) return Report(ctx, rc.error());
+  std::fflush(stdout);
+  return *rc;
+}
+
+}  // namespace bk::cli

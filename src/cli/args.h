@@ -1,0 +1,41 @@
+#pragma once
+// Option parsing behind a small facade so that CLI/CLI.hpp (slow to compile)
+// stays in args.cc. Every value is taken as text and parsed by the engine's
+// parsers, which give the error messages users see.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace bk::cli {
+
+class ArgSpec {
+ public:
+  // `prog` is shown in usage ("bk book"); `description` heads the help.
+  ArgSpec(std::string prog, std::string description);
+  ~ArgSpec();
+
+  void Flag(const std::string& names, bool* out, const std::string& help);
+  // "-g,--gpu": a value option; repeated occurrences keep the last.
+  void Option(const std::string& names, std::optional<std::string>* out, const std::string& help,
+              const std::string& metavar = "VALUE");
+  // An optional positional, filled in order.
+  void Positional(const std::string& name, std::optional<std::string>* out, const std::string& help);
+  void Excludes(const std::string& a, const std::string& b);
+  void Footer(const std::string& text);
+
+  // Parses; -h/--help sets help_requested() instead of failing.
+  Status Parse(const std::vector<std::string>& args);
+  bool help_requested() const { return help_; }
+  std::string Help() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  bool help_ = false;
+};
+
+}  // namespace bk::cli

@@ -1,0 +1,27 @@
+#pragma once
+// The booking grammar shared by `bk N DUR [MEM]`, `bk x`, `bk slots` and
+// `bk agent recommend`: positionals COUNT DURATION [MEMORY] and the options.
+
+#include <optional>
+#include <string>
+
+#include "cli/args.h"
+#include "cli/context.h"
+#include "service/types.h"
+
+namespace bk::cli {
+
+struct BookingArgs {
+  std::optional<std::string> count, duration, memory;
+  std::optional<std::string> start, at, gpu, exclude, mem, share, cpus, ram, op_id, mode;
+  bool json = false, compact = false, verbose = false, quiet = false;
+};
+
+// with_start: --start/-t; with_op_id: --op-id.
+void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with_op_id);
+// Validates the text and builds a request (exclusive from the command or --mode).
+Result<service::CreateRequest> ToRequest(const Context& ctx, const BookingArgs& a, bool exclusive);
+// Splits argv at the first `--`; the tail is a command to launch.
+std::vector<std::string> BeforeCommand(const std::vector<std::string>& args, std::vector<std::string>* command);
+
+}  // namespace bk::cli

@@ -1,0 +1,142 @@
+// bk history, bk lg, bk n: the audit trail and notifications.
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/strings.h"
+#include "cli/args.h"
+#include "cli/context.h"
+#include "engine/parse.h"
+#include "surface/documents.h"
+#include "surface/text.h"
+
+namespace bk::cli {
+namespace {
+
+Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
+  BK_TRY(spec.Parse(args));
+  if (spec.help_requested()) {
+    ctx.Print(spec.Help());
+    return true;
+  }
+  return false;
+}
+
+// "exclusive GPU=3 <range> share=- mem=auto" from an edit's before/after state.
+std::string StateText(const std::string& text, const engine::Zone& zone) {
+  try {
+    auto j = nlohmann::json::parse(text);
+    engine::FixedZone utc(0);
+    auto start = engine::ParseIsoTime(j.value("start_at", ""), utc);
+    auto end = engine::ParseIsoTime(j.value("end_at", ""), utc);
+    std::string gpus;
+    for (const auto& g : j["gpus"]) gpus += (gpus.empty() ? "" : ",") + std::to_string(g.get<int>());
+    std::string share = j["share_units"].is_null() ? "-" : std::to_string(j["share_units"].get<int>());
+    std::string mem = j["expected_memory_mb"].is_null() ? "auto" : engine::FormatSizeMb(j["expected_memory_mb"].get<int64_t>());
+    return fmt::format("{} GPU={} {} share={} mem={}", j.value("mode", "?"), gpus,
+                       start && end ? surface::RangeText(*start, *end, zone) : "invalid-range", share, mem);
+  } catch (const nlohmann::json::exception&) {
+    return "legacy edit (details unavailable)";
+  }
+}
+
+Result<int> ParseLimit(const std::optional<std::string>& text, int def) {
+  if (!text) return def;
+  auto n = ParseUint(Trim(*text));
+  if (!n || *n < 1 || *n > 1000) return Invalid("--limit must be between 1 and 1000");
+  return static_cast<int>(*n);
+}
+
+}  // namespace
+
+Result<int> RunHistory(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> ref;
+  bool json = false, compact = false;
+  ArgSpec spec("bk history", "Lifecycle of one of your reservations: creation, edits, cancellation.");
+  spec.Positional("reservation", &ref, "list number, short ID or full ID (any status)");
+  spec.Flag("--json", &json, "print the gpubk.reservation-history.v1 document");
+  spec.Flag("--compact", &compact, "JSON on one line");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  if (!ref) return Invalid("which reservation? e.g. `bk history 3dee5b08`");
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(service::HistoryView v, ledger->History(*ref));
+  engine::Seconds now = ledger->Now();
+  if (json || compact) {
+    ctx.Print(surface::HistoryDoc(v, ledger->actor().uid, ledger->policy(), now));
+    return 0;
+  }
+  const auto& r = v.reservation;
+  const engine::Zone& z = *ctx.zone;
+  ctx.Print(fmt::format("Reservation {} status={} owner={}", r.ShortId(), engine::StatusName(r.StatusAt(now)), r.username));
+  ctx.Print(fmt::format("Current: mode={} GPU={} {}", engine::ModeName(r.mode), JoinInts(r.gpus),
+                        surface::RangeText(r.start, r.end, z)));
+  std::vector<const store::Event*> edits;
+  for (const auto& e : v.events)
+    if (e.action == "edit" || e.action == "renew") edits.push_back(&e);
+  if (edits.empty()) ctx.Print("Edits: none");
+  else ctx.Print(fmt::format("Edits: {}", edits.size()));
+  for (size_t i = 0; i < edits.size(); ++i)
+    ctx.Print(fmt::format("{:>4} {} {} {} -> {}", i + 1, engine::FormatLocal(edits[i]->ts, z), edits[i]->action,
+                          StateText(edits[i]->before, z), StateText(edits[i]->after, z)));
+  if (r.cancellation)
+    ctx.Print(fmt::format("Cancellation: {} by {} reason={}", r.cancellation->kind, r.cancellation->actor_username,
+                          Printable(r.cancellation->reason)));
+  for (const auto& n : v.notifications) ctx.Print("Notification: " + Printable(n.message));
+  return 0;
+}
+
+Result<int> RunLog(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> limit;
+  bool json = false, compact = false;
+  ArgSpec spec("bk log", "Your recent operations, oldest first.");
+  spec.Option("--limit", &limit, "how many recent events (1-1000, default 100)", "N");
+  spec.Flag("--json", &json, "print the gpubk.audit.v1 document");
+  spec.Flag("--compact", &compact, "JSON on one line");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  BK_ASSIGN_OR_RETURN(int n, ParseLimit(limit, 100));
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(auto events, ledger->Log(n));
+  if (json || compact) {
+    ctx.Print(surface::LogDoc(events, ledger->actor().uid, n));
+    return 0;
+  }
+  if (events.empty()) ctx.Print("No operations yet.");
+  for (const auto& e : events) {
+    std::string share = e.share_units ? std::to_string(*e.share_units) : "-";
+    ctx.Print(fmt::format("{} {} {} {} mode={} share={} gpu={} {}", engine::FormatLocal(e.ts, *ctx.zone), e.action,
+                          e.result, e.reservation_id.substr(0, 8), e.mode, share,
+                          e.gpus.empty() ? "-" : JoinInts(e.gpus), surface::RangeText(e.start, e.end, *ctx.zone)));
+  }
+  return 0;
+}
+
+Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> limit;
+  bool json = false, compact = false;
+  ArgSpec spec("bk notifications", "Notices about your reservations (administrator cancellations, reclaims).");
+  spec.Option("--limit", &limit, "how many, newest first (1-1000, default 20)", "N");
+  spec.Flag("--json", &json, "print the gpubk.notifications.v1 document");
+  spec.Flag("--compact", &compact, "JSON on one line");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  BK_ASSIGN_OR_RETURN(int n, ParseLimit(limit, 20));
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(auto items, ledger->Notifications(n));
+  if (json || compact) {
+    ctx.Print(surface::NotificationsDoc(items));
+    return 0;
+  }
+  if (items.empty()) {
+    ctx.Print("No notifications.");
+    return 0;
+  }
+  ctx.Print(fmt::format("{:<23} {:<8} {:<9} {}", "When", "Ref", "Level", "Event"));
+  for (const auto& it : items)
+    ctx.Print(fmt::format("{:<23} {:<8} {:<9} {}", engine::FormatLocal(it.created_at, *ctx.zone),
+                          it.reservation_id.substr(0, 8), "action", Printable(it.message)));
+  return 0;
+}
+
+}  // namespace bk::cli

@@ -1,0 +1,98 @@
+// bk N DUR [MEM], bk book, bk s|shared, bk x|exclusive.
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "cli/booking_args.h"
+#include "engine/parse.h"
+#include "surface/documents.h"
+#include "surface/text.h"
+
+namespace bk::cli {
+
+std::string BookingLine(const std::string& status, const engine::Reservation& r, const engine::Policy& p,
+                        const engine::Zone& zone) {
+  std::string host;
+  if (r.cpus || r.ram_mb)
+    host = fmt::format("cpus={} ram={} ", r.cpus, r.ram_mb ? engine::FormatSizeMb(r.ram_mb) : "-");
+  return fmt::format("{}: {} mode={} {}{}gpu={} {}", status, r.ShortId(), engine::ModeName(r.mode),
+                     surface::ShareText(r, p), host, JoinInts(r.gpus), surface::RangeText(r.start, r.end, zone));
+}
+
+namespace {
+
+void PrintAdvice(const Context& ctx, const service::BookingOutcome& o, const service::CreateRequest& req,
+                 const engine::Policy& p) {
+  if (o.replayed) {
+    ctx.Print("note: committed operation replayed; live GPU state and allocator were not rerun");
+    return;
+  }
+  for (const auto& busy : o.avoided_busy) ctx.Print("note: avoided currently busy " + busy);
+  for (const auto& busy : o.selected_busy) std::fprintf(ctx.err, "warning: selected GPU currently busy: %s\n", busy.c_str());
+  bool shared = o.reservation.mode == engine::Mode::kShared;
+  if (!o.memory_telemetry) {
+    if (shared && !req.memory_mb && !o.selected.empty())
+      ctx.Print("note: GPU memory telemetry unavailable; shared admission used integer slots only");
+    return;
+  }
+  std::vector<std::string> parts;
+  for (const auto& v : o.selected) {
+    std::string part = fmt::format("GPU {} physical-free-now={}", v.gpu, engine::FormatSizeMb(v.memory_free_mb.value_or(0)));
+    if (shared && v.budget_after_mb)
+      part += fmt::format(", reservation-budget-after={}", engine::FormatSizeMb(std::max<int64_t>(0, *v.budget_after_mb)));
+    parts.push_back(part);
+  }
+  if (!parts.empty()) ctx.Print("VRAM: " + Join(parts, "; "));
+  if (shared && !req.memory_mb && o.assumed_memory_mb) {
+    int u = o.reservation.share_units;
+    ctx.Print(fmt::format("assumption: --mem omitted; budgeted this reservation at {}/GPU (based on {} slot{} (max {}))",
+                          engine::FormatSizeMb(*o.assumed_memory_mb), u, u == 1 ? "" : "s", p.share_capacity));
+  }
+}
+
+}  // namespace
+
+Result<int> RunBook(Context& ctx, const std::vector<std::string>& all, const std::string& prog, bool exclusive) {
+  std::vector<std::string> command;
+  std::vector<std::string> args = BeforeCommand(all, &command);
+  BookingArgs a;
+  ArgSpec spec(prog, exclusive ? "Book GPUs exclusively at the earliest legal slot."
+                               : "Book shared GPU slots at the earliest legal slot.");
+  AddBookingOptions(spec, a, true, true);
+  spec.Flag("-v,--verbose", &a.verbose, "also show why each GPU was chosen");
+  spec.Flag("-q,--quiet", &a.quiet, "print only the result line");
+  spec.Footer(
+      "Examples:\n  bk 1 30m\n  bk 2 1h 12g\n  bk x 1 2h --gpu 1 -t 20:00\n  bk 1 2h --gpu 1 --mem 24g --cpus 4 --ram 32g "
+      "--op-id experiment-001 --json");
+  BK_TRY(spec.Parse(args));
+  if (spec.help_requested()) {
+    ctx.Print(spec.Help());
+    return 0;
+  }
+  if (std::find(all.begin(), all.end(), std::string("--")) != all.end()) {
+    if (command.empty()) return Invalid("-- must be followed by a job command");
+    return Invalid("this bk cannot schedule commands; book without `-- COMMAND`, then start it on the booked GPUs");
+  }
+  BK_ASSIGN_OR_RETURN(service::CreateRequest req, ToRequest(ctx, a, exclusive));
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Create(req));
+  const engine::Policy& p = ledger->policy();
+  if (a.json || a.compact) {
+    ctx.Print(surface::BookingResultDoc(o, ledger->actor().uid, p, ledger->Now()));
+    return 0;
+  }
+  ctx.Print(BookingLine(o.status, o.reservation, p, *ctx.zone));
+  if (!a.quiet) {
+    PrintAdvice(ctx, o, req, p);
+    if (a.verbose) {
+      for (const auto& v : o.selected)
+        ctx.Print(fmt::format("selection: GPU {} score={:.1f} now={} pressure={:.1f} priority={}", v.gpu, v.load_score,
+                              v.live_status, v.pressure, v.priority));
+    }
+  }
+  for (const auto& w : o.warnings) ctx.Warn(w);
+  return 0;
+}
+
+}  // namespace bk::cli

@@ -1,0 +1,248 @@
+// bk l, bk d, bk e, bk renew: the caller's own reservations.
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "cli/args.h"
+#include "cli/context.h"
+#include "engine/parse.h"
+#include "surface/documents.h"
+#include "surface/text.h"
+
+namespace bk::cli {
+namespace {
+
+Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
+  BK_TRY(spec.Parse(args));
+  if (spec.help_requested()) {
+    ctx.Print(spec.Help());
+    return true;
+  }
+  return false;
+}
+
+std::string Clip(const std::string& s, size_t width) {
+  if (s.size() <= width) return s;
+  return s.substr(0, width - 1) + "+";
+}
+
+}  // namespace
+
+Result<int> RunList(Context& ctx, const std::vector<std::string>& args) {
+  bool json = false, compact = false, history = false, all = false, no_limit = false;
+  std::optional<std::string> limit;
+  ArgSpec spec("bk list", "List your active reservations (or your whole history).");
+  spec.Flag("--json", &json, "print the bk.agent.v1 reservations document");
+  spec.Flag("--compact", &compact, "JSON on one line");
+  spec.Flag("--history,--all", &history, "every status, newest first");
+  spec.Option("-n,--limit", &limit, "show at most N (1-1000)", "N");
+  spec.Flag("--no-limit", &no_limit, "show everything");
+  spec.Excludes("-n,--limit", "--no-limit");
+  (void)all;
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  service::ListQuery q;
+  q.history = history;
+  if (limit) {
+    auto n = ParseUint(Trim(*limit));
+    if (!n || *n < 1 || *n > 1000) return Invalid("--limit must be between 1 and 1000");
+    q.limit = static_cast<int>(*n);
+  } else if (!no_limit && !(json || compact)) {
+    q.limit = 20;
+  }
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(service::ListResult r, ledger->List(q));
+  const engine::Policy& p = ledger->policy();
+  engine::Seconds now = ledger->Now();
+  if (json || compact) {
+    ctx.Print(surface::ReservationsDoc(r, ledger->actor().uid, p, now));
+    return 0;
+  }
+  if (r.reservations.empty()) {
+    ctx.Print(history ? "No reservation history." : "No active reservations.");
+    return 0;
+  }
+  // Numbers are the positions in the own-active list that `bk e`/`bk d` accept.
+  service::ListQuery active_q;
+  BK_ASSIGN_OR_RETURN(service::ListResult active, history ? ledger->List(active_q) : r);
+  bool wide = surface::TerminalWidth(1, 120) >= 140;
+  size_t dur_w = 3;
+  for (const auto& x : r.reservations) dur_w = std::max(dur_w, surface::ListDuration(x.end - x.start).size());
+  dur_w = std::min<size_t>(dur_w, 20);
+  ctx.Print(history ? "YOUR RESERVATION HISTORY" : "YOUR RESERVATIONS");
+  if (wide)
+    ctx.Print(fmt::format("  {:>1} {:<8} {:<9} {:<10} {:>5} {:>12} {:>4} {:>8} {:<17} {:<17} {}", "#", "ID", "Mode",
+                          "GPU", "Slots", "VRAM/GPU", "CPUs", "RAM", "Start", "End", "Dur"));
+  else
+    ctx.Print(fmt::format("  {:>1} {:<8} {:<9} {:<10} {:>3} {:<11} {:<11} {}", "#", "ID", "Mode", "GPU", "Req",
+                          "Start", "End", "Dur"));
+  for (const auto& x : r.reservations) {
+    std::string num = "-";
+    for (size_t i = 0; i < active.reservations.size(); ++i)
+      if (active.reservations[i].id == x.id) num = std::to_string(i + 1);
+    std::string gpus = Clip(JoinInts(x.gpus), 10);
+    std::string dur = surface::ListDuration(x.end - x.start);
+    if (wide) {
+      std::string vram = x.mode == engine::Mode::kExclusive ? "all"
+                         : x.memory_mb                      ? engine::FormatSizeMb(*x.memory_mb)
+                                                            : "auto";
+      ctx.Print(fmt::format("{:>3} {:<8} {:<9} {:<10} {:>5} {:>12} {:>4} {:>8} {:<17} {:<17} {:>{}}", num, x.ShortId(),
+                            engine::ModeName(x.mode), gpus, surface::SlotsText(x, p), vram,
+                            x.cpus ? std::to_string(x.cpus) : "-", x.ram_mb ? engine::FormatSizeMb(x.ram_mb) : "-",
+                            engine::FormatLocalShort(x.start, *ctx.zone) + " " +
+                                engine::FormatLocal(x.start, *ctx.zone).substr(17),
+                            engine::FormatLocalShort(x.end, *ctx.zone) + " " +
+                                engine::FormatLocal(x.end, *ctx.zone).substr(17),
+                            dur, dur_w));
+    } else {
+      ctx.Print(fmt::format("{:>3} {:<8} {:<9} {:<10} {:>3} {:<11} {:<11} {:>{}}", num, x.ShortId(),
+                            engine::ModeName(x.mode), gpus, surface::SlotsText(x, p),
+                            engine::FormatLocalShort(x.start, *ctx.zone), engine::FormatLocalShort(x.end, *ctx.zone),
+                            dur, dur_w));
+    }
+    if (history) {
+      std::string line = fmt::format("    status={} edits={}", engine::StatusName(x.StatusAt(now)), x.edit_count);
+      if (x.cancellation) line += " reason=" + Printable(x.cancellation->reason);
+      ctx.Print(line);
+    }
+  }
+  if (r.truncated)
+    ctx.Print(fmt::format("showing {} of {}; use `bk l --no-limit` or `bk l -n N`", r.reservations.size(), r.total));
+  return 0;
+}
+
+Result<int> RunCancel(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> ref, op_id, reason;
+  bool json = false, compact = false;
+  ArgSpec spec("bk del", "Cancel one of your reservations (running ones too).");
+  spec.Positional("reservation", &ref, "list number from `bk l`, short ID or full ID");
+  spec.Option("--op-id", &op_id, "operation ID: retrying the same ID is safe", "ID");
+  spec.Option("--reason", &reason, "why (required to cancel another user's reservation as administrator)", "TEXT");
+  spec.Flag("--json", &json, "print the cancellation_result document");
+  spec.Flag("--compact", &compact, "JSON on one line");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  if (!ref) return Invalid("which reservation? give its number or ID, e.g. `bk d 1` (`bk l` lists them)");
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  service::CancelRequest req{*ref, op_id ? std::optional(std::string(Trim(*op_id))) : std::nullopt, reason};
+  BK_ASSIGN_OR_RETURN(service::CancelOutcome o, ledger->Cancel(req));
+  if (json || compact) {
+    ctx.Print(surface::CancellationDoc(o, ledger->actor().uid, ledger->policy(), ledger->Now()));
+    return 0;
+  }
+  if (o.reservation.uid != ledger->actor().uid)
+    ctx.Print(fmt::format("cancelled: {} owner={} reason={}", o.reservation.ShortId(), o.reservation.username,
+                          o.reservation.cancellation ? o.reservation.cancellation->reason : ""));
+  else
+    ctx.Print(fmt::format("cancelled: {}", o.reservation.ShortId()));
+  return 0;
+}
+
+Result<int> RunEdit(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> ref, duration, start, at, gpu, exclude, count, mode, mem, share, cpus, ram, op_id;
+  bool queue = false, json = false, compact = false;
+  ArgSpec spec("bk edit", "Change one of your reservations. A running one may only change its end.");
+  spec.Positional("reservation", &ref, "list number from `bk l`, short ID or full ID");
+  spec.Option("-d,--duration", &duration, "new total duration, e.g. 2h", "DUR");
+  spec.Option("--start", &start, "new exact start (ISO 8601, naive = local, or the -t grammar)", "TIME");
+  spec.Option("-t,--at", &at, "new friendly start: +30m, 20:00, \"tomorrow 09:00\"", "TIME");
+  spec.Excludes("--start", "-t,--at");
+  spec.Option("-g,--gpu", &gpu, "pin these GPU indexes (sets the count)", "LIST");
+  spec.Option("-e,--exclude-gpu,--exclude", &exclude, "re-pick GPUs avoiding these", "LIST");
+  spec.Excludes("-g,--gpu", "-e,--exclude-gpu,--exclude");
+  spec.Option("-c,--count", &count, "re-pick this many GPUs automatically", "N");
+  spec.Option("--mode", &mode, "s, shared, x or exclusive", "MODE");
+  spec.Option("-m,--mem", &mem, "expected VRAM per GPU, or - to clear", "SIZE");
+  spec.Option("-s,--share", &share, "shared slots per GPU", "SLOTS");
+  spec.Option("--cpus", &cpus, "host CPUs declared", "N");
+  spec.Option("--ram", &ram, "host RAM declared, e.g. 32g", "SIZE");
+  spec.Option("--op-id", &op_id, "operation ID for a retry-safe edit", "ID");
+  spec.Flag("-q,--queue", &queue, "move to the next legal slot if the change conflicts");
+  spec.Flag("--json", &json, "print the booking_result document");
+  spec.Flag("--compact", &compact, "JSON on one line");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  if (!ref) return Invalid("which reservation? give its number or ID, e.g. `bk e 1 --duration 2h`");
+  service::EditRequest req;
+  req.ref = *ref;
+  const engine::Policy& policy = ctx.config.policy;
+  if (duration) {
+    BK_ASSIGN_OR_RETURN(req.duration, engine::ParseDuration(*duration));
+  }
+  if (start || at) {
+    BK_ASSIGN_OR_RETURN(req.start, engine::ParseStart(start ? *start : *at, ctx.clock->Now(), policy.grid(), *ctx.zone));
+  }
+  if (gpu) {
+    BK_ASSIGN_OR_RETURN(req.gpus, engine::ParseGpuList(*gpu, "--gpu"));
+  }
+  if (exclude) {
+    BK_ASSIGN_OR_RETURN(req.exclude, engine::ParseGpuList(*exclude, "--exclude-gpu"));
+  }
+  if (count) {
+    auto n = ParseUint(Trim(*count));
+    if (!n || *n < 1 || *n > 100000) return Invalid("--count must be a whole number of GPUs >= 1");
+    req.count = static_cast<int>(*n);
+  }
+  if (mode) {
+    auto m = engine::ParseMode(*mode);
+    if (!m) return Invalid("--mode must be s, shared, x or exclusive");
+    req.mode = *m;
+  }
+  if (mem) {
+    req.update_memory = true;
+    if (Trim(*mem) != "-") {
+      BK_ASSIGN_OR_RETURN(req.memory_mb, engine::ParseSizeMb(*mem, "memory"));
+    }
+  }
+  if (share) {
+    auto s = ParseUint(Trim(*share));
+    if (!s || *s > 1000000) return Invalid("--share must be a whole number of slots such as 1");
+    req.share_units = static_cast<int>(*s);
+  }
+  if (cpus) {
+    BK_ASSIGN_OR_RETURN(req.cpus, engine::ParseCpus(*cpus));
+  }
+  if (ram) {
+    BK_ASSIGN_OR_RETURN(req.ram_mb, engine::ParseSizeMb(*ram, "--ram"));
+  }
+  if (op_id) req.op_id = std::string(Trim(*op_id));
+  req.allow_queue = queue;
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Edit(req));
+  if (json || compact) {
+    ctx.Print(surface::BookingResultDoc(o, ledger->actor().uid, ledger->policy(), ledger->Now()));
+    return 0;
+  }
+  ctx.Print(BookingLine(o.status, o.reservation, ledger->policy(), *ctx.zone));
+  if (o.replayed) ctx.Print("note: committed operation replayed; nothing was changed again");
+  return 0;
+}
+
+Result<int> RunRenew(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> ref, duration, op_id;
+  bool json = false, compact = false;
+  ArgSpec spec("bk renew", "Extend a reservation's end by DURATION on the same GPUs, with the same checks.");
+  spec.Positional("reservation", &ref, "list number from `bk l`, short ID or full ID");
+  spec.Positional("duration", &duration, "how much longer, e.g. 30m or 1h");
+  spec.Option("--op-id", &op_id, "operation ID for a retry-safe renewal", "ID");
+  spec.Flag("--json", &json, "print the booking_result document");
+  spec.Flag("--compact", &compact, "JSON on one line");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  if (!ref || !duration) return Invalid("give a reservation and how much longer, e.g. `bk renew 1 30m`");
+  service::RenewRequest req;
+  req.ref = *ref;
+  BK_ASSIGN_OR_RETURN(req.extend_by, engine::ParseDuration(*duration));
+  if (op_id) req.op_id = std::string(Trim(*op_id));
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Renew(req));
+  if (json || compact) {
+    ctx.Print(surface::BookingResultDoc(o, ledger->actor().uid, ledger->policy(), ledger->Now()));
+    return 0;
+  }
+  ctx.Print(BookingLine(o.replayed ? "exists" : "renewed", o.reservation, ledger->policy(), *ctx.zone));
+  return 0;
+}
+
+}  // namespace bk::cli

@@ -1,0 +1,470 @@
+// bk st, bk g, bk tl, bk slots: read-only views of GPUs and the calendar.
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+#include "base/strings.h"
+#include "cli/args.h"
+#include "cli/booking_args.h"
+#include "cli/context.h"
+#include "engine/parse.h"
+#include "surface/text.h"
+
+namespace bk::cli {
+namespace {
+
+using engine::Reservation;
+using engine::Seconds;
+
+Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
+  BK_TRY(spec.Parse(args));
+  if (spec.help_requested()) {
+    ctx.Print(spec.Help());
+    return true;
+  }
+  return false;
+}
+
+std::string Clip14(const std::string& s) { return s.size() <= 14 ? s : s.substr(0, 13) + "+"; }
+
+bool OnGpu(const Reservation& r, int g) { return std::find(r.gpus.begin(), r.gpus.end(), g) != r.gpus.end(); }
+
+std::string MemText(const service::GpuView& v) {
+  if (!v.memory_total_mb) return "-";
+  return fmt::format("{:.1f}/{:.1f}G", v.memory_free_mb.value_or(0) / 1024.0, *v.memory_total_mb / 1024.0);
+}
+
+std::string FreeText(const service::GpuView& v) {
+  if (!v.memory_free_mb) return "free unknown";
+  return engine::FormatSizeMb(*v.memory_free_mb) + " free";
+}
+
+std::string LiveLine(const service::GpuView& v) {
+  std::string util = v.utilization_percent ? fmt::format("{}% util", *v.utilization_percent) : "util unknown";
+  return fmt::format("{}, {}, {}", v.live_status, util, FreeText(v));
+}
+
+// When the GPU is next free of every reservation.
+Seconds NextFree(const std::vector<Reservation>& rs, int g, Seconds now) {
+  Seconds t = now;
+  bool moved = true;
+  while (moved) {
+    moved = false;
+    for (const auto& r : rs)
+      if (r.ActiveAt(now) && OnGpu(r, g) && r.start <= t && r.end > t) t = r.end, moved = true;
+  }
+  return t;
+}
+
+std::string WhenText(Seconds t, Seconds now, const engine::Zone& zone) {
+  if (t <= now) return "now";
+  if (engine::FormatLocalShort(t, zone).substr(0, 5) == engine::FormatLocalShort(now, zone).substr(0, 5))
+    return engine::FormatLocalClock(t, zone);
+  return engine::FormatLocalShort(t, zone);
+}
+
+Result<std::vector<int>> GpuFilter(const std::optional<std::string>& text, int gpu_count) {
+  std::vector<int> out;
+  if (!text) {
+    for (int g = 0; g < gpu_count; ++g) out.push_back(g);
+    return out;
+  }
+  BK_ASSIGN_OR_RETURN(out, engine::ParseGpuList(*text, "--gpu"));
+  for (int g : out)
+    if (g >= gpu_count) return Invalid(fmt::format("GPU IDs must be between 0 and {}", gpu_count - 1));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct TimelineArgs {
+  std::optional<std::string> from, window, step;
+};
+
+// Renders the aligned timeline of upstream-cli.md 6.8.
+Result<std::string> Timeline(const Context& ctx, const service::StatusView& view, uint32_t me,
+                             const engine::Policy& p, const TimelineArgs& a, const std::vector<int>& gpus,
+                             Seconds default_window) {
+  Seconds now = view.now;
+  Seconds window = default_window;
+  if (a.window) {
+    BK_ASSIGN_OR_RETURN(window, engine::ParseDuration(*a.window));
+  }
+  int width = surface::TerminalWidth(1, 100);
+  Seconds step = p.slot;
+  int max_cells = std::min(std::max(12, (width - 6) / 3), 240);
+  if (a.step && ToLower(Trim(*a.step)) == "auto") {
+    std::set<Seconds> steps;
+    for (int m : {1, 2, 3, 4, 6, 12, 24, 48, 96, 144, 288}) steps.insert(p.slot * m);
+    for (Seconds s : {300, 600, 900, 1800, 3600, 7200, 14400, 28800, 43200, 86400})
+      if (s % p.slot == 0) steps.insert(s);
+    bool found = false;
+    for (Seconds s : steps)
+      if (window % s == 0 && window / s <= max_cells) {
+        step = s;
+        found = true;
+        break;
+      }
+    if (!found) return Invalid("--window is too large for automatic timeline scaling; give a larger --step");
+  } else if (a.step) {
+    BK_ASSIGN_OR_RETURN(step, engine::ParseDuration(*a.step));
+    if (step % p.slot != 0)
+      return Invalid(fmt::format("--step must be a multiple of the configured {}-minute slot", p.slot / 60));
+  }
+  if (window % step != 0) return Invalid("--window must be an exact multiple of --step");
+  Seconds cells = window / step;
+  if (cells > 240)
+    return Invalid(fmt::format("timeline would contain {} cells; increase --step or use --step auto (maximum 240)", cells));
+  Seconds from = now;
+  if (a.from) {
+    BK_ASSIGN_OR_RETURN(from, engine::ParseViewTime(*a.from, now, *ctx.zone));
+  }
+  Seconds start = from - ((from % step) + step) % step;
+  Seconds end = start + window;
+
+  const engine::Zone& z = *ctx.zone;
+  static const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  engine::CivilTime ls = z.ToLocal(start);
+  std::string end_text = engine::FormatLocalShort(end, z).substr(0, 5) == engine::FormatLocalShort(start, z).substr(0, 5)
+                             ? engine::FormatLocalClock(end, z)
+                             : engine::FormatLocalShort(end, z);
+  std::string out = fmt::format("Timeline | {} {}->{} | {}/cell | {} cells\n",
+                                kDays[engine::Weekday(engine::CivilToEpoch(ls))], engine::FormatLocalShort(start, z),
+                                end_text, engine::FormatDuration(step), cells);
+  int per_block = std::max<int>(12, (width - 6) / 3 / 12 * 12);
+  auto rstrip = [](std::string s) {
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s;
+  };
+  for (Seconds b0 = 0; b0 < cells; b0 += per_block) {
+    Seconds b1 = std::min<Seconds>(cells, b0 + per_block);
+    if (b0) out += "\n";
+    std::string day = "Day   ", hour = "Hour  ", min = "Min   ";
+    std::string prev_day, prev_hour;
+    for (Seconds c = b0; c < b1; ++c) {
+      engine::CivilTime t = z.ToLocal(start + c * step);
+      std::string d = fmt::format("{:02}", t.day), h = fmt::format("{:02}", t.hour);
+      day += (c == b0 || d != prev_day) ? d + " " : "   ";
+      hour += (c == b0 || h != prev_hour || d != prev_day) ? h + " " : "   ";
+      min += fmt::format("{:02} ", t.minute);
+      prev_day = d, prev_hour = h;
+    }
+    out += rstrip(day) + "\n" + rstrip(hour) + "\n" + rstrip(min) + "\n";
+    for (int g : gpus) {
+      std::string row = fmt::format("{:<6}", fmt::format("G{}", g));
+      for (Seconds c = b0; c < b1; ++c) {
+        Seconds cs = start + c * step, ce = cs + step;
+        std::string cell = "\u00b7\u00b7";
+        bool blackout = false;
+        for (const auto& bo : p.blackouts)
+          if (bo.start < ce && bo.end > cs) blackout = true;
+        int units = 0;
+        bool mine = false, excl_me = false, excl_other = false;
+        for (const auto& r : view.reservations) {
+          if (r.status == engine::Status::kCancelled || !OnGpu(r, g) || !(r.start < ce && r.end > cs)) continue;
+          if (r.mode == engine::Mode::kExclusive) {
+            (r.uid == me ? excl_me : excl_other) = true;
+          } else {
+            units += r.share_units;
+            if (r.uid == me) mine = true;
+          }
+        }
+        if (blackout) cell = "##";
+        else if (excl_me) cell = "MX";
+        else if (excl_other) cell = "XX";
+        else if (units) cell = std::string(mine ? "M" : "S") + (units >= 10 ? "+" : std::to_string(units));
+        row += cell + " ";
+      }
+      out += rstrip(row) + "\n";
+    }
+  }
+  out += "Legend: \u00b7\u00b7 free | ## administrator blackout\n";
+  out += "        M1-M9 total units, includes mine\n";
+  out += "        S1-S9 total units, others only | MX/XX exclusive\n";
+  for (const auto& bo : p.blackouts)
+    if (bo.start < end && bo.end > start)
+      out += fmt::format("Blackout: {} | {}\n", surface::RangeText(bo.start, bo.end, z), bo.reason);
+  out += fmt::format("Control: --from 20:00 --window 8h --step {} | --step auto\n", engine::FormatDuration(p.slot * 3));
+  return out;
+}
+
+}  // namespace
+
+Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
+  TimelineArgs ta;
+  std::optional<std::string> gpu;
+  bool timeline = false, verbose = false;
+  ArgSpec spec("bk status", "Live GPU status and your reservations.");
+  spec.Option("-f,--from", &ta.from, "timeline start (with -t)", "TIME");
+  spec.Option("-w,--window", &ta.window, "timeline window (with -t)", "DUR");
+  spec.Option("-s,--step", &ta.step, "timeline cell size or auto (with -t)", "STEP");
+  spec.Option("-g,--gpu", &gpu, "only these GPUs", "LIST");
+  spec.Flag("-t,--timeline", &timeline, "add the timeline");
+  spec.Flag("-v,--verbose", &verbose, "processes and other users' reservations");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  const engine::Policy& p = ledger->policy();
+  BK_ASSIGN_OR_RETURN(std::vector<int> gpus, GpuFilter(gpu, p.gpu_count));
+  Seconds now = ledger->Now();
+  Seconds horizon = now + p.horizon;
+  BK_ASSIGN_OR_RETURN(service::StatusView view, ledger->Status(now, horizon + p.max_duration));
+  uint32_t me = ledger->actor().uid;
+  int width = surface::TerminalWidth(1, 100);
+  bool model = width >= 88;
+  std::string out = "GPU status\n";
+  out += model ? fmt::format("{:<4} {:<14} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", "GPU", "Model", "Util",
+                             "VRAM free/total", "Proc", "State", "Used", "Max", "X-free")
+               : fmt::format("{:<4} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", "GPU", "Util", "VRAM free/total",
+                             "Proc", "State", "Used", "Max", "X-free");
+  for (int g : gpus) {
+    const service::GpuView& v = view.gpus[g];
+    const gpu::DeviceSample& d = view.snapshot.devices[g];
+    std::set<uint32_t> owners;
+    int used = 0;
+    bool excl = false;
+    for (const auto& r : view.reservations) {
+      if (!r.ActiveAt(now) || !OnGpu(r, g) || r.start > now) continue;
+      owners.insert(r.uid);
+      if (r.mode == engine::Mode::kExclusive) excl = true;
+      else used += r.share_units;
+    }
+    std::string state = v.live_status;
+    int procs = 0;
+    for (const auto& pr : d.processes) {
+      if (gpu::IsSystemProcess(pr.command)) continue;
+      ++procs;
+      if (!pr.uid || !owners.count(*pr.uid)) state = "unreserved";
+    }
+    std::string name = Clip14(d.name);
+    std::string util = v.utilization_percent ? fmt::format("{}%", *v.utilization_percent) : "-";
+    std::string used_text = excl ? "X" : std::to_string(used);
+    std::string xfree = WhenText(NextFree(view.reservations, g, now), now, *ctx.zone);
+    if (model)
+      out += fmt::format("{:<4} {:<14} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", g, name, util, MemText(v), procs,
+                         state, used_text, p.share_capacity, xfree);
+    else
+      out += fmt::format("{:<4} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", g, util, MemText(v), procs, state,
+                         used_text, p.share_capacity, xfree);
+    if (verbose)
+      for (const auto& pr : d.processes)
+        out += fmt::format("     pid={} uid={} user={} sm={} mem={}MiB cmd={}\n", pr.pid,
+                           pr.uid ? std::to_string(*pr.uid) : "?", Printable(pr.username),
+                           pr.sm_utilization_percent ? fmt::format("{}%", *pr.sm_utilization_percent) : "-",
+                           pr.gpu_memory_mb, Printable(pr.command.substr(0, 60)));
+  }
+  if (!view.snapshot.error.empty()) out += "telemetry: " + Printable(view.snapshot.error) + "\n";
+  std::vector<Reservation> active, mine;
+  for (const auto& r : view.reservations)
+    if (r.ActiveAt(now)) {
+      active.push_back(r);
+      if (r.uid == me) mine.push_back(r);
+    }
+  out += fmt::format("Reservations: {} active, {} yours | `bk l` details | `bk tl` timeline\n", active.size(),
+                     mine.size());
+  for (size_t i = 0; i < mine.size() && i < 8; ++i) {
+    const auto& r = mine[i];
+    std::string req = r.mode == engine::Mode::kShared ? fmt::format("req={} ", r.share_units) : "all   ";
+    out += fmt::format("{:>4} {} {:<9} {}G={:<8} {}->{}\n", i + 1, r.ShortId(), engine::ModeName(r.mode), req,
+                       JoinInts(r.gpus), engine::FormatLocalShort(r.start, *ctx.zone),
+                       WhenText(r.end, r.start, *ctx.zone));
+  }
+  if (mine.size() > 8) out += fmt::format("  +{} more; use `bk l` for details\n", mine.size() - 8);
+  if (verbose) {
+    bool header = false;
+    for (const auto& r : active) {
+      if (r.uid == me) continue;
+      if (!header) out += "Other reservations\n", header = true;
+      out += fmt::format("  {} {:<9} {}GPU={:<7} {} {}\n", r.ShortId(), engine::ModeName(r.mode), surface::ShareText(r, p),
+                         JoinInts(r.gpus), r.username, surface::RangeText(r.start, r.end, *ctx.zone));
+    }
+  }
+  std::fputs(out.c_str(), ctx.out);
+  if (timeline) {
+    BK_ASSIGN_OR_RETURN(std::string tl, Timeline(ctx, view, me, p, ta, gpus, ctx.config.timeline_hours * 3600));
+    std::fputs(("\n" + tl).c_str(), ctx.out);
+  }
+  return 0;
+}
+
+Result<int> RunTimeline(Context& ctx, const std::vector<std::string>& args) {
+  TimelineArgs ta;
+  std::optional<std::string> gpu, window_arg;
+  ArgSpec spec("bk timeline", "Aligned reservation timeline: M = includes yours, S = others, X = exclusive.");
+  spec.Positional("window", &window_arg, "window length, e.g. 8h (default timeline_hours)");
+  spec.Option("-f,--from", &ta.from, "start (friendly time; the past is allowed)", "TIME");
+  spec.Option("-w,--window", &ta.window, "window length", "DUR");
+  spec.Option("-s,--step", &ta.step, "cell size (a slot multiple) or auto", "STEP");
+  spec.Option("-g,--gpu", &gpu, "only these GPUs", "LIST");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  if (!ta.window) ta.window = window_arg;
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  const engine::Policy& p = ledger->policy();
+  BK_ASSIGN_OR_RETURN(std::vector<int> gpus, GpuFilter(gpu, p.gpu_count));
+  Seconds now = ledger->Now();
+  Seconds from = now;
+  if (ta.from) {
+    BK_ASSIGN_OR_RETURN(from, engine::ParseViewTime(*ta.from, now, *ctx.zone));
+  }
+  Seconds window = ctx.config.timeline_hours * 3600;
+  if (ta.window) {
+    BK_ASSIGN_OR_RETURN(window, engine::ParseDuration(*ta.window));
+  }
+  BK_ASSIGN_OR_RETURN(service::StatusView view, ledger->Status(from - 2 * engine::kDay, from + window + engine::kDay));
+  BK_ASSIGN_OR_RETURN(std::string tl, Timeline(ctx, view, ledger->actor().uid, p, ta, gpus,
+                                               ctx.config.timeline_hours * 3600));
+  std::fputs(tl.c_str(), ctx.out);
+  return 0;
+}
+
+Result<int> RunSlots(Context& ctx, const std::vector<std::string>& args) {
+  BookingArgs a;
+  std::optional<std::string> mode_word, from, limit;
+  std::vector<std::string> rest = args;
+  bool exclusive = false;
+  if (!rest.empty()) {
+    if (auto m = engine::ParseMode(rest[0]); m && !AllDigits(rest[0])) {
+      exclusive = *m == engine::Mode::kExclusive;
+      rest.erase(rest.begin());
+    }
+  }
+  ArgSpec spec("bk slots", "Read-only: the earliest legal options for a request, best first.");
+  AddBookingOptions(spec, a, false, false);
+  spec.Option("--mode", &a.mode, "s, shared, x or exclusive", "MODE");
+  spec.Option("-f,--from", &from, "search from this time (default now)", "TIME");
+  spec.Option("--limit", &limit, "how many options (1-20, default 5)", "N");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, rest));
+  if (help) return 0;
+  int n = 5;
+  if (limit) {
+    auto v = ParseUint(Trim(*limit));
+    if (!v || *v < 1 || *v > 20) return Invalid("--limit must be between 1 and 20");
+    n = static_cast<int>(*v);
+  }
+  BK_ASSIGN_OR_RETURN(service::CreateRequest req, ToRequest(ctx, a, exclusive));
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  const engine::Policy& p = ledger->policy();
+  Seconds now = ledger->Now();
+  Seconds start = now;
+  if (from) {
+    BK_ASSIGN_OR_RETURN(start, engine::ParseViewTime(*from, now, *ctx.zone));
+  }
+  BK_ASSIGN_OR_RETURN(service::SlotsResult r, ledger->Slots(req, start, n));
+  std::string mode = engine::ModeName(req.mode) == std::string("shared") ? "shared" : "exclusive";
+  if (r.options.empty()) {
+    ctx.Print(fmt::format("No legal {} slot found in the next {}h.", mode, p.queue_search / 3600));
+    return 3;
+  }
+  std::string share = req.mode == engine::Mode::kShared
+                          ? fmt::format(" | share {} slot{} (max {})", req.share_units.value_or(1),
+                                        req.share_units.value_or(1) == 1 ? "" : "s", p.share_capacity)
+                          : "";
+  ctx.Print(fmt::format("Earliest {} options | {} GPU | {}{} | local time | read-only", mode, req.count,
+                        engine::FormatDuration(req.duration), share));
+  bool wide = surface::TerminalWidth(1, 100) >= 88;
+  if (wide)
+    ctx.Print(fmt::format(" # {:<12} {:<22} {:<22} {:<8} {:>10}", "GPUs", "Start", "End", "Live", "Free now"));
+  else
+    ctx.Print(fmt::format(" # {:<8} {:<11} {:<11} {:<8} {:>8}", "GPUs", "Start", "End", "Live", "Free"));
+  for (size_t i = 0; i < r.options.size(); ++i) {
+    const auto& o = r.options[i];
+    std::string free = o.free_now_mb ? engine::FormatSizeMb(*o.free_now_mb) : "unknown";
+    if (wide)
+      ctx.Print(fmt::format("{:>2} {:<12} {:<22} {:<22} {:<8} {:>10}", i + 1, JoinInts(o.gpus),
+                            engine::FormatLocal(o.start, *ctx.zone), engine::FormatLocal(o.end, *ctx.zone), o.live, free));
+    else
+      ctx.Print(fmt::format("{:>2} {:<8} {:<11} {:<11} {:<8} {:>8}", i + 1, JoinInts(o.gpus),
+                            engine::FormatLocalShort(o.start, *ctx.zone), engine::FormatLocalShort(o.end, *ctx.zone),
+                            o.live, free));
+  }
+  if (r.truncated_combinations) ctx.Print("note: evaluated the best 2048 GPU combinations");
+  const auto& best = r.options[0];
+  std::string cmd = fmt::format("bk {}{} {} --gpu {} --at \"{}\"", exclusive ? "x " : "", req.count,
+                                engine::FormatDuration(req.duration), JoinInts(best.gpus),
+                                engine::FormatLocalShort(best.start, *ctx.zone));
+  if (a.mem || a.memory) cmd += " --mem " + (a.mem ? *a.mem : *a.memory);
+  if (a.share) cmd += " --share " + *a.share;
+  ctx.Print("Book option 1: " + cmd);
+  return 0;
+}
+
+Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> count_text;
+  ArgSpec spec("bk gpu", "Which GPU you can use now, or a read-only suggestion for COUNT GPUs.");
+  spec.Positional("count", &count_text, "suggest this many GPUs together");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  const engine::Policy& p = ledger->policy();
+  int count = 1;
+  if (count_text) {
+    auto v = ParseUint(Trim(*count_text));
+    if (!v || *v < 1 || *v > p.gpu_count) return Invalid(fmt::format("count must be between 1 and {}", p.gpu_count));
+    count = static_cast<int>(*v);
+  }
+  Seconds now = ledger->Now();
+  BK_ASSIGN_OR_RETURN(service::StatusView view, ledger->Status(now, now + p.horizon));
+  uint32_t me = ledger->actor().uid;
+  // Other users' running exclusive reservations first: stay off those GPUs.
+  int shown = 0, more = 0;
+  for (const auto& r : view.reservations) {
+    if (r.uid == me || !r.ActiveAt(now) || r.start > now || r.mode != engine::Mode::kExclusive) continue;
+    if (shown < 3) {
+      ctx.Print(fmt::format("avoid GPU {}: exclusive to {} until {} ({} left)", JoinInts(r.gpus), r.username,
+                            engine::FormatLocalClock(r.end, *ctx.zone), engine::FormatDuration(r.end - now)));
+      ++shown;
+    } else {
+      ++more;
+    }
+  }
+  if (more) ctx.Print(fmt::format("+{} more exclusive reservations; use `bk st`", more));
+  std::vector<Reservation> running;
+  for (const auto& r : view.reservations)
+    if (r.uid == me && r.ActiveAt(now) && r.start <= now) running.push_back(r);
+  std::sort(running.begin(), running.end(),
+            [](const Reservation& a, const Reservation& b) { return std::tie(a.end, a.id) < std::tie(b.end, b.id); });
+  if (!count_text && !running.empty()) {
+    std::set<int> all;
+    for (const auto& r : running) all.insert(r.gpus.begin(), r.gpus.end());
+    ctx.Print(fmt::format("GPU {} | yours now | {} active reservation{}", JoinInts({all.begin(), all.end()}),
+                          running.size(), running.size() == 1 ? "" : "s"));
+    ctx.Print(fmt::format("{:>4} {:<8} {:<6} {:<10} {:<8} {:>6}", "#", "ID", "Mode", "GPU", "Until", "Left"));
+    for (size_t i = 0; i < running.size() && i < 8; ++i) {
+      const auto& r = running[i];
+      std::string mode = r.mode == engine::Mode::kExclusive ? "X" : fmt::format("S{}/{}", r.share_units, p.share_capacity);
+      ctx.Print(fmt::format("{:>4} {:<8} {:<6} {:<10} {:<8} {:>6}", i + 1, r.ShortId(), mode, JoinInts(r.gpus),
+                            engine::FormatLocalClock(r.end, *ctx.zone), engine::FormatDuration(r.end - now)));
+    }
+    if (running.size() > 8) ctx.Print(fmt::format("  +{} more; use `bk l`", running.size() - 8));
+    ctx.Print("Live GPU state");
+    for (int g : all) ctx.Print(fmt::format("  GPU {}: {}", g, LiveLine(view.gpus[g])));
+    return 0;
+  }
+  service::CreateRequest req;
+  req.count = count;
+  req.duration = std::max<Seconds>(30 * 60 / p.slot * p.slot, p.slot);
+  BK_ASSIGN_OR_RETURN(service::Recommendation rec, ledger->Recommend(req));
+  std::string dur = engine::FormatDuration(req.duration);
+  if (!rec.available || !rec.placement) {
+    ctx.Print(count == 1 ? fmt::format("GPU - | no legal {} slot in the next {}h", dur, p.queue_search / 3600)
+                         : fmt::format("GPU - | no legal {}-GPU {} slot in the next {}h", count, dur,
+                                       p.queue_search / 3600));
+    return 3;
+  }
+  const auto& pl = *rec.placement;
+  std::string when = pl.start <= now ? "now" : "suggested " + engine::FormatLocal(pl.start, *ctx.zone);
+  std::string at = pl.start <= p.grid().Floor(now) ? "" : fmt::format(" --at \"{}\"", engine::FormatLocalShort(pl.start, *ctx.zone));
+  if (count == 1) {
+    ctx.Print(fmt::format("GPU {} | {} | {}", pl.gpus[0], pl.start <= now ? "suggested now" : when,
+                          LiveLine(view.gpus[pl.gpus[0]])));
+  } else {
+    ctx.Print(fmt::format("{} GPUs | {} | {}", count, pl.start <= now ? "suggested now" : when, JoinInts(pl.gpus)));
+    for (int g : pl.gpus) ctx.Print(fmt::format("  GPU {}: {}", g, LiveLine(view.gpus[g])));
+  }
+  ctx.Print(fmt::format("book: bk {} {} --gpu {}{}", count, dur, JoinInts(pl.gpus), at));
+  return 0;
+}
+
+}  // namespace bk::cli

@@ -1,0 +1,54 @@
+#pragma once
+// Everything a command needs: configuration, clock, local zone, the ledger
+// (opened on first use) and where to print.
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/ledger.h"
+#include "config/config.h"
+#include "engine/civil_time.h"
+#include "sys/clock.h"
+
+namespace bk::cli {
+
+struct Context {
+  config::Config config;
+  std::unique_ptr<sys::Clock> clock;
+  std::unique_ptr<engine::Zone> zone;
+  std::unique_ptr<client::Ledger> ledger;
+  FILE* out = stdout;
+  FILE* err = stderr;
+  bool json = false;  // --json or --compact seen before `--`: errors become documents
+
+  Result<client::Ledger*> Ledger();
+  void Print(const std::string& text) const;  // adds a newline
+  void Warn(const std::string& text) const;   // "warning: ..." on stderr
+};
+
+// A command: parses its arguments, talks to the ledger, prints, returns the exit status.
+using Command = Result<int> (*)(Context& ctx, const std::vector<std::string>& args);
+
+// Commands (one file each under src/cli/).
+Result<int> RunBook(Context& ctx, const std::vector<std::string>& args, const std::string& prog, bool exclusive);
+Result<int> RunList(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunCancel(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunEdit(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunRenew(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunSlots(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunTimeline(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunHistory(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunLog(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args);
+
+// Shared by booking-like commands: the printed result line.
+std::string BookingLine(const std::string& status, const engine::Reservation& r, const engine::Policy& p,
+                        const engine::Zone& zone);
+
+}  // namespace bk::cli

@@ -1,0 +1,48 @@
+#include "cli/help.h"
+
+namespace bk::cli {
+
+std::string MainHelp() {
+  return R"(GPUBK - shared GPU booking from the terminal
+
+BOOK
+  bk 2 1h                        earliest shared slot for two GPUs
+  bk book 2 1h                   explicit alias for the same booking
+  bk x 1 1h                      earliest exclusive slot
+  bk 1 1h --gpu 3 --mem 12g      choose GPU 3 and declare 12 GiB VRAM per GPU
+  bk 1 1h -s 2                   reserve two integer shared slots
+  bk 1 1h -t +30m                exact friendly local time (20:00, "tomorrow 09:00")
+  bk 1 2h --cpus 4 --ram 32g     declare host CPU and RAM budgets
+  bk 1 30m --op-id exp-001       retry-safe: the same ID never books twice
+
+VIEW
+  bk st                          live GPU status and your reservations
+  bk g [COUNT]                   your GPU now, or a suggestion
+  bk tl [WINDOW] [--step auto]   aligned timeline
+  bk slots 2 1h                  read-only earliest alternatives
+  bk l [--history]               your reservations
+  bk history REF                 edits and cancellation of one reservation
+  bk lg [--limit 100]            your recent operation log
+  bk n                           notifications for you
+
+MANAGE
+  bk e REF --duration 2h         change a reservation (running: end only)
+  bk e REF --at 20:00            move a future reservation
+  bk renew REF 30m               extend the end, same GPUs, same checks
+  bk d REF                       cancel (REF: list number, short ID or full ID)
+
+SETUP
+  bk config [--json]             effective configuration and where it came from
+  bk admin data import FILE      load a ledger.json of the Python original
+
+TIME AND POLICY
+  Durations: 30m, 1h30m, 1d, multiples of the booking slot (default 5m).
+  No start: the earliest legal slot from now. -t/--at: exact, never moved.
+  GPU 1 is a device index (--gpu 1); the first number is a GPU count.
+  --json prints the bk.agent.v1 document; errors become kind "error".
+
+Run `bk COMMAND --help` or `bk help COMMAND` for options.
+)";
+}
+
+}  // namespace bk::cli

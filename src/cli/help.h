@@ -1,0 +1,6 @@
+#pragma once
+#include <string>
+
+namespace bk::cli {
+std::string MainHelp();
+}

@@ -1,0 +1,43 @@
+#pragma once
+// client::Ledger: what every surface (CLI, TUI, MCP, shell hook) talks to.
+// Direct runs the BookingService in this process on the private ledger; a
+// remote ledger sends the same calls to `bk server serve` over its socket.
+
+#include <memory>
+#include <string>
+
+#include "config/config.h"
+#include "service/types.h"
+#include "sys/clock.h"
+
+namespace bk::client {
+
+class Ledger {
+ public:
+  virtual ~Ledger() = default;
+  virtual std::string Transport() const = 0;  // "direct" | "socket"
+  virtual const service::Actor& actor() const = 0;
+  virtual const engine::Policy& policy() const = 0;
+  virtual engine::Seconds Now() const = 0;
+
+  virtual Result<service::BookingOutcome> Create(const service::CreateRequest& r) = 0;
+  virtual Result<service::BookingOutcome> Edit(const service::EditRequest& r) = 0;
+  virtual Result<service::BookingOutcome> Renew(const service::RenewRequest& r) = 0;
+  virtual Result<service::CancelOutcome> Cancel(const service::CancelRequest& r) = 0;
+
+  virtual Result<service::Recommendation> Recommend(const service::CreateRequest& r) = 0;
+  virtual Result<service::SlotsResult> Slots(const service::CreateRequest& r, engine::Seconds from, int limit) = 0;
+  virtual Result<service::ListResult> List(const service::ListQuery& q) = 0;
+  virtual Result<service::HistoryView> History(const std::string& ref) = 0;
+  virtual Result<std::vector<store::Event>> Log(int limit) = 0;
+  virtual Result<std::vector<store::Notification>> Notifications(int limit) = 0;
+  virtual Result<service::OperationView> Operation(const std::string& op_id) = 0;
+  virtual Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to) = 0;
+  virtual Result<service::PolicyStatus> CheckPolicy() = 0;
+  virtual Result<service::ImportSummary> ImportUpstream(const std::string& json_text) = 0;
+};
+
+// The private ledger of this user, identity from getuid().
+Result<std::unique_ptr<Ledger>> OpenDirect(const config::Config& config, const sys::Clock& clock);
+
+}  // namespace bk::client

@@ -1,0 +1,60 @@
+#pragma once
+// Which deployment applies and every effective setting, with where each came
+// from. Resolution (first match wins): BK_DATA_DIR (private) > BK_CONFIG_FILE >
+// the server this user connected to > /etc/gpubk/config.json > private default.
+// Keys keep the original's names; each has a BK_<KEY> environment override.
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "engine/policy.h"
+
+namespace bk::config {
+
+enum class Deployment { kPrivate, kServer, kSystem };
+const char* DeploymentName(Deployment d);  // private | server | system
+
+// Reads an environment variable; tests pass a map instead of the process env.
+using EnvFn = std::function<std::optional<std::string>(const std::string&)>;
+EnvFn ProcessEnv();
+
+struct Config {
+  Deployment deployment = Deployment::kPrivate;
+  std::string why;          // one line: why this deployment applies
+  std::string data_dir;     // private: the ledger lives here
+  std::string config_file;  // the file consulted (may be absent)
+  bool config_file_present = false;
+  std::string ledger_path;  // data_dir/ledger.db
+
+  engine::Policy policy;
+  bool gpu_count_detected = false;  // not configured: detected or defaulted
+  std::string gpu_sim_file;         // BK_GPU_SIM_FILE
+  int64_t ledger_retention_days = 90;
+  double lock_timeout_seconds = 10.0;
+  int64_t timeline_hours = 2;
+  int64_t reclaim_after_seconds = 3600;
+  bool pause_sampling_during_exclusive = false;
+  double monitor_interval_seconds = 2.0;
+  std::optional<std::string> test_now;  // BK_TEST_NOW (test builds, private mode)
+
+  // key -> rendered JSON value, and key -> "default" | "file" | "environment" | "detected"
+  std::map<std::string, std::string> values;
+  std::map<std::string, std::string> sources;
+  std::vector<std::string> env_overrides;  // BK_* names that were set
+};
+
+// Loads the configuration. Bad values fail with one line naming the key and
+// the accepted range.
+Result<Config> Load(const EnvFn& env);
+
+// The ledger-bound part of the policy, as canonical JSON, compared key by key
+// with what a ledger recorded at its first write.
+std::string BoundPolicyJson(const engine::Policy& policy);
+// "" when equal, else "key: ledger=X local=Y; ..." for every differing key.
+std::string ComparePolicy(const std::string& ledger_json, const std::string& local_json);
+
+}  // namespace bk::config

@@ -1,0 +1,58 @@
+#pragma once
+// A stored reservation: the calendar footprint plus ownership, lifecycle and
+// the operation that created it.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/calendar.h"
+#include "engine/types.h"
+
+namespace bk::engine {
+
+enum class Status { kActive, kCancelled, kExpired };
+std::string_view StatusName(Status s);
+std::optional<Status> ParseStatus(std::string_view s);
+
+struct Cancellation {
+  Seconds at = 0;
+  std::string kind;  // owner | administrator | reclaimed
+  std::string reason;
+  uint32_t actor_uid = 0;
+  std::string actor_username;
+  std::string op_id;
+};
+
+struct Reservation {
+  std::string id;  // UUID
+  uint32_t uid = 0;
+  std::string username;
+  std::vector<int> gpus;  // placement order
+  Mode mode = Mode::kShared;
+  int share_units = 1;  // shared only
+  std::optional<int64_t> memory_mb;  // declared VRAM per GPU
+  int64_t cpus = 0;    // host budget declaration, 0 when none
+  int64_t ram_mb = 0;
+  Seconds start = 0;
+  Seconds end = 0;
+  Status status = Status::kActive;  // as stored; see StatusAt
+  Seconds created_at = 0;
+  Seconds updated_at = 0;
+  std::string op_id;         // create operation
+  std::string op_signature;  // fingerprint of the create request when the client named the op-id
+  int edit_count = 0;
+  std::optional<Cancellation> cancellation;
+
+  std::string ShortId() const { return id.substr(0, 8); }
+  // Expiry is derived: an active reservation whose end has passed is expired.
+  Status StatusAt(Seconds now) const {
+    return status == Status::kActive && end <= now ? Status::kExpired : status;
+  }
+  bool ActiveAt(Seconds now) const { return StatusAt(now) == Status::kActive; }
+  bool Started(Seconds now) const { return start <= now; }
+  Footprint ToFootprint() const;
+};
+
+}  // namespace bk::engine

@@ -1,0 +1,684 @@
+#include "service/booking_service.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/strings.h"
+#include "engine/parse.h"
+#include "service/fingerprint.h"
+#include "service/impl.h"
+#include "sys/random.h"
+#include "sys/users.h"
+
+namespace bk::service {
+
+using engine::Mode;
+using engine::Reservation;
+using engine::Seconds;
+
+// ---- Impl -------------------------------------------------------------------
+
+Result<store::LedgerStore*> BookingService::Impl::Reader() {
+  if (!store) {
+    store::OpenOptions o{deps.config->ledger_path, false, deps.data_owner, 10000, deps.exclusive_store};
+    o.busy_timeout_ms = static_cast<int>(deps.config->lock_timeout_seconds * 1000);
+    BK_ASSIGN_OR_RETURN(store, store::LedgerStore::Open(o));
+  }
+  return store.get();
+}
+
+Result<store::LedgerStore*> BookingService::Impl::Writer() {
+  if (!store || store->in_memory()) {
+    store::OpenOptions o{deps.config->ledger_path, true, deps.data_owner, 10000, deps.exclusive_store};
+    o.busy_timeout_ms = static_cast<int>(deps.config->lock_timeout_seconds * 1000);
+    BK_ASSIGN_OR_RETURN(store, store::LedgerStore::Open(o));
+  }
+  return store.get();
+}
+
+Result<gpu::Snapshot> BookingService::Impl::Telemetry() {
+  if (snapshot) return *snapshot;
+  if (!deps.config->gpu_sim_file.empty()) {
+    gpu::SimFileSource sim(deps.config->gpu_sim_file);
+    BK_ASSIGN_OR_RETURN(snapshot, sim.Load(policy().gpu_count));
+  } else if (deps.gpus) {
+    snapshot = deps.gpus->Sample(policy().gpu_count);
+  } else {
+    snapshot = gpu::UnknownSnapshot(policy().gpu_count);
+  }
+  return *snapshot;
+}
+
+::bk::Status BookingService::Impl::CheckPolicy(store::LedgerStore& s, bool bind) {
+  std::string local = config::BoundPolicyJson(policy());
+  BK_ASSIGN_OR_RETURN(auto bound, s.BoundPolicy());
+  if (!bound) {
+    if (bind) return s.BindPolicy(local);
+    return Ok();
+  }
+  std::string diff = config::ComparePolicy(*bound, local);
+  if (diff.empty()) return Ok();
+  return Fail(ErrorKind::kPolicy, fmt::format("local configuration does not match ledger policy: {}; restore those "
+                                              "settings or use another data directory",
+                                              diff));
+}
+
+Result<Reservation> BookingService::Impl::Resolve(store::LedgerStore& s, const Actor& actor, const std::string& raw,
+                                                  RefScope scope, Seconds now) {
+  std::string ref(Trim(raw));
+  if (ref.empty()) return Invalid("give a reservation number or ID; `bk l` lists yours");
+  store::ReservationQuery own{actor.uid, true, true, now};
+  BK_ASSIGN_OR_RETURN(auto mine, s.Reservations(own));
+  if (AllDigits(ref) && ref.size() <= 6) {
+    auto idx = ParseUint(ref).value_or(0);
+    if (idx >= 1 && idx <= static_cast<int64_t>(mine.size())) return mine[idx - 1];
+  }
+  std::vector<Reservation> matches;
+  if (scope == RefScope::kOwnActive) {
+    for (auto& r : mine)
+      if (StartsWith(r.id, ref)) matches.push_back(r);
+  } else {
+    BK_ASSIGN_OR_RETURN(matches, s.ByPrefix(ref, actor.uid, 16));
+  }
+  if (matches.empty()) {
+    // Someone else's, or one of ours that is no longer active: say which.
+    BK_ASSIGN_OR_RETURN(auto any, s.ByPrefix(ref, std::nullopt, 2));
+    if (any.size() == 1 && any[0].uid != actor.uid) {
+      if (actor.admin && scope == RefScope::kOwnActive && any[0].ActiveAt(now)) return any[0];
+      return Fail(ErrorKind::kPermission, fmt::format("reservation {} belongs to {}; you can only change your own",
+                                                      any[0].ShortId(), any[0].username));
+    }
+    if (any.size() == 1 && scope == RefScope::kOwnActive)
+      return Invalid(fmt::format("reservation {} is {}; only active reservations can change",
+                                 any[0].ShortId(), engine::StatusName(any[0].StatusAt(now))));
+    return Fail(ErrorKind::kNotFound,
+                fmt::format("reservation not found for current user: {}; `bk l` lists your reservations", ref));
+  }
+  if (matches.size() > 1) {
+    std::vector<std::string> ids;
+    for (size_t i = 0; i < matches.size() && i < 4; ++i) ids.push_back(matches[i].ShortId());
+    return Invalid(fmt::format("ambiguous reservation ID {}; matches {}; give more characters", ref, Join(ids, ", ")));
+  }
+  return matches[0];
+}
+
+store::Event BookingService::Impl::MakeEvent(const std::string& action, const Reservation& r, const Actor& actor,
+                                             const std::string& op_id, const std::string& message,
+                                             Seconds now) const {
+  store::Event e;
+  e.event_id = sys::NewUuid();
+  e.ts = now;
+  e.uid = r.uid;
+  e.username = r.username;
+  e.actor_uid = actor.uid;
+  e.actor_username = actor.username;
+  e.action = action;
+  e.reservation_id = r.id;
+  e.op_id = op_id;
+  e.gpus = r.gpus;
+  e.mode = std::string(engine::ModeName(r.mode));
+  if (r.mode == Mode::kShared) e.share_units = r.share_units;
+  e.start = r.start;
+  e.end = r.end;
+  e.message = message;
+  return e;
+}
+
+std::string StateJson(const Reservation& r) {
+  nlohmann::json j = {{"end_at", engine::FormatIsoUtc(r.end)},
+                      {"expected_memory_mb", r.memory_mb ? nlohmann::json(*r.memory_mb) : nlohmann::json()},
+                      {"gpus", r.gpus},
+                      {"mode", engine::ModeName(r.mode)},
+                      {"share_units", r.mode == Mode::kShared ? nlohmann::json(r.share_units) : nlohmann::json()},
+                      {"start_at", engine::FormatIsoUtc(r.start)},
+                      {"cpus", r.cpus},
+                      {"ram_mb", r.ram_mb}};
+  return j.dump();
+}
+
+// ---- helpers ----------------------------------------------------------------
+
+namespace {
+
+std::string BusyText(const GpuView& v) { return fmt::format("GPU {} ({})", v.gpu, v.live_reason); }
+
+// Fills the per-GPU details users and agents see after a placement.
+void Describe(BookingOutcome& out, const engine::Calendar& cal, const Advice& advice, const engine::Placement& p,
+              const CreateRequest& req, const engine::Policy& policy, const std::vector<int>& eligible) {
+  out.memory_telemetry = !p.gpus.empty();
+  for (size_t i = 0; i < p.gpus.size(); ++i) {
+    int g = p.gpus[i];
+    GpuView v = advice.views[g];
+    v.pressure = i < p.pressure.size() ? p.pressure[i] : 0;
+    if (!v.memory_total_mb) out.memory_telemetry = false;
+    if (v.memory_total_mb && req.mode == Mode::kShared) {
+      int64_t usable = std::max<int64_t>(0, *v.memory_total_mb - policy.shared_memory_reserve_mb);
+      int64_t requested = req.memory_mb.value_or(cal.AutomaticMemoryMb(*v.memory_total_mb, req.share_units.value_or(1)));
+      int64_t committed = cal.PeakCommittedMemoryMb(g, p.start, p.end, *v.memory_total_mb);
+      v.budget_after_mb = usable - committed - requested;
+      if (!req.memory_mb) {
+        int64_t a = cal.AutomaticMemoryMb(*v.memory_total_mb, req.share_units.value_or(1));
+        out.assumed_memory_mb = out.assumed_memory_mb ? std::min(*out.assumed_memory_mb, a) : a;
+      }
+    }
+    if (v.live_status == "busy") out.selected_busy.push_back(BusyText(v));
+    out.selected.push_back(v);
+  }
+  if (req.gpus.empty()) {
+    for (int g : eligible) {
+      const GpuView& v = advice.views[g];
+      if (v.live_status == "busy" && std::find(p.gpus.begin(), p.gpus.end(), g) == p.gpus.end())
+        out.avoided_busy.push_back(BusyText(v));
+    }
+  }
+}
+
+std::vector<int> Eligible(const engine::Policy& p, const std::vector<int>& exclude) {
+  std::vector<int> out;
+  for (int g : p.EnabledGpus())
+    if (std::find(exclude.begin(), exclude.end(), g) == exclude.end()) out.push_back(g);
+  return out;
+}
+
+// With require_shared_memory, an omitted --mem becomes the share-weighted
+// budget of the smallest candidate GPU; without telemetry the user must say.
+Status FillRequiredMemory(const engine::Policy& p, const Advice& advice, const engine::Calendar& cal,
+                          CreateRequest& r) {
+  if (!p.require_shared_memory || r.mode != Mode::kShared || r.memory_mb) return Ok();
+  std::vector<int> candidates = r.gpus.empty() ? Eligible(p, r.exclude) : r.gpus;
+  std::vector<int> unknown;
+  int64_t best = -1;
+  for (int g : candidates) {
+    auto total = advice.views[g].memory_total_mb;
+    if (!total) {
+      unknown.push_back(g);
+      continue;
+    }
+    int64_t a = cal.AutomaticMemoryMb(*total, r.share_units.value_or(1));
+    best = best < 0 ? a : std::min(best, a);
+  }
+  if (!unknown.empty() || best <= 0)
+    return Invalid(fmt::format("automatic expected VRAM requires GPU memory telemetry for GPU(s) {}; give a per-GPU "
+                               "value such as --mem 12g",
+                               JoinInts(unknown)));
+  r.memory_mb = best;
+  return Ok();
+}
+
+engine::PlacementRequest ToPlacement(const CreateRequest& r, Seconds start, bool allow_queue) {
+  engine::PlacementRequest p;
+  p.count = r.count;
+  p.duration = r.duration;
+  p.mode = r.mode;
+  p.share_units = r.share_units.value_or(1);
+  p.memory_mb = r.memory_mb;
+  p.cpus = r.cpus.value_or(0);
+  p.ram_mb = r.ram_mb.value_or(0);
+  p.start = start;
+  p.allow_queue = allow_queue;
+  p.pinned = r.gpus;
+  p.excluded = r.exclude;
+  return p;
+}
+
+// Host budget declarations default to the policy's when budgets are on.
+void FillBudgets(const engine::Policy& p, CreateRequest& r) {
+  if (p.host_cpus && !r.cpus) r.cpus = p.default_booking_cpus;
+  if (p.host_ram_mb && !r.ram_mb) r.ram_mb = p.default_booking_ram_mb;
+}
+
+Result<Seconds> NormaliseStart(const engine::Policy& p, const std::optional<Seconds>& start, Seconds now) {
+  engine::SlotGrid grid = p.grid();
+  if (!start) return grid.Floor(now);
+  int slot_min = static_cast<int>(p.slot / 60);
+  if (!grid.Aligned(*start)) return Invalid(fmt::format("start time must align to a {}-minute boundary", slot_min));
+  if (*start < grid.Floor(now))
+    return Invalid(fmt::format("booking start must not be before the current booking slot ({})",
+                               engine::FormatIsoUtc(grid.Floor(now))));
+  return *start;
+}
+
+BookingOutcome Replay(const Reservation& r) {
+  BookingOutcome out;
+  out.status = "exists";
+  out.reservation = r;
+  out.replayed = true;
+  out.allocator_source = "idempotent-replay";
+  out.message = "operation already applied";
+  return out;
+}
+
+std::string DifferentWrite(const std::string& op_id) {
+  return fmt::format("operation ID {} was already used for a different write; choose a new --op-id", op_id);
+}
+
+}  // namespace
+
+// ---- BookingService ---------------------------------------------------------
+
+BookingService::BookingService(Deps deps) : impl_(std::make_unique<Impl>(deps)) {}
+BookingService::~BookingService() = default;
+
+Seconds BookingService::Now() const { return impl_->Now(); }
+const engine::Policy& BookingService::policy() const { return impl_->policy(); }
+
+Result<BookingOutcome> BookingService::Create(const Actor& actor, const CreateRequest& request) {
+  const engine::Policy& p = impl_->policy();
+  CreateRequest req = request;
+  std::vector<std::string> warnings;
+  BK_TRY(ValidateCreate(p, req, &warnings));
+  FillBudgets(p, req);
+  std::string signature = CreateSignature(request, req.mode, req.share_units.value_or(1));
+
+  // A replay is answered before telemetry is sampled or anything is placed.
+  if (req.op_id) {
+    BK_ASSIGN_OR_RETURN(store::LedgerStore * reader, impl_->Reader());
+    BK_ASSIGN_OR_RETURN(auto op, reader->FindOperation(actor.uid, *req.op_id));
+    if (op) {
+      if (op->action != "create" || op->signature != signature) return Invalid(DifferentWrite(*req.op_id));
+      BK_ASSIGN_OR_RETURN(auto r, reader->Get(op->reservation_id));
+      if (r) return Replay(*r);
+    }
+  }
+  BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
+  Advice advice = BuildAdvice(snap, p);
+
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
+  BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
+  Seconds now = impl_->Now();
+  BK_TRY(impl_->CheckPolicy(*s, true));
+  if (req.op_id) {
+    BK_ASSIGN_OR_RETURN(auto op, s->FindOperation(actor.uid, *req.op_id));
+    if (op) {
+      if (op->action != "create" || op->signature != signature) return Invalid(DifferentWrite(*req.op_id));
+      BK_ASSIGN_OR_RETURN(auto r, s->Get(op->reservation_id));
+      if (r) return Replay(*r);
+    }
+  }
+  BK_ASSIGN_OR_RETURN(Seconds start, NormaliseStart(p, req.start, now));
+  bool exact = req.start.has_value();
+  if (exact) {
+    if (auto conflict = engine::PolicyConflict(p, now, start, start + req.duration))
+      return Fail(ErrorKind::kConflict, *conflict);
+    if (!req.op_id) {
+      // An identical exact request already booked is answered, not doubled.
+      store::ReservationQuery q{actor.uid, true, true, now};
+      BK_ASSIGN_OR_RETURN(auto mine, s->Reservations(q));
+      for (const auto& r : mine) {
+        std::vector<int> gpus = r.gpus;
+        std::sort(gpus.begin(), gpus.end());
+        bool same = r.mode == req.mode && r.start == start && r.end == start + req.duration &&
+                    r.memory_mb == req.memory_mb &&
+                    (req.mode == Mode::kExclusive || r.share_units == req.share_units.value_or(1)) &&
+                    (req.gpus.empty() ? static_cast<int>(gpus.size()) == req.count : gpus == req.gpus);
+        if (same) {
+          BookingOutcome out;
+          out.status = "exists";
+          out.reservation = r;
+          out.allocator_source = req.gpus.empty() ? "builtin" : "fixed-gpu";
+          out.message = "duplicate request ignored";
+          return out;
+        }
+      }
+    }
+  } else if (req.duration > p.max_duration) {
+    return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, start, start + req.duration));
+  }
+
+  BK_ASSIGN_OR_RETURN(auto footprints, s->ActiveFootprints(now));
+  engine::Calendar cal(p, std::move(footprints), now);
+  BK_TRY(FillRequiredMemory(p, advice, cal, req));
+  auto placed = cal.FindEarliest(ToPlacement(req, start, !exact), advice.engine);
+  if (!placed) return Fail(ErrorKind::kConflict, placed.error().Message());
+
+  Reservation r;
+  r.id = sys::NewUuid();
+  r.uid = actor.uid;
+  r.username = actor.username;
+  r.gpus = placed->gpus;
+  r.mode = req.mode;
+  r.share_units = req.mode == Mode::kShared ? req.share_units.value_or(1) : p.share_capacity;
+  r.memory_mb = req.memory_mb;
+  r.cpus = req.cpus.value_or(0);
+  r.ram_mb = req.ram_mb.value_or(0);
+  r.start = placed->start;
+  r.end = placed->end;
+  r.status = engine::Status::kActive;
+  r.created_at = r.updated_at = now;
+  r.op_id = req.op_id.value_or(sys::NewUuid());
+  r.op_signature = req.op_id ? signature : "";
+  BK_TRY(s->Insert(r));
+  BK_TRY(s->InsertOperation({actor.uid, r.op_id, "create", r.id, signature, now}));
+  std::string message = placed->queued ? "queued" : "created";
+  store::Event e = impl_->MakeEvent("add", r, actor, r.op_id, message, now);
+  e.transaction_id = sys::NewUuid();
+  e.after = StateJson(r);
+  e.signature = signature;
+  BK_TRY(s->AppendEvent(e));
+  BK_TRY(txn.Commit());
+
+  BookingOutcome out;
+  out.status = message;
+  out.message = message;
+  out.reservation = r;
+  out.allocator_source = req.gpus.empty() ? "builtin" : "fixed-gpu";
+  out.warnings = warnings;
+  Describe(out, cal, advice, *placed, req, p, Eligible(p, req.exclude));
+  if (!out.selected_busy.empty()) out.warnings.push_back("selected GPU is currently busy; live task end time is unknown");
+  return out;
+}
+
+namespace {
+
+// The part of an edit that depends on whether the reservation has started.
+struct EditPlan {
+  Reservation updated;
+  std::string message;
+  bool queued = false;
+  std::optional<engine::Placement> placement;
+  CreateRequest as_create;
+};
+
+}  // namespace
+
+Result<BookingOutcome> BookingService::Edit(const Actor& actor, const EditRequest& request) {
+  const engine::Policy& p = impl_->policy();
+  if (request.op_id) BK_TRY(ValidateOpId(*request.op_id));
+  bool any_change = request.duration || request.start || request.mode || !request.gpus.empty() ||
+                    !request.exclude.empty() || request.count || request.update_memory || request.share_units ||
+                    request.cpus || request.ram_mb;
+  if (!any_change)
+    return Invalid("edit needs at least one change: --duration, --at/--start, --gpu, --exclude-gpu, --count, --mode, "
+                   "--mem, --share, --cpus or --ram");
+  if (!request.gpus.empty() && !request.exclude.empty()) return Invalid("--gpu and --exclude-gpu cannot be combined");
+  BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
+  Advice advice = BuildAdvice(snap, p);
+
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
+  BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
+  Seconds now = impl_->Now();
+  BK_TRY(impl_->CheckPolicy(*s, true));
+  engine::SlotGrid grid = p.grid();
+  int slot_min = static_cast<int>(p.slot / 60);
+
+  // An op-id replay is recognised before the reference is resolved again: the
+  // list numbering may have changed since the first attempt.
+  if (request.op_id) {
+    BK_ASSIGN_OR_RETURN(auto op, s->FindOperation(actor.uid, *request.op_id));
+    if (op) {
+      if (op->action != "edit" || op->signature != EditSignature(request, op->reservation_id))
+        return Invalid(DifferentWrite(*request.op_id));
+      BK_ASSIGN_OR_RETURN(auto r, s->Get(op->reservation_id));
+      if (r) {
+        BookingOutcome out = Replay(*r);
+        return out;
+      }
+    }
+  }
+  BK_ASSIGN_OR_RETURN(Reservation cur, impl_->Resolve(*s, actor, request.ref, RefScope::kOwnActive, now));
+  if (cur.uid != actor.uid)
+    return Fail(ErrorKind::kPermission, "only the owner can edit a reservation; administrators may cancel it");
+  std::string signature = EditSignature(request, cur.id);
+  BK_ASSIGN_OR_RETURN(auto footprints, s->ActiveFootprints(now, cur.id));
+  engine::Calendar cal(p, std::move(footprints), now);
+
+  Reservation next = cur;
+  std::string message;
+  bool queued = false;
+  std::optional<engine::Placement> placement;
+  CreateRequest shape;
+  if (cur.Started(now)) {
+    bool other = request.start || request.mode || !request.gpus.empty() || !request.exclude.empty() ||
+                 request.count || request.update_memory || request.share_units || request.cpus || request.ram_mb ||
+                 request.allow_queue;
+    if (other)
+      return Invalid("a started reservation may only change its end time; elapsed time, GPUs, mode, share, memory "
+                     "and host budgets are immutable (use --duration or `bk renew`)");
+    if (!request.duration) return Invalid("a started reservation edit must give a new total duration (--duration)");
+    if (*request.duration <= 0 || *request.duration % p.slot != 0)
+      return Invalid(fmt::format("duration must be a positive multiple of {} minutes", slot_min));
+    Seconds new_end = cur.start + *request.duration;
+    if (new_end < grid.Ceil(now) || new_end <= now)
+      return Invalid(fmt::format("cannot edit elapsed time; the new end must be at or after {}",
+                                 engine::FormatIsoUtc(std::max(grid.Ceil(now), grid.Floor(now) + p.slot))));
+    if (new_end > cur.end) {
+      if (new_end - cur.start > p.max_duration)
+        return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, cur.start, new_end));
+      Seconds from = std::max(grid.Ceil(now), cur.end);
+      if (auto conflict = engine::PolicyConflict(p, now, from, new_end)) return Fail(ErrorKind::kConflict, *conflict);
+      engine::PlacementRequest ext;
+      ext.count = static_cast<int>(cur.gpus.size());
+      ext.duration = new_end - from;
+      ext.mode = cur.mode;
+      ext.share_units = cur.share_units;
+      ext.memory_mb = cur.memory_mb;
+      ext.cpus = cur.cpus;
+      ext.ram_mb = cur.ram_mb;
+      ext.start = from;
+      ext.allow_queue = false;
+      ext.pinned = cur.gpus;
+      std::sort(ext.pinned.begin(), ext.pinned.end());
+      auto fit = cal.FindEarliest(ext, advice.engine);
+      if (!fit) {
+        std::string why = Join(fit.error().reasons, "; ");
+        return Fail(ErrorKind::kConflict,
+                    fmt::format("cannot extend this reservation because its GPUs are unavailable from {} to {}{}",
+                                engine::FormatIsoUtc(from), engine::FormatIsoUtc(new_end),
+                                why.empty() ? "" : " (" + why + ")"));
+      }
+    }
+    next.end = new_end;
+    message = "updated future end of started reservation";
+  } else {
+    // A future reservation: re-place it as if booked anew, without itself.
+    CreateRequest r;
+    r.mode = request.mode.value_or(cur.mode);
+    r.duration = request.duration.value_or(cur.end - cur.start);
+    r.memory_mb = request.update_memory ? request.memory_mb : cur.memory_mb;
+    if (r.mode == Mode::kShared)
+      r.share_units = request.share_units ? request.share_units
+                                          : (cur.mode == Mode::kShared ? std::optional(cur.share_units) : std::nullopt);
+    else if (request.share_units)
+      return Invalid("--share applies only to shared reservations; drop it or keep the reservation shared");
+    r.cpus = request.cpus ? request.cpus : (cur.cpus ? std::optional(cur.cpus) : std::nullopt);
+    r.ram_mb = request.ram_mb ? request.ram_mb : (cur.ram_mb ? std::optional(cur.ram_mb) : std::nullopt);
+    if (!request.gpus.empty()) {
+      r.gpus = request.gpus;
+      r.count = static_cast<int>(request.gpus.size());
+    } else if (request.count || !request.exclude.empty()) {
+      r.count = request.count.value_or(static_cast<int>(cur.gpus.size()));
+      r.exclude = request.exclude;
+    } else {
+      r.gpus = cur.gpus;
+      r.count = static_cast<int>(cur.gpus.size());
+    }
+    BK_TRY(ValidateCreate(p, r, nullptr));
+    FillBudgets(p, r);
+    Seconds start = request.start.value_or(cur.start);
+    if (!grid.Aligned(start))
+      return Invalid(fmt::format("start time must align to a {}-minute boundary", slot_min));
+    Seconds earliest = grid.Floor(now) + p.slot;
+    if (start < earliest) {
+      if (request.start && !request.allow_queue)
+        return Invalid(fmt::format("edit start must not be in the past; earliest editable slot is {}",
+                                   engine::FormatIsoUtc(earliest)));
+      start = earliest;
+    }
+    if (!request.allow_queue) {
+      if (auto conflict = engine::PolicyConflict(p, now, start, start + r.duration))
+        return Fail(ErrorKind::kConflict, *conflict);
+    }
+    BK_TRY(FillRequiredMemory(p, advice, cal, r));
+    auto placed = cal.FindEarliest(ToPlacement(r, start, request.allow_queue), advice.engine);
+    if (!placed) return Fail(ErrorKind::kConflict, placed.error().Message());
+    next.gpus = placed->gpus;
+    next.mode = r.mode;
+    next.share_units = r.mode == Mode::kShared ? r.share_units.value_or(1) : p.share_capacity;
+    next.memory_mb = r.memory_mb;
+    next.cpus = r.cpus.value_or(0);
+    next.ram_mb = r.ram_mb.value_or(0);
+    next.start = placed->start;
+    next.end = placed->end;
+    queued = placed->start != start;
+    message = queued ? "queued" : "updated";
+    placement = *placed;
+    shape = r;
+  }
+  next.updated_at = now;
+  next.edit_count = cur.edit_count + 1;
+  std::string op_id = request.op_id.value_or(sys::NewUuid());
+  BK_TRY(s->Update(next));
+  BK_TRY(s->InsertOperation({actor.uid, op_id, "edit", cur.id, signature, now}));
+  store::Event e = impl_->MakeEvent("edit", next, actor, op_id, message, now);
+  e.transaction_id = sys::NewUuid();
+  e.before = StateJson(cur);
+  e.after = StateJson(next);
+  e.signature = signature;
+  BK_TRY(s->AppendEvent(e));
+  BK_TRY(txn.Commit());
+
+  BookingOutcome out;
+  out.status = queued ? "queued" : "updated";
+  out.message = message;
+  out.reservation = next;
+  out.allocator_source = request.gpus.empty() ? "builtin" : "fixed-gpu";
+  if (placement) Describe(out, cal, advice, *placement, shape, p, Eligible(p, shape.exclude));
+  return out;
+}
+
+Result<BookingOutcome> BookingService::Renew(const Actor& actor, const RenewRequest& request) {
+  const engine::Policy& p = impl_->policy();
+  if (request.op_id) BK_TRY(ValidateOpId(*request.op_id));
+  if (request.extend_by <= 0 || request.extend_by % p.slot != 0)
+    return Invalid(fmt::format("renewal must be a positive multiple of {} minutes, e.g. bk renew 1 30m", p.slot / 60));
+  BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
+  Advice advice = BuildAdvice(snap, p);
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
+  BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
+  Seconds now = impl_->Now();
+  BK_TRY(impl_->CheckPolicy(*s, true));
+  if (request.op_id) {
+    BK_ASSIGN_OR_RETURN(auto op, s->FindOperation(actor.uid, *request.op_id));
+    if (op) {
+      if (op->action != "renew" || op->signature != RenewSignature(request, op->reservation_id))
+        return Invalid(DifferentWrite(*request.op_id));
+      BK_ASSIGN_OR_RETURN(auto r, s->Get(op->reservation_id));
+      if (r) return Replay(*r);
+    }
+  }
+  BK_ASSIGN_OR_RETURN(Reservation cur, impl_->Resolve(*s, actor, request.ref, RefScope::kOwnActive, now));
+  if (cur.uid != actor.uid) return Fail(ErrorKind::kPermission, "only the owner can renew a reservation");
+  std::string signature = RenewSignature(request, cur.id);
+  Seconds new_end = cur.end + request.extend_by;
+  if (new_end - cur.start > p.max_duration)
+    return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, cur.start, new_end));
+  Seconds from = std::max(p.grid().Ceil(now), cur.end);
+  if (auto conflict = engine::PolicyConflict(p, now, from, new_end)) return Fail(ErrorKind::kConflict, *conflict);
+  BK_ASSIGN_OR_RETURN(auto footprints, s->ActiveFootprints(now, cur.id));
+  engine::Calendar cal(p, std::move(footprints), now);
+  engine::PlacementRequest ext;
+  ext.count = static_cast<int>(cur.gpus.size());
+  ext.duration = new_end - from;
+  ext.mode = cur.mode;
+  ext.share_units = cur.share_units;
+  ext.memory_mb = cur.memory_mb;
+  ext.cpus = cur.cpus;
+  ext.ram_mb = cur.ram_mb;
+  ext.start = from;
+  ext.allow_queue = false;
+  ext.pinned = cur.gpus;
+  std::sort(ext.pinned.begin(), ext.pinned.end());
+  auto fit = cal.FindEarliest(ext, advice.engine);
+  if (!fit) {
+    std::string why = Join(fit.error().reasons, "; ");
+    return Fail(ErrorKind::kConflict, fmt::format("cannot renew {} until {}: {}", cur.ShortId(),
+                                                  engine::FormatIsoUtc(new_end),
+                                                  why.empty() ? "its GPUs are unavailable" : why));
+  }
+  Reservation next = cur;
+  next.end = new_end;
+  next.updated_at = now;
+  next.edit_count = cur.edit_count + 1;
+  std::string op_id = request.op_id.value_or(sys::NewUuid());
+  BK_TRY(s->Update(next));
+  BK_TRY(s->InsertOperation({actor.uid, op_id, "renew", cur.id, signature, now}));
+  store::Event e = impl_->MakeEvent("renew", next, actor, op_id,
+                                    fmt::format("renewed by {}", engine::FormatDuration(request.extend_by)), now);
+  e.transaction_id = sys::NewUuid();
+  e.before = StateJson(cur);
+  e.after = StateJson(next);
+  e.signature = signature;
+  BK_TRY(s->AppendEvent(e));
+  BK_TRY(txn.Commit());
+  BookingOutcome out;
+  out.status = "updated";
+  out.message = e.message;
+  out.reservation = next;
+  out.allocator_source = "fixed-gpu";
+  return out;
+}
+
+Result<CancelOutcome> BookingService::Cancel(const Actor& actor, const CancelRequest& request) {
+  if (request.op_id) BK_TRY(ValidateOpId(*request.op_id));
+  if (request.reason) {
+    std::string reason(Trim(*request.reason));
+    if (reason.empty() || reason.size() > 512) return Invalid("--reason must be 1-512 characters");
+    for (unsigned char c : reason)
+      if (c < 0x20) return Invalid("--reason must not contain control characters");
+  }
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
+  BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
+  Seconds now = impl_->Now();
+  BK_TRY(impl_->CheckPolicy(*s, false));
+  if (request.op_id) {
+    BK_ASSIGN_OR_RETURN(auto op, s->FindOperation(actor.uid, *request.op_id));
+    if (op) {
+      if (op->action != "cancel" || op->signature != CancelSignature(op->reservation_id))
+        return Invalid(DifferentWrite(*request.op_id));
+      BK_ASSIGN_OR_RETURN(auto r, s->Get(op->reservation_id));
+      if (r) return CancelOutcome{*r, true};
+    }
+  }
+  BK_ASSIGN_OR_RETURN(Reservation cur, impl_->Resolve(*s, actor, request.ref, RefScope::kOwnActive, now));
+  bool foreign = cur.uid != actor.uid;
+  if (foreign && !actor.admin)
+    return Fail(ErrorKind::kPermission, fmt::format("reservation {} belongs to {}; you can only cancel your own",
+                                                    cur.ShortId(), cur.username));
+  if (foreign && !request.reason)
+    return Invalid(fmt::format("cancelling {}'s reservation needs --reason TEXT; the owner is notified",
+                               cur.username));
+  std::string op_id = request.op_id.value_or(sys::NewUuid());
+  std::string reason = foreign ? std::string(Trim(*request.reason))
+                               : std::string(request.reason ? Trim(*request.reason) : "cancelled by reservation owner");
+  Reservation next = cur;
+  next.status = engine::Status::kCancelled;
+  next.updated_at = now;
+  next.cancellation = engine::Cancellation{now, foreign ? "administrator" : "owner", reason, actor.uid,
+                                           actor.username, op_id};
+  BK_TRY(s->Update(next));
+  BK_TRY(s->InsertOperation({actor.uid, op_id, "cancel", cur.id, CancelSignature(cur.id), now}));
+  store::Event e = impl_->MakeEvent(foreign ? "admin-cancel" : "cancel", next, actor, op_id,
+                                    foreign ? reason : "cancelled", now);
+  e.transaction_id = sys::NewUuid();
+  e.before = StateJson(cur);
+  BK_TRY(s->AppendEvent(e));
+  if (foreign) {
+    store::Notification n;
+    n.id = sys::NewUuid();
+    n.uid = cur.uid;
+    n.reservation_id = cur.id;
+    n.type = "reservation-admin-cancelled";
+    n.created_at = now;
+    n.actor_uid = actor.uid;
+    n.actor_username = actor.username;
+    n.reason = reason;
+    n.message = fmt::format("Reservation {} was cancelled by administrator {}: {}", cur.ShortId(), actor.username,
+                            reason);
+    BK_TRY(s->InsertNotification(n));
+  }
+  BK_TRY(txn.Commit());
+  return CancelOutcome{next, false};
+}
+
+}  // namespace bk::service

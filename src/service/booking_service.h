@@ -1,0 +1,62 @@
+#pragma once
+// BookingService: the only place a request is validated, placed and committed.
+// The CLI runs it in process (private mode); the daemon runs the same code for
+// every client of a shared server.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/result.h"
+#include "config/config.h"
+#include "gpu/source.h"
+#include "service/types.h"
+#include "store/ledger_store.h"
+#include "sys/clock.h"
+
+namespace bk::service {
+
+class BookingService {
+ public:
+  struct Deps {
+    const config::Config* config = nullptr;
+    const sys::Clock* clock = nullptr;
+    gpu::GpuSource* gpus = nullptr;
+    uid_t data_owner = 0;  // who owns the ledger files
+    bool exclusive_store = false;  // the daemon holds the ledger alone
+  };
+  explicit BookingService(Deps deps);
+  ~BookingService();
+
+  // Writes.
+  Result<BookingOutcome> Create(const Actor& actor, const CreateRequest& request);
+  Result<BookingOutcome> Edit(const Actor& actor, const EditRequest& request);
+  Result<BookingOutcome> Renew(const Actor& actor, const RenewRequest& request);
+  Result<CancelOutcome> Cancel(const Actor& actor, const CancelRequest& request);
+
+  // Reads (never create anything on disk).
+  Result<Recommendation> Recommend(const Actor& actor, const CreateRequest& request);
+  Result<SlotsResult> Slots(const Actor& actor, const CreateRequest& request, engine::Seconds from, int limit);
+  Result<ListResult> List(const Actor& actor, const ListQuery& query);
+  Result<HistoryView> History(const Actor& actor, const std::string& ref);
+  Result<std::vector<store::Event>> Log(const Actor& actor, int limit);
+  Result<std::vector<store::Notification>> Notifications(const Actor& actor, int limit);
+  Result<OperationView> Operation(const Actor& actor, const std::string& op_id);
+  Result<StatusView> Status(const Actor& actor, engine::Seconds from, engine::Seconds to);
+  Result<PolicyStatus> CheckPolicy();
+
+  // Loads a ledger.json of the Python original into an empty ledger.
+  Result<ImportSummary> ImportUpstream(const Actor& actor, const std::string& json_text);
+
+  engine::Seconds Now() const;
+  const engine::Policy& policy() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Op-id syntax: 1-128 of [A-Za-z0-9._:-].
+Status ValidateOpId(const std::string& op_id);
+
+}  // namespace bk::service

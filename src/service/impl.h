@@ -1,0 +1,50 @@
+#pragma once
+// Internals shared by the service's source files; not part of its interface.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "service/advice.h"
+#include "service/booking_service.h"
+
+namespace bk::service {
+
+enum class RefScope {
+  kOwnActive,  // edit, renew, cancel: the caller's active reservations (administrators: anyone's)
+  kOwnAny,     // history: any status
+};
+
+struct BookingService::Impl {
+  explicit Impl(Deps d) : deps(d) {}
+
+  Deps deps;
+  std::unique_ptr<store::LedgerStore> store;
+  std::optional<gpu::Snapshot> snapshot;
+
+  const engine::Policy& policy() const { return deps.config->policy; }
+  engine::Seconds Now() const { return deps.clock->Now(); }
+
+  // The ledger for reading: a missing file reads as empty and is not created.
+  Result<store::LedgerStore*> Reader();
+  // The ledger for writing: created on first use.
+  Result<store::LedgerStore*> Writer();
+  // One telemetry sample per service call; a malformed simulation file is bad input.
+  Result<gpu::Snapshot> Telemetry();
+
+  // Binds the policy on the first write; refuses a ledger bound to another one.
+  ::bk::Status CheckPolicy(store::LedgerStore& s, bool bind);
+  Result<engine::Reservation> Resolve(store::LedgerStore& s, const Actor& actor, const std::string& ref,
+                                      RefScope scope, engine::Seconds now);
+  store::Event MakeEvent(const std::string& action, const engine::Reservation& r, const Actor& actor,
+                         const std::string& op_id, const std::string& message, engine::Seconds now) const;
+};
+
+// {"end_at":..,"expected_memory_mb":..,"gpus":[..],"mode":..,"share_units":..,"start_at":..,"cpus":..,"ram_mb":..}
+std::string StateJson(const engine::Reservation& r);
+
+// Validation shared by create, recommend and slots. Fills defaults (share
+// units, host budget declarations) into `request`.
+Status ValidateCreate(const engine::Policy& policy, CreateRequest& request, std::vector<std::string>* warnings);
+
+}  // namespace bk::service

@@ -1,0 +1,275 @@
+// Read-only BookingService calls: they never create the ledger or bind policy.
+
+#include <algorithm>
+#include <functional>
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "engine/parse.h"
+#include "service/impl.h"
+
+namespace bk::service {
+
+using engine::Reservation;
+using engine::Seconds;
+
+namespace {
+
+engine::PlacementRequest Shape(const CreateRequest& r, Seconds start, bool allow_queue) {
+  engine::PlacementRequest p;
+  p.count = r.count;
+  p.duration = r.duration;
+  p.mode = r.mode;
+  p.share_units = r.share_units.value_or(1);
+  p.memory_mb = r.memory_mb;
+  p.cpus = r.cpus.value_or(0);
+  p.ram_mb = r.ram_mb.value_or(0);
+  p.start = start;
+  p.allow_queue = allow_queue;
+  p.pinned = r.gpus;
+  p.excluded = r.exclude;
+  return p;
+}
+
+void FillBudgets(const engine::Policy& p, CreateRequest& r) {
+  if (p.host_cpus && !r.cpus) r.cpus = p.default_booking_cpus;
+  if (p.host_ram_mb && !r.ram_mb) r.ram_mb = p.default_booking_ram_mb;
+}
+
+std::string LiveOf(const std::vector<GpuView>& views, const std::vector<int>& gpus) {
+  bool all_idle = true, any_busy = false;
+  for (int g : gpus) {
+    if (views[g].live_status == "busy") any_busy = true;
+    if (views[g].live_status != "idle") all_idle = false;
+  }
+  return any_busy ? "busy" : all_idle ? "idle" : "unknown";
+}
+
+}  // namespace
+
+Result<Recommendation> BookingService::Recommend(const Actor& actor, const CreateRequest& request) {
+  (void)actor;
+  const engine::Policy& p = impl_->policy();
+  Recommendation rec;
+  rec.request = request;
+  BK_TRY(ValidateCreate(p, rec.request, &rec.warnings));
+  FillBudgets(p, rec.request);
+  BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
+  Advice advice = BuildAdvice(snap, p);
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
+  BK_TRY(impl_->CheckPolicy(*s, false));
+  Seconds now = impl_->Now();
+  engine::SlotGrid grid = p.grid();
+  Seconds start = grid.Floor(now);
+  rec.allow_queue = !request.start;
+  if (request.start) {
+    if (!grid.Aligned(*request.start))
+      return Invalid(fmt::format("start time must align to a {}-minute boundary", p.slot / 60));
+    if (*request.start < grid.Floor(now))
+      return Invalid(fmt::format("booking start must not be before the current booking slot ({})",
+                                 engine::FormatIsoUtc(grid.Floor(now))));
+    start = *request.start;
+  }
+  rec.start = start;
+  BK_ASSIGN_OR_RETURN(auto footprints, s->ActiveFootprints(now));
+  engine::Calendar cal(p, std::move(footprints), now);
+  auto placed = cal.FindEarliest(Shape(rec.request, start, rec.allow_queue), advice.engine);
+  if (!placed) {
+    rec.available = false;
+    rec.reason = placed.error().Message();
+    rec.nearest = placed.error().nearest;
+    rec.warnings.push_back("no legal slot found for the requested semantics");
+    return rec;
+  }
+  rec.available = true;
+  rec.placement = *placed;
+  bool telemetry = true;
+  for (size_t i = 0; i < placed->gpus.size(); ++i) {
+    GpuView v = advice.views[placed->gpus[i]];
+    v.pressure = i < placed->pressure.size() ? placed->pressure[i] : 0;
+    if (v.memory_total_mb && rec.request.mode == engine::Mode::kShared) {
+      int64_t usable = std::max<int64_t>(0, *v.memory_total_mb - p.shared_memory_reserve_mb);
+      int64_t want = rec.request.memory_mb.value_or(
+          cal.AutomaticMemoryMb(*v.memory_total_mb, rec.request.share_units.value_or(1)));
+      v.budget_after_mb = usable - cal.PeakCommittedMemoryMb(placed->gpus[i], placed->start, placed->end,
+                                                             *v.memory_total_mb) - want;
+    }
+    if (v.live_status == "unknown") telemetry = false;
+    if (v.live_status == "busy")
+      rec.warnings.push_back(fmt::format("GPU {} is busy now ({})", v.gpu, v.live_reason));
+    rec.selected.push_back(v);
+  }
+  // No usage history yet (the monitor provides it): telemetry alone is medium.
+  rec.confidence = telemetry ? "medium" : "low";
+  if (!rec.request.memory_mb && rec.request.mode == engine::Mode::kShared)
+    rec.warnings.push_back(
+        "expected memory was omitted; share-weighted memory assumptions were used where possible");
+  return rec;
+}
+
+Result<SlotsResult> BookingService::Slots(const Actor& actor, const CreateRequest& request, Seconds from, int limit) {
+  (void)actor;
+  const engine::Policy& p = impl_->policy();
+  CreateRequest req = request;
+  BK_TRY(ValidateCreate(p, req, nullptr));
+  FillBudgets(p, req);
+  BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
+  Advice advice = BuildAdvice(snap, p);
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
+  BK_TRY(impl_->CheckPolicy(*s, false));
+  Seconds now = impl_->Now();
+  engine::SlotGrid grid = p.grid();
+  Seconds start = from <= now ? grid.Floor(now) : grid.Ceil(from);
+  BK_ASSIGN_OR_RETURN(auto footprints, s->ActiveFootprints(now));
+  engine::Calendar cal(p, std::move(footprints), now);
+
+  // Candidate GPU sets: the pinned one, or combinations of eligible GPUs in advice order.
+  std::vector<int> pool;
+  for (int g : advice.engine.order)
+    if (p.GpuEnabled(g) && std::find(req.exclude.begin(), req.exclude.end(), g) == req.exclude.end())
+      pool.push_back(g);
+  std::vector<std::vector<int>> combos;
+  SlotsResult result;
+  constexpr size_t kMaxCombos = 2048;
+  if (!req.gpus.empty()) {
+    combos.push_back(req.gpus);
+  } else {
+    std::vector<int> pick;
+    std::function<void(size_t)> rec = [&](size_t i) {
+      if (combos.size() >= kMaxCombos) {
+        result.truncated_combinations = true;
+        return;
+      }
+      if (static_cast<int>(pick.size()) == req.count) {
+        combos.push_back(pick);
+        return;
+      }
+      for (size_t j = i; j < pool.size(); ++j) {
+        pick.push_back(pool[j]);
+        rec(j + 1);
+        pick.pop_back();
+        if (combos.size() >= kMaxCombos) {
+          result.truncated_combinations = j + 1 < pool.size() || result.truncated_combinations;
+          return;
+        }
+      }
+    };
+    rec(0);
+  }
+  for (const auto& combo : combos) {
+    CreateRequest one = req;
+    one.gpus = combo;
+    std::sort(one.gpus.begin(), one.gpus.end());
+    auto placed = cal.FindEarliest(Shape(one, start, true), advice.engine);
+    if (!placed) continue;
+    SlotOption o;
+    o.gpus = combo;
+    o.start = placed->start;
+    o.end = placed->end;
+    o.live = LiveOf(advice.views, combo);
+    for (int g : combo) {
+      auto f = advice.views[g].memory_free_mb;
+      if (!f) {
+        o.free_now_mb.reset();
+        break;
+      }
+      o.free_now_mb = o.free_now_mb ? std::min(*o.free_now_mb, *f) : *f;
+    }
+    result.options.push_back(o);
+  }
+  auto key = [&](const SlotOption& o) {
+    int prio = 0;
+    double score = 0;
+    for (int g : o.gpus) prio = std::max(prio, p.Priority(g)), score += advice.views[g].load_score;
+    return std::tuple(o.start, prio, score, o.gpus);
+  };
+  std::stable_sort(result.options.begin(), result.options.end(),
+                   [&](const SlotOption& a, const SlotOption& b) { return key(a) < key(b); });
+  if (static_cast<int>(result.options.size()) > limit) result.options.resize(limit);
+  return result;
+}
+
+Result<ListResult> BookingService::List(const Actor& actor, const ListQuery& q) {
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
+  Seconds now = impl_->Now();
+  store::ReservationQuery query;
+  if (!q.everyone) query.uid = actor.uid;
+  query.now = now;
+  query.active_only = !q.history;
+  BK_ASSIGN_OR_RETURN(auto rows, s->Reservations(query));
+  if (q.history) {
+    std::sort(rows.begin(), rows.end(), [](const Reservation& a, const Reservation& b) {
+      return std::tie(b.start, b.id) < std::tie(a.start, a.id);
+    });
+  }
+  ListResult out;
+  out.total = static_cast<int>(rows.size());
+  if (q.limit && static_cast<int>(rows.size()) > *q.limit) {
+    rows.resize(*q.limit);
+    out.truncated = true;
+  }
+  out.reservations = std::move(rows);
+  return out;
+}
+
+Result<HistoryView> BookingService::History(const Actor& actor, const std::string& ref) {
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
+  Seconds now = impl_->Now();
+  BK_ASSIGN_OR_RETURN(Reservation r, impl_->Resolve(*s, actor, ref, RefScope::kOwnAny, now));
+  HistoryView v;
+  v.reservation = r;
+  BK_ASSIGN_OR_RETURN(v.events, s->EventsForReservation(r.id));
+  BK_ASSIGN_OR_RETURN(v.notifications, s->NotificationsForReservation(r.id));
+  return v;
+}
+
+Result<std::vector<store::Event>> BookingService::Log(const Actor& actor, int limit) {
+  if (limit < 1 || limit > 1000) return Invalid("--limit must be between 1 and 1000");
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
+  return s->EventsForUid(actor.uid, limit);
+}
+
+Result<std::vector<store::Notification>> BookingService::Notifications(const Actor& actor, int limit) {
+  if (limit < 1 || limit > 1000) return Invalid("--limit must be between 1 and 1000");
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
+  return s->NotificationsForUid(actor.uid, limit);
+}
+
+Result<OperationView> BookingService::Operation(const Actor& actor, const std::string& op_id) {
+  BK_TRY(ValidateOpId(op_id));
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
+  BK_ASSIGN_OR_RETURN(auto op, s->FindOperation(actor.uid, op_id));
+  OperationView v;
+  if (!op) return v;
+  v.found = true;
+  v.action = op->action;
+  BK_ASSIGN_OR_RETURN(v.reservation, s->Get(op->reservation_id));
+  return v;
+}
+
+Result<StatusView> BookingService::Status(const Actor& actor, Seconds from, Seconds to) {
+  (void)actor;
+  const engine::Policy& p = impl_->policy();
+  StatusView v;
+  v.now = impl_->Now();
+  BK_ASSIGN_OR_RETURN(v.snapshot, impl_->Telemetry());
+  v.gpus = BuildAdvice(v.snapshot, p).views;
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
+  store::ReservationQuery q;
+  q.include_cancelled = false;
+  q.overlap_start = std::min(from, v.now);
+  q.overlap_end = to;
+  BK_ASSIGN_OR_RETURN(v.reservations, s->Reservations(q));
+  return v;
+}
+
+Result<PolicyStatus> BookingService::CheckPolicy() {
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
+  BK_ASSIGN_OR_RETURN(auto bound, s->BoundPolicy());
+  if (!bound) return PolicyStatus{"unbound", ""};
+  std::string diff = config::ComparePolicy(*bound, config::BoundPolicyJson(impl_->policy()));
+  if (diff.empty()) return PolicyStatus{"match", ""};
+  return PolicyStatus{"mismatch", "local configuration does not match ledger policy: " + diff};
+}
+
+}  // namespace bk::service

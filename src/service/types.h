@@ -1,0 +1,173 @@
+#pragma once
+// Requests and results of the BookingService: the vocabulary every surface
+// (CLI, MCP, daemon protocol) speaks through client::Ledger.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/calendar.h"
+#include "engine/reservation.h"
+#include "gpu/snapshot.h"
+#include "store/records.h"
+
+namespace bk::service {
+
+// Who is asking. Built from the kernel only: getuid() or SO_PEERCRED.
+struct Actor {
+  uint32_t uid = 0;
+  std::string username;
+  bool admin = false;  // UID 0 or the deployment's owner
+};
+
+struct CreateRequest {
+  int count = 1;
+  engine::Seconds duration = 0;
+  engine::Mode mode = engine::Mode::kShared;
+  std::optional<int> share_units;
+  std::optional<int64_t> memory_mb;  // per GPU
+  std::optional<int64_t> cpus;
+  std::optional<int64_t> ram_mb;
+  std::optional<engine::Seconds> start;  // exact when set; queued from now otherwise
+  std::vector<int> gpus;                 // pinned (any order); empty = automatic
+  std::vector<int> exclude;
+  std::optional<std::string> op_id;
+};
+
+struct EditRequest {
+  std::string ref;  // list number, ID prefix or full ID
+  std::optional<std::string> op_id;
+  std::optional<engine::Seconds> duration;  // new total duration
+  std::optional<engine::Seconds> start;
+  std::optional<engine::Mode> mode;
+  std::vector<int> gpus;  // pinned
+  std::vector<int> exclude;
+  std::optional<int> count;
+  bool update_memory = false;
+  std::optional<int64_t> memory_mb;  // with update_memory: nullopt clears
+  std::optional<int> share_units;
+  std::optional<int64_t> cpus;
+  std::optional<int64_t> ram_mb;
+  bool allow_queue = false;  // move to the next legal slot on conflict
+};
+
+struct RenewRequest {
+  std::string ref;
+  engine::Seconds extend_by = 0;
+  std::optional<std::string> op_id;
+};
+
+struct CancelRequest {
+  std::string ref;
+  std::optional<std::string> op_id;
+  std::optional<std::string> reason;  // administrators cancelling another user's booking
+};
+
+// Live state of one GPU as placement saw it.
+struct GpuView {
+  int gpu = 0;
+  std::string live_status = "unknown";
+  std::string live_reason = "live state unavailable";
+  double load_score = 45.0;
+  std::optional<int64_t> memory_total_mb;
+  std::optional<int64_t> memory_free_mb;
+  std::optional<int> utilization_percent;
+  int priority = 0;
+  double pressure = 0;
+  std::optional<int64_t> budget_after_mb;  // shared VRAM headroom after this booking
+};
+
+struct BookingOutcome {
+  std::string status;  // created | queued | exists | updated
+  engine::Reservation reservation;
+  bool replayed = false;          // an operation ID replay: nothing was rerun
+  std::string allocator_source;   // builtin | fixed-gpu | idempotent-replay
+  std::vector<GpuView> selected;  // in reservation GPU order
+  bool memory_telemetry = false;  // VRAM capacity known for the chosen GPUs
+  std::optional<int64_t> assumed_memory_mb;  // automatic budget when --mem was omitted
+  std::vector<std::string> avoided_busy;     // "GPU 1 (user=alice pid=4242)"
+  std::vector<std::string> selected_busy;
+  std::vector<std::string> warnings;
+  std::string message;  // audit message: created, queued, updated, ...
+};
+
+struct CancelOutcome {
+  engine::Reservation reservation;
+  bool replayed = false;
+};
+
+struct Recommendation {
+  bool available = false;
+  std::optional<engine::Placement> placement;
+  std::optional<engine::Placement> nearest;
+  std::string reason;  // why not, when unavailable
+  std::vector<GpuView> selected;
+  std::vector<std::string> warnings;
+  std::string confidence = "low";  // high | medium | low
+  CreateRequest request;           // normalised
+  engine::Seconds start = 0;       // normalised request start
+  bool allow_queue = true;
+};
+
+struct SlotOption {
+  std::vector<int> gpus;
+  engine::Seconds start = 0;
+  engine::Seconds end = 0;
+  std::string live = "unknown";  // idle | busy | unknown
+  std::optional<int64_t> free_now_mb;
+};
+
+struct SlotsResult {
+  std::vector<SlotOption> options;
+  bool truncated_combinations = false;
+};
+
+struct ListQuery {
+  bool history = false;  // every status, newest first
+  std::optional<int> limit;
+  bool everyone = false;  // all users' active reservations
+};
+
+struct ListResult {
+  std::vector<engine::Reservation> reservations;
+  int total = 0;
+  bool truncated = false;
+};
+
+struct HistoryView {
+  engine::Reservation reservation;
+  std::vector<store::Event> events;
+  std::vector<store::Notification> notifications;
+};
+
+struct OperationView {
+  bool found = false;
+  std::string action;
+  std::optional<engine::Reservation> reservation;
+};
+
+// Everything `bk st`, `bk g` and `bk tl` draw.
+struct StatusView {
+  engine::Seconds now = 0;
+  gpu::Snapshot snapshot;
+  std::vector<GpuView> gpus;
+  std::vector<engine::Reservation> reservations;  // overlapping the window (all users), not cancelled
+};
+
+struct PolicyStatus {
+  std::string status;  // unbound | match | mismatch
+  std::string message;
+};
+
+struct ImportSummary {
+  int reservations = 0;
+  int active = 0;
+  int cancelled = 0;
+  int expired = 0;
+  int edits = 0;
+  int notifications = 0;
+  int operations = 0;
+};
+
+}  // namespace bk::service

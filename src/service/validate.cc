@@ -1,0 +1,93 @@
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "engine/parse.h"
+#include "service/impl.h"
+
+namespace bk::service {
+
+Status ValidateOpId(const std::string& op_id) {
+  if (op_id.empty() || op_id.size() > 128)
+    return Invalid("operation ID must contain 1-128 characters, e.g. --op-id experiment-001");
+  for (char c : op_id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == ':' || c == '-';
+    if (!ok) return Invalid("operation ID contains unsupported characters; use letters, digits and . _ : -");
+  }
+  return Ok();
+}
+
+namespace {
+
+std::string RangeText(const engine::Policy& p) {
+  return p.gpu_count == 1 ? "GPU 0" : fmt::format("GPUs 0-{}", p.gpu_count - 1);
+}
+
+Status CheckGpuIndexes(const engine::Policy& p, const std::vector<int>& gpus) {
+  for (int g : gpus)
+    if (g < 0 || g >= p.gpu_count)
+      return Invalid(fmt::format("GPU index {} is out of range; this host has {}", g, RangeText(p)));
+  return Ok();
+}
+
+}  // namespace
+
+Status ValidateCreate(const engine::Policy& p, CreateRequest& r, std::vector<std::string>* warnings) {
+  if (r.count < 1 || r.count > p.gpu_count)
+    return Invalid(fmt::format("GPU count must be between 1 and {}", p.gpu_count));
+  int slot_min = static_cast<int>(p.slot / 60);
+  if (r.duration <= 0 || r.duration % p.slot != 0)
+    return Invalid(fmt::format("duration must be a positive multiple of {} minutes", slot_min));
+  if (r.mode == engine::Mode::kExclusive) {
+    if (r.share_units) return Invalid("--share applies only to shared reservations; drop it or book shared");
+  } else {
+    int u = r.share_units.value_or(1);
+    if (u < 1 || u > p.share_capacity)
+      return Invalid(fmt::format("share slots must be between 1 and {}", p.share_capacity));
+    r.share_units = u;
+  }
+  if (r.memory_mb && *r.memory_mb <= 0) return Invalid("memory must be positive");
+  if (!r.gpus.empty() && !r.exclude.empty()) return Invalid("--gpu and --exclude-gpu cannot be combined");
+  BK_TRY(CheckGpuIndexes(p, r.gpus));
+  BK_TRY(CheckGpuIndexes(p, r.exclude));
+  if (!r.gpus.empty()) {
+    std::vector<int> sorted = r.gpus;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return Invalid("--gpu must not contain repeated GPU indexes");
+    if (static_cast<int>(sorted.size()) != r.count)
+      return Invalid(fmt::format("--gpu lists {} GPU(s) but the request is for {}; the first number is a GPU count, "
+                                 "--gpu names devices (bk {} DUR --gpu {})",
+                                 sorted.size(), r.count, sorted.size(), JoinInts(sorted)));
+    for (int g : sorted)
+      if (!p.GpuEnabled(g)) return Invalid(fmt::format("GPU {} is disabled by the administrator", g));
+    r.gpus = sorted;
+  } else {
+    std::vector<int> eligible;
+    for (int g : p.EnabledGpus())
+      if (std::find(r.exclude.begin(), r.exclude.end(), g) == r.exclude.end()) eligible.push_back(g);
+    if (static_cast<int>(eligible.size()) < r.count) {
+      std::string disabled = p.disabled_gpus.empty() ? "none" : JoinInts(p.disabled_gpus);
+      std::string excluded = r.exclude.empty() ? "none" : JoinInts(r.exclude);
+      return Invalid(fmt::format("requested {} GPU(s), but only {} are eligible (administrator-disabled={}; "
+                                 "request-excluded={})",
+                                 r.count, eligible.size(), disabled, excluded));
+    }
+  }
+  if (r.op_id) BK_TRY(ValidateOpId(*r.op_id));
+  if (r.cpus && *r.cpus < 1) return Invalid("--cpus must be a whole number of CPUs such as 4");
+  if (r.ram_mb && *r.ram_mb < 1) return Invalid("--ram must be positive");
+  if (p.host_cpus && r.cpus && *r.cpus > *p.host_cpus)
+    return Invalid(fmt::format("--cpus {} exceeds this host's budget of {} CPUs", *r.cpus, *p.host_cpus));
+  if (p.host_ram_mb && r.ram_mb && *r.ram_mb > *p.host_ram_mb)
+    return Invalid(fmt::format("--ram {} exceeds this host's budget of {}", engine::FormatSizeMb(*r.ram_mb),
+                               engine::FormatSizeMb(*p.host_ram_mb)));
+  if (warnings && !p.host_cpus && r.cpus)
+    warnings->push_back("this host declares no CPU budget; --cpus is recorded but not enforced");
+  if (warnings && !p.host_ram_mb && r.ram_mb)
+    warnings->push_back("this host declares no RAM budget; --ram is recorded but not enforced");
+  return Ok();
+}
+
+}  // namespace bk::service

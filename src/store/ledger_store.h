@@ -1,0 +1,103 @@
+#pragma once
+// The ledger in SQLite (DESIGN.md section 5): WAL, synchronous=FULL, every
+// read-modify-write inside BEGIN IMMEDIATE, schema versions in user_version,
+// an append-only event history, operation IDs, the policy bound at first write.
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "engine/reservation.h"
+#include "store/records.h"
+#include "store/sqlite.h"
+
+namespace bk::store {
+
+struct OpenOptions {
+  std::string path;        // .../ledger.db
+  bool create = false;     // create the directory and file when missing
+  uid_t owner = 0;         // files and directory must belong to this UID
+  int busy_timeout_ms = 10000;
+  bool exclusive = false;  // locking_mode=EXCLUSIVE (the daemon)
+};
+
+struct ReservationQuery {
+  std::optional<uint32_t> uid;          // owner filter
+  bool active_only = false;             // status active and end > now
+  bool include_cancelled = true;
+  std::optional<engine::Seconds> now;   // for active_only / overlap
+  std::optional<engine::Seconds> overlap_start;  // end > overlap_start
+  std::optional<engine::Seconds> overlap_end;    // start < overlap_end
+};
+
+class LedgerStore;
+
+// A write transaction (BEGIN IMMEDIATE); rolls back unless committed.
+class WriteTxn {
+ public:
+  explicit WriteTxn(LedgerStore* store) : store_(store) {}
+  WriteTxn(WriteTxn&& o) noexcept : store_(o.store_) { o.store_ = nullptr; }
+  ~WriteTxn();
+  Status Commit();
+
+ private:
+  LedgerStore* store_;
+};
+
+class LedgerStore {
+ public:
+  // A missing ledger opened without `create` reads as empty and writes nothing
+  // to disk (an in-memory database with the schema).
+  static Result<std::unique_ptr<LedgerStore>> Open(const OpenOptions& options);
+  static constexpr int kSchemaVersion = 1;
+
+  Result<WriteTxn> BeginWrite();
+  bool in_memory() const { return in_memory_; }
+  const std::string& path() const { return path_; }
+
+  // Policy bound at first write (canonical JSON), if any.
+  Result<std::optional<std::string>> BoundPolicy();
+  Status BindPolicy(const std::string& policy_json);
+
+  Result<std::vector<engine::Footprint>> ActiveFootprints(engine::Seconds now, const std::string& except_id = "");
+  Result<std::vector<engine::Reservation>> Reservations(const ReservationQuery& q);
+  Result<std::optional<engine::Reservation>> Get(const std::string& id);
+  // IDs starting with `prefix` (at most `limit`).
+  Result<std::vector<engine::Reservation>> ByPrefix(const std::string& prefix, std::optional<uint32_t> uid, int limit);
+  Status Insert(const engine::Reservation& r);
+  Status Update(const engine::Reservation& r);
+  Result<int64_t> CountReservations();
+
+  Result<std::optional<Operation>> FindOperation(uint32_t uid, const std::string& op_id);
+  Status InsertOperation(const Operation& op);
+
+  Status AppendEvent(const Event& e);
+  // Newest `limit` events of an owner, returned oldest first.
+  Result<std::vector<Event>> EventsForUid(uint32_t uid, int limit);
+  Result<std::vector<Event>> EventsForReservation(const std::string& id);
+
+  Status InsertNotification(const Notification& n);
+  Result<std::vector<Notification>> NotificationsForUid(uint32_t uid, int limit);
+  Result<std::vector<Notification>> NotificationsForReservation(const std::string& id);
+
+  // PRAGMA integrity_check; "ok" when healthy.
+  Result<std::string> IntegrityCheck();
+  Db& db() { return *db_; }
+
+ private:
+  friend class WriteTxn;
+  LedgerStore(std::unique_ptr<Db> db, std::string path, bool in_memory)
+      : db_(std::move(db)), path_(std::move(path)), in_memory_(in_memory) {}
+  Status Migrate();
+  Status Configure(const OpenOptions& options);
+
+  std::unique_ptr<Db> db_;
+  std::string path_;
+  bool in_memory_;
+};
+
+}  // namespace bk::store

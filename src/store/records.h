@@ -1,0 +1,62 @@
+#pragma once
+// Rows of the ledger besides reservations: the audit history, operation IDs
+// and notifications.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/types.h"
+
+namespace bk::store {
+
+// One append-only audit record. For edits `before`/`after` hold the
+// schedulable state as JSON.
+struct Event {
+  int64_t seq = 0;
+  std::string event_id;
+  std::string transaction_id;
+  engine::Seconds ts = 0;
+  uint32_t uid = 0;  // the reservation's owner
+  std::string username;
+  uint32_t actor_uid = 0;  // who acted (owner, administrator, monitor)
+  std::string actor_username;
+  std::string action;  // add | edit | renew | cancel | admin-cancel | reclaim | import
+  std::string reservation_id;
+  std::string op_id;
+  std::vector<int> gpus;
+  std::string mode;
+  std::optional<int64_t> share_units;
+  engine::Seconds start = 0;
+  engine::Seconds end = 0;
+  std::string result = "ok";
+  std::string message;
+  std::string before;  // JSON or ""
+  std::string after;   // JSON or ""
+  std::string signature;
+};
+
+// A retry-safe write: (uid, op_id) is unique across creates, edits and cancels.
+struct Operation {
+  uint32_t uid = 0;
+  std::string op_id;
+  std::string action;  // create | edit | renew | cancel
+  std::string reservation_id;
+  std::string signature;  // SHA-256 of the canonical request
+  engine::Seconds created_at = 0;
+};
+
+struct Notification {
+  std::string id;
+  uint32_t uid = 0;  // recipient
+  std::string reservation_id;
+  std::string type;  // reservation-admin-cancelled | reservation-reclaimed
+  engine::Seconds created_at = 0;
+  uint32_t actor_uid = 0;
+  std::string actor_username;
+  std::string reason;
+  std::string message;
+};
+
+}  // namespace bk::store

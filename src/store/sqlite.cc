@@ -1,0 +1,107 @@
+#include "store/sqlite.h"
+
+#include <fmt/format.h>
+
+namespace bk::store {
+
+Stmt& Stmt::operator=(Stmt&& o) noexcept {
+  if (this != &o) {
+    if (stmt_) sqlite3_finalize(stmt_);
+    db_ = o.db_;
+    stmt_ = o.stmt_;
+    o.stmt_ = nullptr;
+  }
+  return *this;
+}
+
+Stmt::~Stmt() {
+  if (stmt_) sqlite3_finalize(stmt_);
+}
+
+Stmt& Stmt::Bind(int i, int64_t v) {
+  sqlite3_bind_int64(stmt_, i, v);
+  return *this;
+}
+Stmt& Stmt::Bind(int i, std::string_view v) {
+  sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+Stmt& Stmt::Bind(int i, const std::optional<int64_t>& v) {
+  if (v) return Bind(i, *v);
+  return BindNull(i);
+}
+Stmt& Stmt::BindNull(int i) {
+  sqlite3_bind_null(stmt_, i);
+  return *this;
+}
+
+Result<bool> Stmt::Step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return std::unexpected(SqliteError(db_, rc, sqlite3_db_filename(db_, "main") ? sqlite3_db_filename(db_, "main") : ""));
+}
+
+Status Stmt::Run() {
+  while (true) {
+    BK_ASSIGN_OR_RETURN(bool row, Step());
+    if (!row) return Ok();
+  }
+}
+
+void Stmt::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+std::string Stmt::Text(int col) const {
+  const unsigned char* p = sqlite3_column_text(stmt_, col);
+  if (!p) return {};
+  return std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col));
+}
+
+Error SqliteError(sqlite3* db, int rc, const std::string& path) {
+  std::string what = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  int primary = rc & 0xff;
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
+    return Error{ErrorKind::kBusy, fmt::format("ledger {} is busy ({}); another bk is writing, retry", path, what)};
+  if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT)
+    return Error{ErrorKind::kCorrupt,
+                 fmt::format("ledger {} is not a valid GPUBK database ({}); move it aside or restore a backup", path, what)};
+  if (primary == SQLITE_READONLY || primary == SQLITE_PERM || primary == SQLITE_CANTOPEN)
+    return Error{ErrorKind::kIo, fmt::format("cannot write ledger {} ({}); check the file and directory permissions", path, what)};
+  if (primary == SQLITE_CONSTRAINT) return Error{ErrorKind::kInvalid, fmt::format("ledger constraint failed: {}", what)};
+  return Error{ErrorKind::kIo, fmt::format("ledger {} error: {}", path, what)};
+}
+
+Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int flags) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    Error e = SqliteError(db, rc, path);
+    sqlite3_close_v2(db);
+    return std::unexpected(e);
+  }
+  sqlite3_extended_result_codes(db, 1);
+  return std::unique_ptr<Db>(new Db(db, path));
+}
+
+Db::~Db() { sqlite3_close_v2(db_); }
+
+Status Db::Exec(std::string_view sql) {
+  char* err = nullptr;
+  std::string s(sql);
+  int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err);
+  if (err) sqlite3_free(err);
+  if (rc != SQLITE_OK) return std::unexpected(SqliteError(db_, rc, path_));
+  return Ok();
+}
+
+Result<Stmt> Db::Prepare(std::string_view sql) {
+  sqlite3_stmt* st = nullptr;
+  int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &st, nullptr);
+  if (rc != SQLITE_OK) return std::unexpected(SqliteError(db_, rc, path_));
+  return Stmt(db_, st);
+}
+
+}  // namespace bk::store

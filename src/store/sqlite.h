@@ -1,0 +1,66 @@
+#pragma once
+// A thin RAII layer over the SQLite C API that reports errors as values.
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace bk::store {
+
+class Stmt {
+ public:
+  Stmt() = default;
+  Stmt(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  Stmt(Stmt&& o) noexcept : db_(o.db_), stmt_(o.stmt_) { o.stmt_ = nullptr; }
+  Stmt& operator=(Stmt&& o) noexcept;
+  ~Stmt();
+
+  // Binding is 1-based like SQLite; chained for brevity.
+  Stmt& Bind(int i, int64_t v);
+  Stmt& Bind(int i, std::string_view v);
+  Stmt& Bind(int i, const std::optional<int64_t>& v);
+  Stmt& BindNull(int i);
+
+  // Advances: true with a row, false when done.
+  Result<bool> Step();
+  Status Run();  // steps to completion
+  void Reset();
+
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::optional<int64_t> OptInt(int col) const { return IsNull(col) ? std::nullopt : std::optional(Int(col)); }
+  std::string Text(int col) const;
+
+ private:
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+class Db {
+ public:
+  // flags: SQLITE_OPEN_* (NOFOLLOW is always added for files).
+  static Result<std::unique_ptr<Db>> Open(const std::string& path, int flags);
+  ~Db();
+  Status Exec(std::string_view sql);
+  Result<Stmt> Prepare(std::string_view sql);
+  int64_t Changes() const { return sqlite3_changes64(db_); }
+  std::string ErrorText() const { return sqlite3_errmsg(db_); }
+  sqlite3* raw() { return db_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  Db(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  sqlite3* db_;
+  std::string path_;
+};
+
+// Maps an SQLite result code to an Error naming the database file.
+Error SqliteError(sqlite3* db, int rc, const std::string& path);
+
+}  // namespace bk::store

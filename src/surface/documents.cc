@@ -1,0 +1,308 @@
+#include "surface/documents.h"
+
+#include <nlohmann/json.hpp>
+
+#include "engine/parse.h"
+#include "sys/node.h"
+
+namespace bk::surface {
+namespace {
+
+using nlohmann::json;
+using engine::FormatIsoUtc;
+
+json Node() {
+  const sys::NodeIdentity& n = sys::LocalNode();
+  return {{"schema", 1}, {"id", n.id}, {"hostname", n.hostname}};
+}
+
+template <class T>
+json Opt(const std::optional<T>& v) {
+  return v ? json(*v) : json();
+}
+
+json PublicReservation(const engine::Reservation& r, uint32_t caller, const engine::Policy& p, engine::Seconds now) {
+  bool mine = r.uid == caller;
+  bool shared = r.mode == engine::Mode::kShared;
+  json cancel;
+  if (r.cancellation && mine) {
+    cancel = {{"at", FormatIsoUtc(r.cancellation->at)},
+              {"kind", r.cancellation->kind},
+              {"reason", r.cancellation->reason},
+              {"actor_username", r.cancellation->actor_username}};
+  }
+  return {{"id", r.id},
+          {"short_id", r.ShortId()},
+          {"uid", r.uid},
+          {"username", r.username},
+          {"mine", mine},
+          {"gpus", r.gpus},
+          {"mode", engine::ModeName(r.mode)},
+          {"start_at", FormatIsoUtc(r.start)},
+          {"end_at", FormatIsoUtc(r.end)},
+          {"status", engine::StatusName(r.StatusAt(now))},
+          {"expected_memory_mb_per_gpu", Opt(r.memory_mb)},
+          {"share_units_per_gpu", shared ? json(r.share_units) : json()},
+          {"share_capacity_units_per_gpu", shared ? json(p.share_capacity) : json()},
+          {"cpus", r.cpus ? json(r.cpus) : json()},
+          {"ram_mb", r.ram_mb ? json(r.ram_mb) : json()},
+          {"edit_count", mine ? json(r.edit_count) : json()},
+          {"cancellation", cancel},
+          {"job", json()}};
+}
+
+json Envelope(const std::string& kind) {
+  return {{"kind", kind}, {"schema_version", "bk.agent.v1"}, {"node", Node()}};
+}
+
+json StateOrNull(const std::string& text) {
+  if (text.empty()) return json();
+  try {
+    return json::parse(text);
+  } catch (const json::exception&) {
+    return json();
+  }
+}
+
+json EventJson(const store::Event& e) {
+  return {{"action", e.action},
+          {"end_at", FormatIsoUtc(e.end)},
+          {"event_id", e.event_id},
+          {"gpus", e.gpus},
+          {"message", e.message},
+          {"mode", e.mode},
+          {"op_id", e.op_id},
+          {"reservation_id", e.reservation_id},
+          {"result", e.result},
+          {"share_units", Opt(e.share_units)},
+          {"start_at", FormatIsoUtc(e.start)},
+          {"transaction_id", e.transaction_id},
+          {"ts", FormatIsoUtc(e.ts)},
+          {"uid", e.uid},
+          {"username", e.username},
+          {"actor_uid", e.actor_uid},
+          {"actor_username", e.actor_username}};
+}
+
+json NotificationJson(const store::Notification& n) {
+  return {{"actor_uid", n.actor_uid},
+          {"actor_username", n.actor_username},
+          {"created_at", FormatIsoUtc(n.created_at)},
+          {"id", n.id},
+          {"kind", "reservation"},
+          {"message", n.message},
+          {"reason", n.reason},
+          {"reservation_id", n.reservation_id},
+          {"type", n.type}};
+}
+
+json GpuViewJson(const service::GpuView& v) {
+  return {{"gpu", v.gpu},
+          {"administrator_priority", v.priority},
+          {"load_score", v.load_score},
+          {"live_status", v.live_status},
+          {"live_reason", v.live_reason},
+          {"history_sample_count", 0},
+          {"recent_predicted_load_percent", 0.0},
+          {"reservation_pressure_score", v.pressure},
+          {"memory_total_mb", Opt(v.memory_total_mb)},
+          {"memory_free_now_mb", Opt(v.memory_free_mb)},
+          {"projected_memory_headroom_mb", Opt(v.budget_after_mb)}};
+}
+
+}  // namespace
+
+std::string Dump(const std::string& compact_json, JsonStyle style) {
+  if (style == JsonStyle::kLine) return compact_json;
+  return json::parse(compact_json).dump(2);
+}
+
+std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, const engine::Policy& p, engine::Seconds now) {
+  json d = Envelope("booking_result");
+  json selected = json::array();
+  for (const auto& v : o.selected) selected.push_back(GpuViewJson(v));
+  d["allocation"] = {{"selected", selected}};
+  d["allocator"] = {{"source", o.allocator_source},
+                    {"reason", o.replayed ? "committed allocation reused without rerunning allocation" : ""}};
+  d["reservation"] = PublicReservation(o.reservation, caller, p, now);
+  d["status"] = o.status;
+  d["warnings"] = o.warnings;
+  d["worker"] = json();
+  return d.dump();
+}
+
+std::string ReservationsDoc(const service::ListResult& r, uint32_t caller, const engine::Policy& p, engine::Seconds now) {
+  json d = Envelope("reservations");
+  json items = json::array();
+  for (const auto& x : r.reservations) items.push_back(PublicReservation(x, caller, p, now));
+  d.erase("node");
+  d["reservations"] = items;
+  d["total"] = r.total;
+  d["truncated"] = r.truncated;
+  return d.dump();
+}
+
+std::string CancellationDoc(const service::CancelOutcome& o, uint32_t caller, const engine::Policy& p, engine::Seconds now) {
+  json d = Envelope("cancellation_result");
+  d["reservation"] = PublicReservation(o.reservation, caller, p, now);
+  d["replayed"] = o.replayed;
+  d["warning"] = json();
+  return d.dump();
+}
+
+std::string HistoryDoc(const service::HistoryView& v, uint32_t caller, const engine::Policy& p, engine::Seconds now) {
+  json edits = json::array(), events = json::array(), notes = json::array();
+  json cancellation;
+  for (const auto& e : v.events) {
+    events.push_back(EventJson(e));
+    if (e.action == "edit" || e.action == "renew") {
+      edits.push_back({{"action", e.action},
+                       {"actor_uid", e.actor_uid},
+                       {"actor_username", e.actor_username},
+                       {"at", FormatIsoUtc(e.ts)},
+                       {"before", StateOrNull(e.before)},
+                       {"after", StateOrNull(e.after)},
+                       {"op_id", e.op_id},
+                       {"signature", e.signature}});
+    }
+    if (e.action == "cancel" || e.action == "admin-cancel" || e.action == "reclaim") {
+      cancellation = {{"action", e.action},
+                      {"actor_uid", e.actor_uid},
+                      {"actor_username", e.actor_username},
+                      {"at", FormatIsoUtc(e.ts)},
+                      {"op_id", e.op_id},
+                      {"reason", v.reservation.cancellation ? v.reservation.cancellation->reason : e.message}};
+    }
+  }
+  for (const auto& n : v.notifications) notes.push_back(NotificationJson(n));
+  json d = {{"kind", "reservation-history"},
+            {"schema_version", "gpubk.reservation-history.v1"},
+            {"reservation", PublicReservation(v.reservation, caller, p, now)},
+            {"edits", edits},
+            {"events", events},
+            {"cancellation", cancellation},
+            {"notifications", notes}};
+  return d.dump();
+}
+
+std::string LogDoc(const std::vector<store::Event>& events, uint32_t uid, int limit) {
+  json items = json::array();
+  for (const auto& e : events) items.push_back(EventJson(e));
+  json d = {{"kind", "operation-log"}, {"schema_version", "gpubk.audit.v1"}, {"uid", uid},
+            {"limit", limit},         {"events", items},                   {"warning", json()}};
+  return d.dump();
+}
+
+std::string NotificationsDoc(const std::vector<store::Notification>& items) {
+  json list = json::array();
+  for (const auto& n : items) list.push_back(NotificationJson(n));
+  return json{{"kind", "notifications"}, {"schema_version", "gpubk.notifications.v1"}, {"notifications", list}}.dump();
+}
+
+std::string OperationDoc(const service::OperationView& v, uint32_t caller, const engine::Policy& p, engine::Seconds now) {
+  json d = Envelope("operation_status");
+  d["found"] = v.found;
+  d["action"] = v.found ? json(v.action) : json();
+  d["reservation"] = v.reservation ? PublicReservation(*v.reservation, caller, p, now) : json();
+  return d.dump();
+}
+
+std::string RecommendationDoc(const service::Recommendation& r, const engine::Policy& p, engine::Seconds now) {
+  json d = Envelope("recommendation");
+  d["generated_at"] = FormatIsoUtc(now);
+  d["available"] = r.available;
+  d["allocator"] = {{"reason", ""}, {"source", r.request.gpus.empty() ? "builtin" : "fixed-gpu"}, {"warning", ""}};
+  if (r.placement) {
+    json details = json::array();
+    for (const auto& v : r.selected) details.push_back(GpuViewJson(v));
+    d["recommendation"] = {{"gpus", r.placement->gpus},
+                           {"start_at", FormatIsoUtc(r.placement->start)},
+                           {"end_at", FormatIsoUtc(r.placement->end)},
+                           {"queued", r.placement->queued},
+                           {"confidence", r.confidence},
+                           {"gpu_details", details}};
+  } else {
+    d["recommendation"] = json();
+  }
+  d["nearest_available"] = r.nearest ? json{{"gpus", r.nearest->gpus},
+                                            {"start_at", FormatIsoUtc(r.nearest->start)},
+                                            {"end_at", FormatIsoUtc(r.nearest->end)}}
+                                     : json();
+  d["reason"] = r.available ? json() : json(r.reason);
+  const auto& q = r.request;
+  d["request"] = {{"count", q.count},
+                  {"duration_seconds", q.duration},
+                  {"mode", engine::ModeName(q.mode)},
+                  {"start_at", FormatIsoUtc(r.start)},
+                  {"allow_queue", r.allow_queue},
+                  {"preferred_gpus", q.gpus.empty() ? json() : json(q.gpus)},
+                  {"excluded_gpus", q.exclude},
+                  {"expected_memory_mb_per_gpu", Opt(q.memory_mb)},
+                  {"share_units_per_gpu", q.mode == engine::Mode::kShared ? json(q.share_units.value_or(1)) : json()},
+                  {"share_capacity_units_per_gpu", p.share_capacity},
+                  {"cpus", Opt(q.cpus)},
+                  {"ram_mb", Opt(q.ram_mb)}};
+  d["warnings"] = r.warnings;
+  return d.dump();
+}
+
+std::string ConfigDoc(const config::Config& c, const service::PolicyStatus& status, const std::string& transport) {
+  json effective = json::object();
+  for (const auto& [k, v] : c.values) {
+    try {
+      effective[k] = json::parse(v);
+    } catch (const json::exception&) {
+      effective[k] = v;
+    }
+  }
+  effective["data_dir"] = c.data_dir;
+  effective["storage_transport"] = transport;
+  json sources = c.sources;
+  json d = {{"kind", "configuration"},
+            {"schema_version", "gpubk.config.v1"},
+            {"config_version", 1},
+            {"deployment", config::DeploymentName(c.deployment)},
+            {"why", c.why},
+            {"transport", transport},
+            {"config_file", {{"path", c.config_file}, {"present", c.config_file_present}}},
+            {"ledger", c.ledger_path},
+            {"effective", effective},
+            {"sources", sources},
+            {"environment_overrides", c.env_overrides},
+            {"ledger_policy",
+             {{"status", status.status},
+              {"bound", status.status != "unbound"},
+              {"matches", status.status != "mismatch"},
+              {"message", status.message.empty() ? json() : json(status.message)}}},
+            {"warning", json()}};
+  return d.dump();
+}
+
+std::string ErrorDoc(const Error& e) {
+  std::string type = "BookingError";
+  switch (e.kind) {
+    case ErrorKind::kIo: type = "OSError"; break;
+    case ErrorKind::kCorrupt: type = "LedgerCorruptionError"; break;
+    case ErrorKind::kBusy: type = "TimeoutError"; break;
+    case ErrorKind::kPolicy: type = "DaemonPolicyError"; break;
+    default: break;
+  }
+  json d = Envelope("error");
+  d["error"] = {{"message", e.message}, {"type", type}, {"code", ErrorKindName(e.kind)}};
+  return d.dump();
+}
+
+std::string ImportDoc(const service::ImportSummary& s) {
+  return json{{"kind", "import"},
+              {"schema_version", "gpubk.import.v1"},
+              {"reservations", s.reservations},
+              {"active", s.active},
+              {"cancelled", s.cancelled},
+              {"expired", s.expired},
+              {"edits", s.edits},
+              {"notifications", s.notifications},
+              {"operations", s.operations}}
+      .dump();
+}
+
+}  // namespace bk::surface

@@ -1,0 +1,31 @@
+#pragma once
+// The bk.agent.v1 JSON documents (and the other gpubk.* schemas) shared by the
+// CLI's --json output, `bk agent` and MCP. Field names follow the original.
+// nlohmann/json stays out of this header: documents are returned as text.
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "config/config.h"
+#include "service/types.h"
+
+namespace bk::surface {
+
+enum class JsonStyle { kLine, kPretty };
+
+std::string Dump(const std::string& compact_json, JsonStyle style);
+
+std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, const engine::Policy& p, engine::Seconds now);
+std::string ReservationsDoc(const service::ListResult& r, uint32_t caller, const engine::Policy& p, engine::Seconds now);
+std::string CancellationDoc(const service::CancelOutcome& o, uint32_t caller, const engine::Policy& p, engine::Seconds now);
+std::string HistoryDoc(const service::HistoryView& v, uint32_t caller, const engine::Policy& p, engine::Seconds now);
+std::string LogDoc(const std::vector<store::Event>& events, uint32_t uid, int limit);
+std::string NotificationsDoc(const std::vector<store::Notification>& items);
+std::string OperationDoc(const service::OperationView& v, uint32_t caller, const engine::Policy& p, engine::Seconds now);
+std::string RecommendationDoc(const service::Recommendation& r, const engine::Policy& p, engine::Seconds now);
+std::string ConfigDoc(const config::Config& c, const service::PolicyStatus& status, const std::string& transport);
+std::string ErrorDoc(const Error& e);
+std::string ImportDoc(const service::ImportSummary& s);
+
+}  // namespace bk::surface

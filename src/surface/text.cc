@@ -1,0 +1,52 @@
+#include "surface/text.h"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "engine/parse.h"
+
+namespace bk::surface {
+
+std::string ShareText(const engine::Reservation& r, const engine::Policy& p) {
+  if (r.mode == engine::Mode::kExclusive) return "";
+  return fmt::format("share={} slot{} (max {}) ", r.share_units, r.share_units == 1 ? "" : "s", p.share_capacity);
+}
+
+std::string RangeText(engine::Seconds start, engine::Seconds end, const engine::Zone& zone) {
+  return engine::FormatLocal(start, zone) + " -> " + engine::FormatLocal(end, zone);
+}
+
+std::string SlotsText(const engine::Reservation& r, const engine::Policy& p) {
+  if (r.mode == engine::Mode::kExclusive) return "all";
+  return fmt::format("{}/{}", r.share_units, p.share_capacity);
+}
+
+std::string ListDuration(engine::Seconds d) {
+  engine::Seconds h = d / 3600, m = (d % 3600) / 60;
+  std::string hm = h ? (m ? fmt::format("{}h{}m", h, m) : fmt::format("{}h", h)) : fmt::format("{}m", m);
+  if (d >= engine::kDay) return fmt::format("{} ({})", hm, engine::FormatDuration(d));
+  return hm;
+}
+
+int TerminalWidth(int fd, int fallback) {
+  if (const char* c = std::getenv("COLUMNS")) {
+    if (auto v = ParseUint(c); v && *v >= 20 && *v <= 1000) return static_cast<int>(*v);
+  }
+  winsize ws{};
+  if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
+  return fallback;
+}
+
+bool UseColor(int fd) {
+  if (std::getenv("NO_COLOR")) return false;
+  const char* term = std::getenv("TERM");
+  if (term && std::strcmp(term, "dumb") == 0) return false;
+  return isatty(fd);
+}
+
+}  // namespace bk::surface

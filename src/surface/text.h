@@ -1,0 +1,26 @@
+#pragma once
+// Human-readable rendering helpers shared by the CLI and the TUI.
+
+#include <string>
+
+#include "engine/civil_time.h"
+#include "engine/policy.h"
+#include "engine/reservation.h"
+
+namespace bk::surface {
+
+// "share=1 slot (max 2) " for shared, "" for exclusive.
+std::string ShareText(const engine::Reservation& r, const engine::Policy& p);
+// "2026-11-29 18:50 +0000 -> 2026-11-29 19:20 +0000"
+std::string RangeText(engine::Seconds start, engine::Seconds end, const engine::Zone& zone);
+// "1/2" or "all"
+std::string SlotsText(const engine::Reservation& r, const engine::Policy& p);
+// "30m", "1h30m", "124h20m (5d4h20m)"
+std::string ListDuration(engine::Seconds d);
+
+// Terminal width: COLUMNS, else the terminal's, else `fallback`.
+int TerminalWidth(int fd, int fallback);
+// ANSI colour when the stream is a terminal, NO_COLOR is unset and TERM != dumb.
+bool UseColor(int fd);
+
+}  // namespace bk::surface

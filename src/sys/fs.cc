@@ -1,0 +1,343 @@
+#include "sys/fs.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "sys/random.h"
+
+namespace bk::sys {
+
+namespace {
+
+std::string ErrnoText(int err) {
+  char buf[256];
+  // GNU strerror_r: returns a pointer to the message (maybe not `buf`).
+  return strerror_r(err, buf, sizeof buf);
+}
+
+std::string ModeText(mode_t mode) { return fmt::format("{:04o}", mode & 07777); }
+std::string ChmodArg(mode_t mode) { return fmt::format("{:o}", mode & 07777); }
+
+ErrorKind KindForErrno(int err) {
+  switch (err) {
+    case ENOENT: return ErrorKind::kNotFound;
+    case EACCES:
+    case EPERM:
+    case ELOOP: return ErrorKind::kPermission;
+    default: return ErrorKind::kIo;
+  }
+}
+
+std::unexpected<Error> SysFail(int err, const std::string& what) {
+  return Fail(KindForErrno(err), fmt::format("{}: {}", what, ErrnoText(err)));
+}
+
+// Closes a descriptor on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int get() const { return fd_; }
+  bool ok() const { return fd_ >= 0; }
+  // Closes now and reports close(2)'s result (write errors can surface here).
+  int Close() {
+    int rc = fd_ >= 0 ? close(fd_) : 0;
+    fd_ = -1;
+    return rc;
+  }
+
+ private:
+  int fd_;
+};
+
+std::string StripTrailingSlashes(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
+std::unexpected<Error> SymlinkError(const std::string& path) {
+  return Fail(ErrorKind::kPermission,
+              fmt::format("data directory {} is a symbolic link; use the real path", path));
+}
+
+std::unexpected<Error> OwnerError(const std::string& path, uid_t actual, uid_t owner) {
+  return Fail(ErrorKind::kPermission,
+              fmt::format("{} is owned by UID {}, not you (UID {}); use your own data directory", path,
+                          actual, owner));
+}
+
+std::unexpected<Error> WritableError(const std::string& path, mode_t mode, mode_t fix) {
+  return Fail(ErrorKind::kPermission, fmt::format("{} is writable by other users (mode {}); run chmod {} {}",
+                                                  path, ModeText(mode), ChmodArg(fix), path));
+}
+
+// Checks an lstat result for an existing directory. `allowed_write` are the
+// group/other write bits the caller's mode grants on purpose.
+Status CheckDirStat(const std::string& path, const struct stat& st, uid_t owner, mode_t allowed_write,
+                    mode_t fix_mode) {
+  if (S_ISLNK(st.st_mode)) return SymlinkError(path);
+  if (!S_ISDIR(st.st_mode)) {
+    return Fail(
+        ErrorKind::kCorrupt,
+        fmt::format("{} exists but is not a directory; remove it or choose another data directory", path));
+  }
+  if (st.st_uid != owner) return OwnerError(path, st.st_uid, owner);
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) & ~allowed_write) return WritableError(path, st.st_mode, fix_mode);
+  return Ok();
+}
+
+Status CheckFileStat(const std::string& path, const struct stat& st, uid_t owner) {
+  if (S_ISLNK(st.st_mode)) {
+    return Fail(
+        ErrorKind::kPermission,
+        fmt::format("{} is a symbolic link; refusing to follow it; put the real file in its place", path));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Fail(ErrorKind::kCorrupt,
+                fmt::format("{} is not a regular file; remove it or choose another data directory", path));
+  }
+  if (st.st_nlink != 1) {
+    return Fail(ErrorKind::kCorrupt,
+                fmt::format("{} has {} hard links; refusing it; remove the other links", path, st.st_nlink));
+  }
+  if (st.st_uid != owner) return OwnerError(path, st.st_uid, owner);
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) return WritableError(path, st.st_mode, 0600);
+  return Ok();
+}
+
+// Sets the mode of a directory we just created, exactly (umask does not apply).
+Status SetNewDirMode(const std::string& path, mode_t mode) {
+  Fd fd(open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.ok()) {
+    if (errno == ELOOP || errno == ENOTDIR) return SymlinkError(path);  // swapped behind our back
+    return SysFail(errno, fmt::format("cannot open directory {}", path));
+  }
+  if (fchmod(fd.get(), mode) != 0) return SysFail(errno, fmt::format("cannot set the mode of {}", path));
+  return Ok();
+}
+
+Status FsyncDir(const std::string& dir) {
+  Fd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.ok()) return SysFail(errno, fmt::format("cannot open directory {}", dir));
+  if (fsync(fd.get()) != 0) return SysFail(errno, fmt::format("cannot sync directory {}", dir));
+  return Ok();
+}
+
+}  // namespace
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+std::string Dirname(const std::string& path) {
+  if (path.empty()) return ".";
+  std::string p = StripTrailingSlashes(path);
+  auto slash = p.rfind('/');
+  if (slash == std::string::npos) return ".";
+  p.resize(slash);
+  p = StripTrailingSlashes(p);
+  return p.empty() ? "/" : p;
+}
+
+std::string Basename(const std::string& path) {
+  std::string p = StripTrailingSlashes(path);
+  if (p == "/") return p;
+  auto slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  if (name.empty()) return dir;
+  if (dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+Status EnsurePrivateDir(const std::string& dir, mode_t mode, uid_t owner) {
+  if (dir.empty()) return Invalid("the data directory path is empty");
+  const std::string path = StripTrailingSlashes(dir);
+  const mode_t allowed_write = mode & (S_IWGRP | S_IWOTH);
+
+  // Every prefix that names a component: "/a", "/a/b", "/a/b/c".
+  std::vector<std::string> prefixes;
+  for (size_t i = 1; i <= path.size(); ++i) {
+    if (i == path.size() || (path[i] == '/' && path[i - 1] != '/')) prefixes.push_back(path.substr(0, i));
+  }
+  if (prefixes.empty()) prefixes.push_back(path);
+
+  // The deepest component that exists already.
+  int deepest = -1;
+  struct stat st;
+  for (int i = static_cast<int>(prefixes.size()) - 1; i >= 0; --i) {
+    if (lstat(prefixes[i].c_str(), &st) == 0) {
+      deepest = i;
+      break;
+    }
+    if (errno != ENOENT) return SysFail(errno, fmt::format("cannot inspect {}", prefixes[i]));
+  }
+  const int last = static_cast<int>(prefixes.size()) - 1;
+  if (deepest == last) return CheckDirStat(path, st, owner, allowed_write, mode);
+  if (deepest >= 0) {
+    // We are about to create entries inside it: it must be a real directory.
+    if (S_ISLNK(st.st_mode)) {
+      return Fail(ErrorKind::kPermission,
+                  fmt::format("cannot create data directory {}: {} is a symbolic link; use the real path",
+                              path, prefixes[deepest]));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      return Fail(ErrorKind::kInvalid, fmt::format("cannot create data directory {}: {} is not a directory",
+                                                   path, prefixes[deepest]));
+    }
+  }
+  for (int i = deepest + 1; i <= last; ++i) {
+    if (mkdir(prefixes[i].c_str(), 0700) != 0) {
+      int err = errno;
+      // Someone else created it first: judge what is there now.
+      if (err == EEXIST && lstat(prefixes[i].c_str(), &st) == 0) {
+        if (i == last) return CheckDirStat(path, st, owner, allowed_write, mode);
+        if (S_ISLNK(st.st_mode)) return SymlinkError(prefixes[i]);
+        if (S_ISDIR(st.st_mode)) continue;
+      }
+      return SysFail(err, fmt::format("cannot create directory {}", prefixes[i]));
+    }
+    BK_TRY(SetNewDirMode(prefixes[i], mode));
+  }
+  return Ok();
+}
+
+Status CheckPrivateDir(const std::string& dir, uid_t owner) {
+  const std::string path = StripTrailingSlashes(dir);
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT)
+      return Fail(ErrorKind::kNotFound, fmt::format("data directory {} does not exist", path));
+    return SysFail(errno, fmt::format("cannot inspect {}", path));
+  }
+  return CheckDirStat(path, st, owner, 0, 0700);
+}
+
+Status CheckDataFile(const std::string& path, uid_t owner) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Fail(ErrorKind::kNotFound, fmt::format("data file {} does not exist", path));
+    return SysFail(errno, fmt::format("cannot inspect {}", path));
+  }
+  return CheckFileStat(path, st, owner);
+}
+
+Status CreateDataFile(const std::string& path, mode_t mode, uid_t owner) {
+  Fd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600));
+  if (!fd.ok()) {
+    if (errno == EEXIST) return CheckDataFile(path, owner);
+    return SysFail(errno, fmt::format("cannot create {}", path));
+  }
+  if (fchmod(fd.get(), mode) != 0) {
+    int err = errno;
+    unlink(path.c_str());
+    return SysFail(err, fmt::format("cannot set the mode of {}", path));
+  }
+  if (fd.Close() != 0) return SysFail(errno, fmt::format("cannot create {}", path));
+  return Ok();
+}
+
+Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) {
+  Fd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (!fd.ok()) {
+    if (errno == ELOOP) {
+      return Fail(
+          ErrorKind::kPermission,
+          fmt::format("{} is a symbolic link; refusing to follow it; put the real file in its place", path));
+    }
+    return SysFail(errno, fmt::format("cannot read {}", path));
+  }
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0) return SysFail(errno, fmt::format("cannot read {}", path));
+  if (!S_ISREG(st.st_mode)) return Fail(ErrorKind::kInvalid, fmt::format("{} is not a regular file", path));
+  auto too_big = [&] {
+    return Fail(ErrorKind::kInvalid, fmt::format("{} is larger than {} bytes", path, max_bytes));
+  };
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) return too_big();
+  std::string out;
+  out.reserve(static_cast<size_t>(st.st_size));
+  char buf[65536];
+  while (true) {
+    ssize_t n = read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return SysFail(errno, fmt::format("cannot read {}", path));
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<size_t>(n) > max_bytes) return too_big();  // grew while we read
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+Status WriteFileAtomic(const std::string& path, const std::string& data, mode_t mode) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) == 0) {
+    if (S_ISLNK(st.st_mode)) {
+      return Fail(
+          ErrorKind::kPermission,
+          fmt::format("refusing to replace {}: it is a symbolic link; put the real file in its place", path));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      return Fail(ErrorKind::kCorrupt, fmt::format("refusing to replace {}: it is not a regular file", path));
+    }
+    if (st.st_nlink != 1) {
+      return Fail(
+          ErrorKind::kCorrupt,
+          fmt::format("refusing to replace {}: it has {} hard links; remove the others", path, st.st_nlink));
+    }
+  } else if (errno != ENOENT) {
+    return SysFail(errno, fmt::format("cannot inspect {}", path));
+  }
+
+  const std::string dir = Dirname(path);
+  std::string tmp = JoinPath(dir, fmt::format(".{}.{}.tmp", Basename(path), NewUuid().substr(0, 8)));
+  Fd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd.ok()) return SysFail(errno, fmt::format("cannot write {}", path));
+
+  auto fail = [&](int err, const std::string& what) {
+    fd.Close();
+    unlink(tmp.c_str());
+    return SysFail(err, what);
+  };
+  if (fchmod(fd.get(), mode) != 0) return fail(errno, fmt::format("cannot set the mode of {}", tmp));
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd.get(), data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(errno, fmt::format("cannot write {}", path));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (fsync(fd.get()) != 0) return fail(errno, fmt::format("cannot sync {}", path));
+  if (fd.Close() != 0) {
+    int err = errno;
+    unlink(tmp.c_str());
+    return SysFail(err, fmt::format("cannot write {}", path));
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    unlink(tmp.c_str());
+    return SysFail(err, fmt::format("cannot replace {}", path));
+  }
+  return FsyncDir(dir);
+}
+
+}  // namespace bk::sys

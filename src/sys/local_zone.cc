@@ -1,0 +1,71 @@
+#include "sys/local_zone.h"
+
+#include <algorithm>
+#include <ctime>
+#include <optional>
+#include <vector>
+
+namespace bk::sys {
+
+namespace {
+
+int64_t DaysFromCivil(int64_t y, int m, int d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+// The civil time read as if it were UTC.
+engine::Seconds AsUtc(const engine::CivilTime& c) {
+  return DaysFromCivil(c.year, c.month, c.day) * 86400 + c.hour * 3600 + c.minute * 60 + c.second;
+}
+
+}  // namespace
+
+int64_t LocalZone::OffsetAt(engine::Seconds utc) const {
+  time_t t = static_cast<time_t>(utc);
+  tm local{};
+  if (localtime_r(&t, &local) == nullptr) return 0;
+  return local.tm_gmtoff;
+}
+
+// An instant t names `local` exactly when t + OffsetAt(t) == wall, where wall is
+// the civil time read as UTC. Every offset in effect within a day of `wall` is a
+// candidate (plus whatever mktime picks, for zones with odd transitions):
+//  - one candidate fits: the usual case;
+//  - two fit (the hour repeated when clocks go back): the earlier instant, i.e.
+//    the first occurrence;
+//  - none fits (the hour skipped when clocks go forward): the wall time is read
+//    with the offset in effect before the change, which lands after the gap:
+//    02:30 on a spring-forward night becomes 03:30, moved forward by the gap.
+engine::Seconds LocalZone::FromLocal(const engine::CivilTime& local) const {
+  const engine::Seconds wall = AsUtc(local);
+  std::vector<int64_t> offsets = {OffsetAt(wall - 86400), OffsetAt(wall), OffsetAt(wall + 86400)};
+  tm parts{};
+  parts.tm_year = local.year - 1900;
+  parts.tm_mon = local.month - 1;
+  parts.tm_mday = local.day;
+  parts.tm_hour = local.hour;
+  parts.tm_min = local.minute;
+  parts.tm_sec = local.second;
+  parts.tm_isdst = -1;
+  time_t guess = mktime(&parts);
+  if (guess != static_cast<time_t>(-1)) offsets.push_back(wall - static_cast<engine::Seconds>(guess));
+
+  std::optional<engine::Seconds> best;
+  for (int64_t off : offsets) {
+    engine::Seconds t = wall - off;
+    if (OffsetAt(t) == off && (!best || t < *best)) best = t;
+  }
+  if (best) return *best;
+  // In a gap: the offset before the change is the smaller one, so wall - offset
+  // is the latest candidate.
+  engine::Seconds latest = wall - offsets.front();
+  for (int64_t off : offsets) latest = std::max(latest, wall - off);
+  return latest;
+}
+
+}  // namespace bk::sys

@@ -1,0 +1,79 @@
+#include "sys/users.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <vector>
+
+#include "base/strings.h"
+
+namespace bk::sys {
+
+namespace {
+
+size_t InitialBufferSize() {
+  long n = sysconf(_SC_GETPW_R_SIZE_MAX);
+  return n > 0 ? static_cast<size_t>(n) : 4096;
+}
+
+constexpr size_t kMaxBuffer = 1 << 20;
+
+// Calls getpwuid_r / getpwnam_r, growing the buffer on ERANGE. `fn` receives the
+// buffer and returns the errno-style result.
+template <class Fn>
+bool LookupPasswd(Fn fn, passwd& pw, std::vector<char>& buf) {
+  buf.resize(InitialBufferSize());
+  while (true) {
+    passwd* result = nullptr;
+    int rc = fn(&pw, buf.data(), buf.size(), &result);
+    if (rc == ERANGE && buf.size() < kMaxBuffer) {
+      buf.resize(buf.size() * 2);
+      continue;
+    }
+    if (rc == EINTR) continue;
+    return rc == 0 && result != nullptr;
+  }
+}
+
+}  // namespace
+
+uid_t CurrentUid() { return getuid(); }
+
+std::string UserName(uid_t uid) {
+  passwd pw{};
+  std::vector<char> buf;
+  bool found = LookupPasswd(
+      [uid](passwd* p, char* b, size_t n, passwd** r) { return getpwuid_r(uid, p, b, n, r); }, pw, buf);
+  if (found && pw.pw_name != nullptr && pw.pw_name[0] != '\0') return pw.pw_name;
+  return std::to_string(uid);
+}
+
+std::optional<uid_t> UidForName(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  passwd pw{};
+  std::vector<char> buf;
+  bool found = LookupPasswd(
+      [&name](passwd* p, char* b, size_t n, passwd** r) { return getpwnam_r(name.c_str(), p, b, n, r); }, pw,
+      buf);
+  if (found) return pw.pw_uid;
+  // The inverse of UserName's fallback: a decimal UID without a passwd entry.
+  if (auto v = ParseUint(name); v && *v <= static_cast<int64_t>(static_cast<uid_t>(-2))) {
+    return static_cast<uid_t>(*v);
+  }
+  return std::nullopt;
+}
+
+std::string HomeDir() {
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') return home;
+  passwd pw{};
+  std::vector<char> buf;
+  uid_t uid = getuid();
+  bool found = LookupPasswd(
+      [uid](passwd* p, char* b, size_t n, passwd** r) { return getpwuid_r(uid, p, b, n, r); }, pw, buf);
+  if (found && pw.pw_dir != nullptr && pw.pw_dir[0] == '/') return pw.pw_dir;
+  return "";
+}
+
+}  // namespace bk::sys
