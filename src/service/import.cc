@@ -256,7 +256,8 @@ class Importer {
                                  ? version->dump()
                                  : version->type_name()));
     BK_TRY(CheckPolicy(doc));
-    if (Field(doc, "last_transaction_id")) BK_TRY(NeedText(doc, "ledger", "last_transaction_id", 128));
+    if (const json* tx = Field(doc, "last_transaction_id"))
+      BK_TRY(BoundedText(*tx, "last_transaction_id", 128));
     const json* reservations = Field(doc, "reservations");
     if (!reservations || !reservations->is_array()) return Bad("reservations must be a list");
     needed_gpus_ = HighestGpu(*reservations) + 1;

@@ -431,6 +431,8 @@ const BadCase kBadCases[] = {
     {"VersionTwo", [](json& d) { d["version"] = 2; }, "unsupported ledger version 2"},
     {"VersionBoolean", [](json& d) { d["version"] = true; }, "unsupported ledger version true"},
     {"VersionMissing", [](json& d) { d.erase("version"); }, "unsupported ledger version"},
+    {"BadLastTransactionId", [](json& d) { d["last_transaction_id"] = ""; },
+     "last_transaction_id must be 1-128 characters"},
     {"ReservationsNotList", [](json& d) { d["reservations"] = json::object(); },
      "reservations must be a list"},
     {"PolicyGpuCount", [](json& d) { d["policy"]["gpu_count"] = 8; },
