@@ -15,7 +15,7 @@ namespace bk::cli {
 
 Result<client::Ledger*> Context::Ledger() {
   if (!ledger) {
-    BK_ASSIGN_OR_RETURN(ledger, client::OpenDirect(config, *clock));
+    BK_ASSIGN_OR_RETURN(ledger, client::Open(config, *clock));
   }
   return ledger.get();
 }
@@ -76,6 +76,7 @@ const std::map<std::string, Command>& Commands() {
       {"config", RunConfig},
       {"cfg", RunConfig},
       {"admin", RunAdmin},
+      {"server", RunServer},
   };
   return table;
 }
@@ -134,7 +135,14 @@ int Main(int argc, char** argv) {
     }
   }
 
-  if (auto st = Setup(ctx); !st) return Report(ctx, st.error());
+  if (auto st = Setup(ctx); !st) {
+    // `bk server ...` must work even when the remembered server is broken:
+    // that is how a user gets out of it.
+    if (args.empty() || args[0] != "server") return Report(ctx, st.error());
+    ctx.config = config::Config{};
+    ctx.zone = std::make_unique<sys::LocalZone>();
+    ctx.clock = std::make_unique<sys::RealClock>();
+  }
 
   Result<int> rc = 0;
   if (args.empty()) {

@@ -41,8 +41,14 @@ Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args) {
   const engine::Policy& p = c.policy;
   ctx.Print("GPUBK configuration");
   ctx.Print(fmt::format("deployment: {} ({})", config::DeploymentName(c.deployment), c.why));
-  ctx.Print(fmt::format("transport: {} (in-process SQLite ledger)", ledger->Transport()));
-  ctx.Print(fmt::format("ledger: {}{}", c.ledger_path, sys::Exists(c.ledger_path) ? "" : " (created at the first booking)"));
+  if (ledger->Transport() == "socket") {
+    ctx.Print(fmt::format("transport: socket {} (daemon of {}; identity from the kernel)", c.socket_path, c.owner));
+    ctx.Print(fmt::format("ledger: {} (held by the daemon)", c.ledger_path));
+  } else {
+    ctx.Print("transport: direct (in-process SQLite ledger)");
+    ctx.Print(fmt::format("ledger: {}{}", c.ledger_path,
+                          sys::Exists(c.ledger_path) ? "" : " (created at the first booking)"));
+  }
   ctx.Print(fmt::format("source: {} ({})", c.config_file, c.config_file_present ? "present" : "absent: defaults/environment"));
   if (!c.env_overrides.empty()) ctx.Print("environment overrides: " + Join(c.env_overrides, ", "));
   ctx.Print(fmt::format("scheduling: GPUs={} ({}) slice={} shared={} queue={}h horizon={}d", p.gpu_count,

@@ -46,6 +46,7 @@ Result<int> RunLog(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunServer(Context& ctx, const std::vector<std::string>& args);
 
 // Shared by booking-like commands: the printed result line.
 std::string BookingLine(const std::string& status, const engine::Reservation& r, const engine::Policy& p,

@@ -39,5 +39,9 @@ class Ledger {
 
 // The private ledger of this user, identity from getuid().
 Result<std::unique_ptr<Ledger>> OpenDirect(const config::Config& config, const sys::Clock& clock);
+// A server's daemon over its Unix socket; fails when it is not running.
+Result<std::unique_ptr<Ledger>> OpenRemote(const config::Config& config, const sys::Clock& clock);
+// Whichever the configuration names.
+Result<std::unique_ptr<Ledger>> Open(const config::Config& config, const sys::Clock& clock);
 
 }  // namespace bk::client

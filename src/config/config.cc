@@ -14,6 +14,7 @@
 #include "engine/parse.h"
 #include "gpu/source.h"
 #include "sys/fs.h"
+#include "sys/trust.h"
 #include "sys/users.h"
 
 namespace bk::config {
@@ -327,7 +328,125 @@ Result<json> ReadConfigFile(const std::string& path, uid_t uid) {
   return doc;
 }
 
+// Applies `doc`'s known keys (skipping those in `ignore`), refusing unknown ones.
+Status ApplyDocument(const json& doc, const std::string& where, Config& c, const std::vector<std::string>& ignore) {
+  for (const auto& [key, value] : doc.items()) {
+    if (std::find(ignore.begin(), ignore.end(), key) != ignore.end()) continue;
+    if (key == "config_version") {
+      if (!value.is_number_integer() || value.get<int64_t>() != 1)
+        return Invalid(fmt::format("{}: config_version must be 1", where));
+      continue;
+    }
+    auto it = std::find_if(Keys().begin(), Keys().end(), [&](const Key& k) { return key == k.name; });
+    if (it == Keys().end()) return Invalid(fmt::format("{}: unknown key {}{}", where, key, Suggest(key)));
+    if (auto st = it->apply(value, c); !st) return Invalid(fmt::format("{}: {}", where, st.error().message));
+    c.values[key] = value.dump();
+    c.sources[key] = "file";
+  }
+  return Ok();
+}
+
+void Defaults(Config& c) {
+  for (const auto& k : Keys()) {
+    c.values[k.name] = k.default_text;
+    c.sources[k.name] = "default";
+  }
+}
+
+Status Finish(Config& c) {
+  if (c.gpu_count_detected) {
+    c.policy.gpu_count = DetectGpuCount(c.gpu_sim_file);
+    c.values["gpu_count"] = std::to_string(c.policy.gpu_count);
+    c.sources["gpu_count"] = "detected";
+  }
+  for (int g : c.policy.disabled_gpus)
+    if (g >= c.policy.gpu_count)
+      return Invalid(fmt::format("disabled_gpus names GPU {} but gpu_count is {}", g, c.policy.gpu_count));
+  if (c.policy.EnabledGpus().empty()) return Invalid("disabled_gpus disables every GPU; leave at least one enabled");
+  return Ok();
+}
+
+const std::vector<std::string> kServerOnlyKeys = {"schema_version", "directory", "owner_uid", "owner", "socket",
+                                                  "data_dir", "access", "group", "gid", "test_now"};
+
 }  // namespace
+
+std::string ConnectionFile(const EnvFn& env) {
+  auto xdg = env("XDG_CONFIG_HOME");
+  std::string base = (xdg && StartsWith(*xdg, "/")) ? *xdg : sys::HomeDir() + "/.config";
+  return base + "/gpubk/server.json";
+}
+
+Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool trusted) {
+  Config c;
+  Defaults(c);
+  c.server_config = path;
+  c.config_file = path;
+  if (!StartsWith(path, "/")) return Invalid(fmt::format("server config {} must be an absolute path", path));
+  if (!sys::Exists(path))
+    return Invalid(fmt::format("server config {} does not exist; check the path or run `bk server init`", path));
+  auto text = sys::ReadSmallFile(path, 1 << 20);
+  if (!text) return Invalid(fmt::format("cannot read server config {}: {}", path, text.error().message));
+  json doc;
+  try {
+    doc = json::parse(*text);
+  } catch (const json::exception&) {
+    return Invalid(fmt::format("server config {} is not valid JSON", path));
+  }
+  if (!doc.is_object() || doc.value("schema_version", "") != "gpubk.server.v1")
+    return Invalid(fmt::format("{} is not a GPUBK server config (schema_version gpubk.server.v1)", path));
+  auto str = [&](const char* key) -> Result<std::string> {
+    if (!doc.contains(key) || !doc[key].is_string() || doc[key].get<std::string>().empty())
+      return Invalid(fmt::format("{}: {} must be a non-empty string", path, key));
+    return doc[key].get<std::string>();
+  };
+  if (!doc.contains("owner_uid") || !doc["owner_uid"].is_number_unsigned())
+    return Invalid(fmt::format("{}: owner_uid must be a UID", path));
+  c.owner_uid = doc["owner_uid"].get<uint32_t>();
+  c.owner = sys::UserName(c.owner_uid);
+  if (trusted) BK_TRY(sys::CheckTrustedFile(path, c.owner_uid));
+  BK_ASSIGN_OR_RETURN(c.socket_path, str("socket"));
+  BK_ASSIGN_OR_RETURN(c.data_dir, str("data_dir"));
+  c.access = doc.value("access", "world");
+  if (c.access != "world" && c.access != "group") return Invalid(fmt::format("{}: access must be world or group", path));
+  c.group = doc.value("group", "");
+  if (doc.contains("gid") && doc["gid"].is_number_unsigned()) c.gid = doc["gid"].get<uint32_t>();
+#ifdef BK_TEST_HOOKS
+  if (doc.contains("test_now") && doc["test_now"].is_string()) c.server_test_now = doc["test_now"].get<std::string>();
+#endif
+  c.ledger_path = sys::JoinPath(c.data_dir, "ledger.db");
+  c.deployment = path == "/etc/gpubk/config.json" ? Deployment::kSystem : Deployment::kServer;
+  c.pause_sampling_during_exclusive = true;
+  c.values["pause_sampling_during_exclusive"] = "true";
+  c.gpu_count_detected = true;
+  c.gpu_sim_file = env("BK_GPU_SIM_FILE").value_or("");
+  BK_TRY(ApplyDocument(doc, path, c, kServerOnlyKeys));
+  c.config_file_present = true;
+  BK_TRY(Finish(c));
+  return c;
+}
+
+std::string RenderServerConfig(const ServerSpec& s) {
+  json j = {{"schema_version", "gpubk.server.v1"},
+            {"config_version", 1},
+            {"directory", s.directory},
+            {"owner_uid", s.owner_uid},
+            {"owner", s.owner},
+            {"socket", s.directory + "/run/broker.sock"},
+            {"data_dir", s.directory + "/data"},
+            {"access", s.access},
+            {"gpu_count", s.gpu_count},
+            {"slot_minutes", s.slot_minutes},
+            {"max_shared_users", s.max_shared},
+            {"pause_sampling_during_exclusive", true}};
+  if (s.host_cpus) j["host_cpus"] = *s.host_cpus;
+  if (s.host_ram_mb) j["host_ram_mb"] = *s.host_ram_mb;
+  if (s.access == "group") {
+    j["group"] = s.group;
+    if (s.gid) j["gid"] = *s.gid;
+  }
+  return j.dump(2) + "\n";
+}
 
 const char* DeploymentName(Deployment d) {
   switch (d) {
@@ -347,8 +466,43 @@ EnvFn ProcessEnv() {
 }
 
 Result<Config> Load(const EnvFn& env) {
-  Config c;
   uid_t uid = sys::CurrentUid();
+  // Shared deployments: BK_CONFIG_FILE > the server this user connected to > /etc/gpubk.
+  if (!env("BK_DATA_DIR")) {
+    std::string why;
+    std::string server;
+    if (auto f = env("BK_CONFIG_FILE"); f && !f->empty()) {
+      server = *f;
+      why = "BK_CONFIG_FILE is set";
+    } else if (std::string conn = ConnectionFile(env); sys::Exists(conn)) {
+      auto text = sys::ReadSmallFile(conn, 64 * 1024);
+      json j;
+      try {
+        j = json::parse(text.value_or(""));
+      } catch (const json::exception&) {
+        return Invalid(fmt::format("{} is not valid JSON; run `bk server disconnect` and connect again", conn));
+      }
+      if (!j.is_object() || !j.contains("config") || !j["config"].is_string())
+        return Invalid(fmt::format("{} does not name a server config; run `bk server connect CONFIG` again", conn));
+      server = j["config"].get<std::string>();
+      why = fmt::format("connected with `bk server connect` ({})", conn);
+    } else if (sys::Exists("/etc/gpubk/config.json")) {
+      server = "/etc/gpubk/config.json";
+      why = "system deployment /etc/gpubk/config.json";
+    }
+    if (!server.empty()) {
+      BK_ASSIGN_OR_RETURN(Config c, LoadServer(server, env, false));
+      c.why = why;
+      for (const char* name : {"BK_CONFIG_FILE", "BK_GPU_SIM_FILE", "BK_TEST_NOW"})
+        if (env(name)) c.env_overrides.push_back(name);
+#ifdef BK_TEST_HOOKS
+      c.test_now = env("BK_TEST_NOW");
+#endif
+      return c;
+    }
+  }
+
+  Config c;
   if (auto dir = env("BK_DATA_DIR")) {
     if (dir->empty() || dir->size() > 4096 || dir->find('\0') != std::string::npos)
       return Invalid("BK_DATA_DIR must be a non-empty path of at most 4096 characters");
@@ -366,29 +520,14 @@ Result<Config> Load(const EnvFn& env) {
   c.config_file = sys::JoinPath(c.data_dir, "config.json");
   c.gpu_sim_file = env("BK_GPU_SIM_FILE").value_or("");
   c.gpu_count_detected = true;
-
-  for (const auto& k : Keys()) {
-    c.values[k.name] = k.default_text;
-    c.sources[k.name] = "default";
-  }
+  c.owner_uid = uid;
+  c.owner = sys::UserName(uid);
+  Defaults(c);
 
   if (sys::Exists(c.config_file)) {
     c.config_file_present = true;
     BK_ASSIGN_OR_RETURN(json doc, ReadConfigFile(c.config_file, uid));
-    for (const auto& [key, value] : doc.items()) {
-      if (key == "config_version") {
-        if (!value.is_number_integer() || value.get<int64_t>() != 1)
-          return Invalid(fmt::format("{}: config_version must be 1", c.config_file));
-        continue;
-      }
-      auto it = std::find_if(Keys().begin(), Keys().end(), [&](const Key& k) { return key == k.name; });
-      if (it == Keys().end())
-        return Invalid(fmt::format("{}: unknown key {}{}", c.config_file, key, Suggest(key)));
-      if (auto st = it->apply(value, c); !st)
-        return Invalid(fmt::format("{}: {}", c.config_file, st.error().message));
-      c.values[key] = value.dump();
-      c.sources[key] = "file";
-    }
+    BK_TRY(ApplyDocument(doc, c.config_file, c, {}));
   }
   for (const auto& k : Keys()) {
     std::string name = EnvName(k.name);
@@ -402,16 +541,7 @@ Result<Config> Load(const EnvFn& env) {
   for (const char* name : {"BK_DATA_DIR", "BK_GPU_SIM_FILE", "BK_TEST_NOW"})
     if (env(name)) c.env_overrides.push_back(name);
   std::sort(c.env_overrides.begin(), c.env_overrides.end());
-
-  if (c.gpu_count_detected) {
-    c.policy.gpu_count = DetectGpuCount(c.gpu_sim_file);
-    c.values["gpu_count"] = std::to_string(c.policy.gpu_count);
-    c.sources["gpu_count"] = "detected";
-  }
-  for (int g : c.policy.disabled_gpus)
-    if (g >= c.policy.gpu_count)
-      return Invalid(fmt::format("disabled_gpus names GPU {} but gpu_count is {}", g, c.policy.gpu_count));
-  if (c.policy.EnabledGpus().empty()) return Invalid("disabled_gpus disables every GPU; leave at least one enabled");
+  BK_TRY(Finish(c));
 #ifdef BK_TEST_HOOKS
   c.test_now = env("BK_TEST_NOW");
 #endif

@@ -41,6 +41,16 @@ struct Config {
   double monitor_interval_seconds = 2.0;
   std::optional<std::string> test_now;  // BK_TEST_NOW (test builds, private mode)
 
+  // Shared deployments (server/system): the daemon's config file.
+  std::string server_config;  // .../config.json of `bk server init` or /etc/gpubk/config.json
+  std::string socket_path;
+  uint32_t owner_uid = 0;     // who runs `bk server serve`; an administrator
+  std::string owner;
+  std::string access = "world";  // world | group
+  std::string group;
+  std::optional<uint32_t> gid;
+  std::optional<std::string> server_test_now;  // the daemon's clock in test builds
+
   // key -> rendered JSON value, and key -> "default" | "file" | "environment" | "detected"
   std::map<std::string, std::string> values;
   std::map<std::string, std::string> sources;
@@ -50,6 +60,28 @@ struct Config {
 // Loads the configuration. Bad values fail with one line naming the key and
 // the accepted range.
 Result<Config> Load(const EnvFn& env);
+// Loads a server's config.json (for `bk server serve --config` and clients).
+// With `trusted`, the file and its ancestors must be safe (sys/trust.h).
+Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool trusted);
+
+// Where `bk server connect` remembers the choice: $XDG_CONFIG_HOME/gpubk/server.json.
+std::string ConnectionFile(const EnvFn& env);
+
+// The documented server config format (gpubk.server.v1), written by `bk server init`.
+struct ServerSpec {
+  std::string directory;
+  uint32_t owner_uid = 0;
+  std::string owner;
+  int gpu_count = 1;
+  std::optional<int64_t> host_cpus;
+  std::optional<int64_t> host_ram_mb;
+  std::string access = "world";
+  std::string group;
+  std::optional<uint32_t> gid;
+  int slot_minutes = 5;
+  int max_shared = 2;
+};
+std::string RenderServerConfig(const ServerSpec& spec);
 
 // The ledger-bound part of the policy, as canonical JSON, compared key by key
 // with what a ledger recorded at its first write.

@@ -38,7 +38,10 @@ Result<store::LedgerStore*> BookingService::Impl::Writer() {
 }
 
 Result<gpu::Snapshot> BookingService::Impl::Telemetry() {
-  if (snapshot) return *snapshot;
+  auto age = std::chrono::steady_clock::now() - snapshot_at;
+  bool fresh = deps.snapshot_ttl_ms <= 0 || age < std::chrono::milliseconds(deps.snapshot_ttl_ms);
+  if (snapshot && fresh) return *snapshot;
+  snapshot_at = std::chrono::steady_clock::now();
   if (!deps.config->gpu_sim_file.empty()) {
     gpu::SimFileSource sim(deps.config->gpu_sim_file);
     BK_ASSIGN_OR_RETURN(snapshot, sim.Load(policy().gpu_count));
@@ -261,6 +264,12 @@ BookingService::BookingService(Deps deps) : impl_(std::make_unique<Impl>(deps)) 
 BookingService::~BookingService() = default;
 
 Seconds BookingService::Now() const { return impl_->Now(); }
+
+Status BookingService::Open() {
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
+  (void)s;
+  return Ok();
+}
 const engine::Policy& BookingService::policy() const { return impl_->policy(); }
 
 Result<BookingOutcome> BookingService::Create(const Actor& actor, const CreateRequest& request) {

@@ -24,6 +24,7 @@ class BookingService {
     gpu::GpuSource* gpus = nullptr;
     uid_t data_owner = 0;  // who owns the ledger files
     bool exclusive_store = false;  // the daemon holds the ledger alone
+    int snapshot_ttl_ms = 0;       // 0: one sample per service object (a CLI run); >0: refresh when older
   };
   explicit BookingService(Deps deps);
   ~BookingService();
@@ -47,6 +48,9 @@ class BookingService {
 
   // Loads a ledger.json of the Python original into an empty ledger.
   Result<ImportSummary> ImportUpstream(const Actor& actor, const std::string& json_text);
+
+  // Opens (creating if needed) the ledger now rather than at the first call.
+  ::bk::Status Open();
 
   engine::Seconds Now() const;
   const engine::Policy& policy() const;

@@ -1,6 +1,7 @@
 #pragma once
 // Internals shared by the service's source files; not part of its interface.
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@ struct BookingService::Impl {
   Deps deps;
   std::unique_ptr<store::LedgerStore> store;
   std::optional<gpu::Snapshot> snapshot;
+  std::chrono::steady_clock::time_point snapshot_at;
 
   const engine::Policy& policy() const { return deps.config->policy; }
   engine::Seconds Now() const { return deps.clock->Now(); }

@@ -236,42 +236,59 @@ Result<std::unique_ptr<LedgerStore>> LedgerStore::Open(const OpenOptions& o) {
 
 Status LedgerStore::Configure(const OpenOptions& o) {
   sqlite3_busy_timeout(db_->raw(), o.busy_timeout_ms);
+  // Look before touching: a file that is not ours must be refused unchanged,
+  // so the journal mode is switched only after the schema check.
+  BK_ASSIGN_OR_RETURN(int64_t version, UserVersion());
+  if (version == 0) {
+    BK_ASSIGN_OR_RETURN(int64_t tables, TableCount());
+    if (tables > 0)
+      return Fail(ErrorKind::kCorrupt,
+                  fmt::format("{} is an SQLite database but not a GPUBK ledger; move it aside", path_));
+  }
   if (o.exclusive) BK_TRY(db_->Exec("PRAGMA locking_mode=EXCLUSIVE"));
-  // journal_mode reports the mode it ended up in; a file that is not a database fails here.
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("PRAGMA journal_mode=WAL"));
-  BK_ASSIGN_OR_RETURN(bool row, st.Step());
-  (void)row;
+  {
+    BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("PRAGMA journal_mode=WAL"));
+    BK_ASSIGN_OR_RETURN(bool row, st.Step());
+    (void)row;
+  }
   BK_TRY(db_->Exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON"));
   return Ok();
 }
 
-Status LedgerStore::Migrate() {
+// Each read runs in its own statement that is finalised before returning: a
+// statement left open would pin a read snapshot and make BEGIN IMMEDIATE fail
+// at once instead of waiting for the busy timeout.
+Result<int64_t> LedgerStore::UserVersion() {
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("PRAGMA user_version"));
   BK_ASSIGN_OR_RETURN(bool row, st.Step());
-  int64_t version = row ? st.Int(0) : 0;
+  return row ? st.Int(0) : 0;
+}
+
+Result<int64_t> LedgerStore::TableCount() {
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT count(*) FROM sqlite_master"));
+  BK_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.Int(0) : 0;
+}
+
+Status LedgerStore::Migrate() {
+  BK_ASSIGN_OR_RETURN(int64_t version, UserVersion());
   if (version == kSchemaVersion) return Ok();
   if (version > kSchemaVersion)
     return Fail(ErrorKind::kCorrupt,
                 fmt::format("ledger {} has schema version {}, newer than this bk understands ({}); upgrade bk", path_,
                             version, kSchemaVersion));
-  // Not ours if it already has tables but no version.
-  if (version == 0) {
-    BK_ASSIGN_OR_RETURN(Stmt t, db_->Prepare("SELECT count(*) FROM sqlite_master"));
-    BK_ASSIGN_OR_RETURN(bool r, t.Step());
-    if (r && t.Int(0) > 0)
-      return Fail(ErrorKind::kCorrupt,
-                  fmt::format("{} is an SQLite database but not a GPUBK ledger; move it aside", path_));
-  }
   BK_TRY(db_->Exec("BEGIN IMMEDIATE"));
   // Re-check under the write lock: another process may have migrated meanwhile.
-  BK_ASSIGN_OR_RETURN(Stmt again, db_->Prepare("PRAGMA user_version"));
-  BK_ASSIGN_OR_RETURN(bool r2, again.Step());
-  if (r2 && again.Int(0) == kSchemaVersion) return db_->Exec("COMMIT");
+  auto again = UserVersion();
+  if (again && *again == kSchemaVersion) return db_->Exec("COMMIT");
   if (auto s = db_->Exec(kSchemaV1); !s) {
     (void)db_->Exec("ROLLBACK");
     return s;
   }
-  BK_TRY(db_->Exec(fmt::format("PRAGMA user_version={}", kSchemaVersion)));
+  if (auto s = db_->Exec(fmt::format("PRAGMA user_version={}", kSchemaVersion)); !s) {
+    (void)db_->Exec("ROLLBACK");
+    return s;
+  }
   return db_->Exec("COMMIT");
 }
 

@@ -1,0 +1,215 @@
+#include "agent/documents.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "base/version.h"
+#include "engine/parse.h"
+#include "surface/documents.h"
+#include "sys/node.h"
+
+namespace bk::agent {
+namespace {
+
+using nlohmann::json;
+
+// Invalid UTF-8 (a hostname, a username) must never abort a document.
+std::string DumpLine(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+template <class T>
+json Opt(const std::optional<T>& v) {
+  return v ? json(*v) : json();
+}
+
+json NodeJson() {
+  const sys::NodeIdentity& n = sys::LocalNode();
+  return {{"schema", 1}, {"id", n.id}, {"hostname", n.hostname}};
+}
+
+json PolicyJson(const engine::Policy& p, const config::Config& c, const std::string& transport) {
+  json blackouts = json::array();
+  for (const auto& b : p.blackouts)
+    blackouts.push_back(
+        {{"start_at", engine::FormatIsoUtc(b.start)}, {"end_at", engine::FormatIsoUtc(b.end)}, {"reason", b.reason}});
+  json priority = json::object();
+  for (const auto& [gpu, prio] : p.gpu_priority) priority[std::to_string(gpu)] = prio;
+  return {{"booking_blackouts", blackouts},
+          {"booking_horizon_days", p.horizon / engine::kDay},
+          {"default_booking_cpus", p.host_cpus ? json(p.default_booking_cpus) : json()},
+          {"default_booking_ram_mb", p.host_ram_mb ? json(p.default_booking_ram_mb) : json()},
+          {"default_mode", "shared"},
+          {"default_share_units_per_gpu", 1},
+          {"disabled_gpus", p.disabled_gpus},
+          {"enabled_gpus", p.EnabledGpus()},
+          {"gpu_count", p.gpu_count},
+          {"gpu_priority", priority},
+          {"granularity_minutes", p.slot / engine::kMinute},
+          {"host_cpus", Opt(p.host_cpus)},
+          {"host_ram_mb", Opt(p.host_ram_mb)},
+          {"ledger_retention_days", c.ledger_retention_days},
+          {"max_booking_duration_hours", p.max_duration / engine::kHour},
+          {"max_shared_reservations_per_gpu", p.share_capacity},
+          {"modes", {"shared", "exclusive"}},
+          {"monitoring",
+           {{"sample_interval_seconds", c.monitor_interval_seconds},
+            {"reclaim_after_seconds", c.reclaim_after_seconds}}},
+          {"queue_search_hours", p.queue_search / engine::kHour},
+          {"require_shared_memory", p.require_shared_memory},
+          {"shared_capacity_units_per_gpu", p.share_capacity},
+          {"shared_memory_reserve_mb", p.shared_memory_reserve_mb},
+          {"storage_transport", transport}};
+}
+
+// One budget: total (null when the host declares none), what bookings active
+// now declare, and what is left now.
+json Budget(const std::optional<int64_t>& total, int64_t booked) {
+  return {{"total", Opt(total)},
+          {"booked_now", booked},
+          {"free_now", total ? json(std::max<int64_t>(0, *total - booked)) : json()},
+          {"enforced", total.has_value()}};
+}
+
+json GpuJson(const gpu::DeviceSample& d, const service::GpuView& v, const engine::Policy& p) {
+  json memory = {{"used_mb", Opt(d.memory_used_mb)}, {"total_mb", Opt(d.memory_total_mb)}, {"free_mb", json()}};
+  if (d.memory_used_mb && d.memory_total_mb)
+    memory["free_mb"] = std::max<int64_t>(0, *d.memory_total_mb - *d.memory_used_mb);
+  json mem_percent;
+  if (d.memory_used_mb && d.memory_total_mb && *d.memory_total_mb > 0)
+    mem_percent = std::round(1000.0 * static_cast<double>(*d.memory_used_mb) / *d.memory_total_mb) / 10.0;
+  gpu::LiveState live = gpu::ClassifyLive(d);
+  bool known = d.source != gpu::Source::kNone;
+  return {{"index", d.index},
+          {"name", d.name},
+          {"enabled", p.GpuEnabled(d.index)},
+          {"administrator_priority", p.Priority(d.index)},
+          {"score", v.load_score},
+          {"temperature_c", Opt(d.temperature_c)},
+          {"source", gpu::SourceName(d.source)},
+          {"live",
+           {{"status", v.live_status},
+            {"reason", v.live_reason},
+            {"utilization_percent", Opt(d.utilization_percent)},
+            {"memory_percent", mem_percent},
+            {"process_count", known ? json(live.process_count) : json()}}},
+          {"memory", memory},
+          {"capabilities",
+           {{"stable_device_identifier", gpu::IsValidDeviceUuid(d.uuid)},
+            {"process_telemetry", d.process_telemetry},
+            {"process_utilization", known && d.utilization_percent.has_value()}}}};
+}
+
+json GpuAdviceJson(const service::StatusView& s, const engine::Policy& p) {
+  json gpus = json::array();
+  std::vector<int> order;
+  for (const auto& d : s.snapshot.devices) {
+    if (d.index < 0 || static_cast<size_t>(d.index) >= s.gpus.size()) continue;
+    gpus.push_back(GpuJson(d, s.gpus[d.index], p));
+    if (p.GpuEnabled(d.index)) order.push_back(d.index);
+  }
+  // The order automatic placement prefers right now: priority tier first,
+  // then the live load score, then the index.
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    if (p.Priority(a) != p.Priority(b)) return p.Priority(a) < p.Priority(b);
+    return s.gpus[a].load_score < s.gpus[b].load_score;
+  });
+  return {{"generated_at", engine::FormatIsoUtc(s.now)},
+          {"order", order},
+          {"gpus", gpus},
+          {"telemetry_error", s.snapshot.ok() ? json() : json(s.snapshot.error)}};
+}
+
+json CapabilitiesObject(const client::Ledger& ledger) {
+  bool socket = ledger.Transport() == "socket";
+  return {{"audit_api_schema", "gpubk.audit.v1"},
+          {"configurable_booking_granularity", true},
+          {"federated_node_identity", true},
+          {"host_budgets", ledger.policy().BudgetsOn()},
+          {"idempotent_booking", true},
+          {"idempotent_cancel", true},
+          {"idempotent_edit", true},
+          {"idempotent_renew", true},
+          {"kernel_peer_credentials", socket},
+          {"mcp_stdio", true},
+          {"operation_status", true},
+          {"preflight_idempotent_replay", true},
+          {"read_only_recommendation", true},
+          {"renew", true},
+          {"request_gpu_exclusions", true},
+          {"scheduled_jobs", false},
+          {"service_broker", socket},
+          {"service_owned_ledger", socket},
+          {"structured_cancel", true},
+          {"weighted_shared_capacity", true}};
+}
+
+void DropNulls(json& j) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end();) {
+      if (it->is_null()) {
+        it = j.erase(it);
+      } else {
+        DropNulls(*it);
+        ++it;
+      }
+    }
+  } else if (j.is_array()) {
+    for (auto& e : j) DropNulls(e);
+  }
+}
+
+}  // namespace
+
+Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& config) {
+  engine::Seconds now = ledger.Now();
+  BK_ASSIGN_OR_RETURN(service::StatusView status, ledger.Status(now, now + 1));
+  service::ListQuery everyone;
+  everyone.everyone = true;
+  BK_ASSIGN_OR_RETURN(service::ListResult active, ledger.List(everyone));
+  const engine::Policy& p = ledger.policy();
+  const service::Actor& actor = ledger.actor();
+
+  json reservations = json::parse(surface::ReservationsDoc(active, actor.uid, p, now))["reservations"];
+  int64_t cpus_now = 0, ram_now = 0;
+  for (const auto& r : active.reservations) {
+    if (r.start <= now && now < r.end) {
+      cpus_now += r.cpus;
+      ram_now += r.ram_mb;
+    }
+  }
+  json d = {{"schema_version", "bk.agent.v1"},
+            {"kind", "context"},
+            {"generated_at", engine::FormatIsoUtc(now)},
+            {"software", {{"name", "gpubk"}, {"version", kVersion}}},
+            {"node", NodeJson()},
+            {"actor", {{"uid", actor.uid}, {"username", actor.username}, {"administrator", actor.admin}}},
+            {"deployment", config::DeploymentName(config.deployment)},
+            {"policy", PolicyJson(p, config, ledger.Transport())},
+            {"host_budget", {{"cpus", Budget(p.host_cpus, cpus_now)}, {"ram_mb", Budget(p.host_ram_mb, ram_now)}}},
+            {"gpu_advice", GpuAdviceJson(status, p)},
+            {"reservations", reservations},
+            {"worker", json()},
+            {"capabilities", CapabilitiesObject(ledger)}};
+  return DumpLine(d);
+}
+
+std::string CapabilitiesJson(const client::Ledger& ledger) { return DumpLine(CapabilitiesObject(ledger)); }
+
+std::string WithCapabilities(const std::string& doc, const client::Ledger& ledger) {
+  json d = json::parse(doc);
+  d["capabilities"] = CapabilitiesObject(ledger);
+  return DumpLine(d);
+}
+
+std::string Compact(const std::string& doc) {
+  json d = json::parse(doc);
+  if (d.is_object()) d.erase("capabilities");
+  DropNulls(d);
+  return DumpLine(d);
+}
+
+std::string Render(const std::string& doc, bool compact) {
+  if (compact) return Compact(doc);
+  return json::parse(doc).dump(2, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace bk::agent

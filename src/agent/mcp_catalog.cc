@@ -1,0 +1,306 @@
+#include "agent/mcp_catalog.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace bk::agent {
+namespace {
+
+using nlohmann::json;
+
+// Shared input descriptions, worded for a model choosing arguments.
+constexpr std::string_view kCount = "Number of GPUs (a count, not a GPU index).";
+constexpr std::string_view kDuration = "Duration such as 30m, 2h or 1h30m (a multiple of the booking slot).";
+constexpr std::string_view kMode = "shared (default) or exclusive; s and x are accepted.";
+constexpr std::string_view kStart =
+    "Exact start (ISO 8601, naive = server local time, or now, +30m, 20:00). Omit to take the earliest legal "
+    "slot from now.";
+constexpr std::string_view kGpus = "Book exactly these GPU indexes, e.g. [1] for GPU 1. Excludes exclude_gpus.";
+constexpr std::string_view kExclude = "Never use these GPU indexes.";
+constexpr std::string_view kMemory = "Expected VRAM per GPU, e.g. 24g or 4096m.";
+constexpr std::string_view kShare = "Integer shared slots per GPU (shared mode only; default 1).";
+constexpr std::string_view kCpus = "Host CPUs this booking declares (enforced when the host has a CPU budget).";
+constexpr std::string_view kRam = "Host RAM this booking declares, e.g. 32g (enforced when the host has a RAM budget).";
+constexpr std::string_view kOpId =
+    "Stable operation ID (1-128 of A-Z a-z 0-9 . _ : -). Reuse it for an exact retry; a new intent needs a new ID.";
+constexpr std::string_view kRef = "Reservation ID (full, or a unique short prefix) or list number.";
+
+std::vector<ToolSpec> BuildTools() {
+  using A = ArgType;
+  return {
+      {"get_gpu_context",
+       "GPU context",
+       "Read policy, host CPU/RAM budgets, live GPU state, memory and active reservations.",
+       ToolKind::kReadOnly,
+       {},
+       "context"},
+      {"recommend_gpu_booking",
+       "Recommend a GPU booking",
+       "Read-only recommendation. Omit start to allow earliest-slot queueing; explicit start is exact.",
+       ToolKind::kReadOnly,
+       {{"count", A::kInteger, true, kCount},
+        {"duration", A::kString, true, kDuration},
+        {"mode", A::kString, false, kMode},
+        {"start", A::kString, false, kStart},
+        {"gpus", A::kIntegerList, false, kGpus},
+        {"exclude_gpus", A::kIntegerList, false, kExclude},
+        {"expected_memory", A::kString, false, kMemory},
+        {"share", A::kInteger, false, kShare},
+        {"cpus", A::kInteger, false, kCpus},
+        {"ram", A::kString, false, kRam}},
+       "recommendation"},
+      {"create_gpu_booking",
+       "Create a GPU booking",
+       "Create an idempotent booking as this MCP process UID. Call recommend first and book only after the user "
+       "approves.",
+       ToolKind::kIdempotentWrite,
+       {{"count", A::kInteger, true, kCount},
+        {"duration", A::kString, true, kDuration},
+        {"operation_id", A::kString, true, kOpId},
+        {"mode", A::kString, false, kMode},
+        {"start", A::kString, false, kStart},
+        {"gpus", A::kIntegerList, false, kGpus},
+        {"exclude_gpus", A::kIntegerList, false, kExclude},
+        {"expected_memory", A::kString, false, kMemory},
+        {"share", A::kInteger, false, kShare},
+        {"cpus", A::kInteger, false, kCpus},
+        {"ram", A::kString, false, kRam}},
+       "booking_result"},
+      {"list_gpu_reservations",
+       "List GPU reservations",
+       "List active reservations using the stable privacy-safe schema.",
+       ToolKind::kReadOnly,
+       {{"mine_only", A::kBoolean, false, "Only this UID's reservations (default false: everyone's)."}},
+       "reservations"},
+      {"edit_my_gpu_booking",
+       "Edit my GPU booking",
+       "Idempotently edit this UID's booking; a started one may only change its end. queue never repairs past "
+       "starts.",
+       ToolKind::kIdempotentWrite,
+       {{"reservation_id", A::kString, true, kRef},
+        {"operation_id", A::kString, true, kOpId},
+        {"duration", A::kString, false, "New total duration, e.g. 3h."},
+        {"mode", A::kString, false, kMode},
+        {"start", A::kString, false, kStart},
+        {"gpus", A::kIntegerList, false, kGpus},
+        {"exclude_gpus", A::kIntegerList, false, kExclude},
+        {"count", A::kInteger, false, "Re-pick this many GPUs automatically."},
+        {"expected_memory", A::kString, false, "Expected VRAM per GPU, e.g. 24g, or - to clear it."},
+        {"allow_queue", A::kBoolean, false, "Move to the next legal slot when the change conflicts."},
+        {"share", A::kInteger, false, kShare},
+        {"cpus", A::kInteger, false, kCpus},
+        {"ram", A::kString, false, kRam}},
+       "booking_result"},
+      {"renew_my_gpu_booking",
+       "Renew my GPU booking",
+       "Idempotently extend this UID's reservation by duration on the same GPUs, with the same checks.",
+       ToolKind::kIdempotentWrite,
+       {{"reservation_id", A::kString, true, kRef},
+        {"duration", A::kString, true, "How much longer, e.g. 30m."},
+        {"operation_id", A::kString, true, kOpId}},
+       "booking_result"},
+      {"cancel_my_gpu_booking",
+       "Cancel my GPU booking",
+       "Cancel only a reservation owned by this MCP process UID; short IDs are accepted when unique. With an "
+       "operation_id a retry returns the same cancelled reservation.",
+       ToolKind::kDestructiveWrite,
+       {{"reservation_id", A::kString, true, kRef}, {"operation_id", A::kString, false, kOpId}},
+       "cancellation_result"},
+      {"get_my_gpu_operation",
+       "Look up my operation",
+       "Read whether this UID's operation ID committed, and the reservation it touched. Use it before retrying an "
+       "uncertain write.",
+       ToolKind::kReadOnly,
+       {{"operation_id", A::kString, true, "The operation ID of an earlier write."}},
+       "operation_status"},
+  };
+}
+
+// "operation_id" -> "Operation Id", the original's generated titles.
+std::string TitleCase(std::string_view name) {
+  std::string out;
+  bool up = true;
+  for (char c : name) {
+    if (c == '_') {
+      out += ' ';
+      up = true;
+    } else {
+      out += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+      up = false;
+    }
+  }
+  return out;
+}
+
+json ParamSchema(const ToolParam& p) {
+  json s;
+  switch (p.type) {
+    case ArgType::kInteger: s = {{"type", "integer"}}; break;
+    case ArgType::kString: s = {{"type", "string"}}; break;
+    case ArgType::kBoolean: s = {{"type", "boolean"}}; break;
+    case ArgType::kIntegerList: s = {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; break;
+  }
+  s["title"] = TitleCase(p.name);
+  s["description"] = p.description;
+  return s;
+}
+
+json InputSchema(const ToolSpec& t) {
+  json props = json::object();
+  json required = json::array();
+  for (const auto& p : t.params) {
+    props[std::string(p.name)] = ParamSchema(p);
+    if (p.required) required.push_back(p.name);
+  }
+  json s = {{"type", "object"},
+            {"title", fmt::format("{}Arguments", t.name)},
+            {"properties", props},
+            {"additionalProperties", false}};
+  if (!required.empty()) s["required"] = required;
+  return s;
+}
+
+// Output schemas: the fields an agent relies on, typed; everything else is
+// allowed so documents can grow without breaking clients.
+json Nullable(const std::string& type) { return {{"type", {type, "null"}}}; }
+json IntList() { return {{"type", "array"}, {"items", {{"type", "integer"}}}}; }
+json Str() { return {{"type", "string"}}; }
+
+json ReservationSchema() {
+  return {{"type", "object"},
+          {"required",
+           {"id", "short_id", "uid", "username", "mine", "gpus", "mode", "start_at", "end_at", "status"}},
+          {"properties",
+           {{"id", Str()},
+            {"short_id", Str()},
+            {"uid", {{"type", "integer"}}},
+            {"username", Str()},
+            {"mine", {{"type", "boolean"}}},
+            {"gpus", IntList()},
+            {"mode", {{"enum", {"shared", "exclusive"}}}},
+            {"start_at", Str()},
+            {"end_at", Str()},
+            {"status", {{"enum", {"active", "cancelled", "expired"}}}},
+            {"expected_memory_mb_per_gpu", Nullable("integer")},
+            {"share_units_per_gpu", Nullable("integer")},
+            {"share_capacity_units_per_gpu", Nullable("integer")},
+            {"cpus", Nullable("integer")},
+            {"ram_mb", Nullable("integer")},
+            {"edit_count", Nullable("integer")},
+            {"cancellation", Nullable("object")}}},
+          {"additionalProperties", true}};
+}
+
+json Envelope(std::string_view kind, json props, json required) {
+  props["schema_version"] = {{"const", "bk.agent.v1"}};
+  props["kind"] = {{"const", kind}};
+  required.push_back("schema_version");
+  required.push_back("kind");
+  return {{"type", "object"}, {"properties", props}, {"required", required}, {"additionalProperties", true}};
+}
+
+json OutputSchema(std::string_view kind) {
+  json warnings = {{"type", "array"}, {"items", Str()}};
+  if (kind == "context") {
+    json policy = {{"type", "object"},
+                   {"required", {"gpu_count", "enabled_gpus", "granularity_minutes", "host_cpus", "host_ram_mb"}},
+                   {"properties",
+                    {{"gpu_count", {{"type", "integer"}}},
+                     {"enabled_gpus", IntList()},
+                     {"disabled_gpus", IntList()},
+                     {"granularity_minutes", {{"type", "integer"}}},
+                     {"host_cpus", Nullable("integer")},
+                     {"host_ram_mb", Nullable("integer")}}}};
+    return Envelope(kind,
+                    {{"generated_at", Str()},
+                     {"deployment", {{"enum", {"private", "server", "system"}}}},
+                     {"actor", {{"type", "object"}, {"required", {"uid", "username"}}}},
+                     {"policy", policy},
+                     {"host_budget", {{"type", "object"}}},
+                     {"gpu_advice", {{"type", "object"}, {"required", {"order", "gpus"}}}},
+                     {"reservations", {{"type", "array"}, {"items", ReservationSchema()}}},
+                     {"capabilities", {{"type", "object"}}}},
+                    {"generated_at", "deployment", "actor", "policy", "gpu_advice", "reservations"});
+  }
+  if (kind == "recommendation") {
+    json rec = {{"type", {"object", "null"}},
+                {"required", {"gpus", "start_at", "end_at", "queued"}},
+                {"properties",
+                 {{"gpus", IntList()}, {"start_at", Str()}, {"end_at", Str()}, {"queued", {{"type", "boolean"}}}}}};
+    return Envelope(kind,
+                    {{"available", {{"type", "boolean"}}},
+                     {"recommendation", rec},
+                     {"nearest_available", Nullable("object")},
+                     {"request", {{"type", "object"}}},
+                     {"warnings", warnings}},
+                    {"available", "recommendation", "request", "warnings"});
+  }
+  if (kind == "booking_result") {
+    return Envelope(kind,
+                    {{"status", {{"enum", {"created", "queued", "exists", "updated"}}}},
+                     {"reservation", ReservationSchema()},
+                     {"allocation", {{"type", "object"}}},
+                     {"allocator", {{"type", "object"}}},
+                     {"warnings", warnings}},
+                    {"status", "reservation", "allocation", "allocator", "warnings"});
+  }
+  if (kind == "reservations") {
+    return Envelope(kind, {{"reservations", {{"type", "array"}, {"items", ReservationSchema()}}}},
+                    {"reservations"});
+  }
+  if (kind == "cancellation_result") {
+    return Envelope(kind, {{"reservation", ReservationSchema()}}, {"reservation"});
+  }
+  // operation_status
+  json res = ReservationSchema();
+  res["type"] = {"object", "null"};
+  return Envelope(kind, {{"found", {{"type", "boolean"}}}, {"action", Nullable("string")}, {"reservation", res}},
+                  {"found", "action", "reservation"});
+}
+
+json Annotations(const ToolSpec& t) {
+  bool read_only = t.kind == ToolKind::kReadOnly;
+  bool destructive = t.kind == ToolKind::kDestructiveWrite;
+  return {{"title", t.title},
+          {"readOnlyHint", read_only},
+          {"destructiveHint", destructive},
+          {"idempotentHint", !destructive},
+          {"openWorldHint", false}};
+}
+
+}  // namespace
+
+const std::vector<ToolSpec>& Tools() {
+  static const std::vector<ToolSpec> tools = BuildTools();
+  return tools;
+}
+
+const ToolSpec* FindTool(std::string_view name) {
+  for (const auto& t : Tools())
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+std::string ToolListJson() {
+  json list = json::array();
+  for (const auto& t : Tools()) {
+    list.push_back({{"name", t.name},
+                    {"title", t.title},
+                    {"description", t.description},
+                    {"inputSchema", InputSchema(t)},
+                    {"outputSchema", OutputSchema(t.output_kind)},
+                    {"annotations", Annotations(t)}});
+  }
+  return list.dump();
+}
+
+std::string PlanPromptText(std::string_view count, std::string_view duration, std::string_view expected_memory) {
+  return fmt::format(
+      "Plan a GPU experiment needing {} GPU(s) for {}, expected memory {} per GPU. First inspect bk://context, "
+      "then call recommend_gpu_booking. Explain live-load, memory and host CPU/RAM budget warnings. Only call "
+      "create_gpu_booking after the user approves, and reuse one stable operation_id on retries.",
+      count, duration, expected_memory);
+}
+
+}  // namespace bk::agent

@@ -1,0 +1,33 @@
+#pragma once
+// Runs one MCP tool call against a client::Ledger: checks the arguments
+// against the tool's inputs, converts them into a service request, and returns
+// the bk.agent.v1 document, or the error message the client shows the model.
+
+#include <functional>
+#include <string>
+
+#include "base/result.h"
+#include "client/ledger.h"
+#include "config/config.h"
+#include "engine/civil_time.h"
+
+namespace bk::agent {
+
+struct ToolEnv {
+  // Opened on first use, so `bk mcp` answers initialize without touching the ledger.
+  std::function<Result<client::Ledger*>()> ledger;
+  const config::Config* config = nullptr;
+  const engine::Zone* zone = nullptr;  // naive start times are local
+};
+
+struct ToolOutcome {
+  bool is_error = false;
+  std::string document;  // JSON object text (structuredContent) when !is_error
+  std::string message;   // "Error executing tool NAME: ..." when is_error
+};
+
+// `name` must be a known tool (FindTool); `arguments_json` is the JSON text of
+// the call's arguments (an object, or "null" when absent).
+ToolOutcome CallTool(const ToolEnv& env, const std::string& name, const std::string& arguments_json);
+
+}  // namespace bk::agent

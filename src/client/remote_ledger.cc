@@ -1,0 +1,183 @@
+// Remote mode: the same Ledger calls as JSON-RPC requests on the server's socket.
+// The daemon identifies us through SO_PEERCRED; nothing we send names a user.
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <memory>
+
+#include "client/ledger.h"
+#include "rpc/codec.h"
+#include "server/unix_socket.h"
+#include "sys/users.h"
+
+namespace bk::client {
+namespace {
+
+using rpc::json;
+
+class RemoteLedger : public Ledger {
+ public:
+  RemoteLedger(const config::Config& config, const sys::Clock& clock) : config_(config), clock_(clock) {
+    policy_ = config.policy;
+    actor_.uid = sys::CurrentUid();
+    actor_.username = sys::UserName(actor_.uid);
+  }
+  ~RemoteLedger() override {
+    if (fd_ >= 0) close(fd_);
+  }
+
+  // Connects and asks who we are and which policy the daemon applies.
+  ::bk::Status Connect() {
+    BK_ASSIGN_OR_RETURN(json r, Call("server.ping", json::object()));
+    try {
+      actor_.uid = r.at("actor").at("uid").get<uint32_t>();
+      actor_.username = r.at("actor").at("username").get<std::string>();
+      actor_.admin = r.at("actor").at("admin").get<bool>();
+      now_offset_ = r.at("now").get<engine::Seconds>() - clock_.Now();
+    } catch (const json::exception&) {
+      return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed server.ping reply");
+    }
+    BK_ASSIGN_OR_RETURN(policy_, rpc::DecodePolicy(r.at("policy")));
+    return Ok();
+  }
+
+  std::string Transport() const override { return "socket"; }
+  const service::Actor& actor() const override { return actor_; }
+  const engine::Policy& policy() const override { return policy_; }
+  engine::Seconds Now() const override { return clock_.Now() + now_offset_; }
+
+  Result<service::BookingOutcome> Create(const service::CreateRequest& r) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("booking.create", rpc::Encode(r)));
+    return rpc::DecodeBookingOutcome(j);
+  }
+  Result<service::BookingOutcome> Edit(const service::EditRequest& r) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("booking.edit", rpc::Encode(r)));
+    return rpc::DecodeBookingOutcome(j);
+  }
+  Result<service::BookingOutcome> Renew(const service::RenewRequest& r) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("booking.renew", rpc::Encode(r)));
+    return rpc::DecodeBookingOutcome(j);
+  }
+  Result<service::CancelOutcome> Cancel(const service::CancelRequest& r) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("booking.cancel", rpc::Encode(r)));
+    return rpc::DecodeCancelOutcome(j);
+  }
+  Result<service::Recommendation> Recommend(const service::CreateRequest& r) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("placement.recommend", rpc::Encode(r)));
+    return rpc::DecodeRecommendation(j);
+  }
+  Result<service::SlotsResult> Slots(const service::CreateRequest& r, engine::Seconds from, int limit) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("placement.slots", {{"request", rpc::Encode(r)}, {"from", from}, {"limit", limit}}));
+    return rpc::DecodeSlots(j);
+  }
+  Result<service::ListResult> List(const service::ListQuery& q) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("reservations.list", rpc::Encode(q)));
+    return rpc::DecodeListResult(j);
+  }
+  Result<service::HistoryView> History(const std::string& ref) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("reservation.history", {{"ref", ref}}));
+    return rpc::DecodeHistory(j);
+  }
+  Result<std::vector<store::Event>> Log(int limit) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("audit.log", {{"limit", limit}}));
+    return rpc::DecodeEvents(j);
+  }
+  Result<std::vector<store::Notification>> Notifications(int limit) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("notifications.list", {{"limit", limit}}));
+    return rpc::DecodeNotifications(j);
+  }
+  Result<service::OperationView> Operation(const std::string& op_id) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("operation.get", {{"op_id", op_id}}));
+    return rpc::DecodeOperation(j);
+  }
+  Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("status.get", {{"from", from}, {"to", to}}));
+    return rpc::DecodeStatus(j);
+  }
+  Result<service::PolicyStatus> CheckPolicy() override {
+    BK_ASSIGN_OR_RETURN(json j, Call("policy.check", json::object()));
+    return rpc::DecodePolicyStatus(j);
+  }
+  Result<service::ImportSummary> ImportUpstream(const std::string& json_text) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("admin.import", {{"ledger_json", json_text}}));
+    return rpc::DecodeImportSummary(j);
+  }
+
+ private:
+  Error Unreachable(const std::string& why) const {
+    return Error{ErrorKind::kUnavailable,
+                 fmt::format("the GPUBK server at {} is not reachable ({}); its owner {} must run `bk server serve "
+                             "--config {}` (keep it in tmux)",
+                             config_.socket_path, why, config_.owner, config_.server_config)};
+  }
+
+  Result<json> Call(const std::string& method, json params) {
+    if (fd_ < 0) {
+      auto fd = server::ConnectUnix(config_.socket_path, 30000);
+      if (!fd) {
+        if (fd.error().kind == ErrorKind::kPermission)
+          return Fail(ErrorKind::kPermission,
+                      fmt::format("permission denied on {}; ask {} to give you access (bk server init --access group "
+                                  "--group NAME)",
+                                  config_.socket_path, config_.owner));
+        return std::unexpected(Unreachable(fd.error().message));
+      }
+      fd_ = *fd;
+    }
+    json req = {{"jsonrpc", "2.0"}, {"id", ++next_id_}, {"method", method}, {"params", std::move(params)}};
+    std::string line = req.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    size_t off = 0;
+    while (off < line.size()) {
+      ssize_t n = write(fd_, line.data() + off, line.size() - off);
+      if (n <= 0) return std::unexpected(Unreachable("the connection closed while sending"));
+      off += static_cast<size_t>(n);
+    }
+    std::string reply;
+    while (true) {
+      size_t nl = buffer_.find('\n');
+      if (nl != std::string::npos) {
+        reply = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        break;
+      }
+      char buf[65536];
+      ssize_t n = read(fd_, buf, sizeof(buf));
+      if (n <= 0) return std::unexpected(Unreachable(n == 0 ? "the daemon closed the connection" : "no answer in 30 s"));
+      buffer_.append(buf, static_cast<size_t>(n));
+    }
+    json resp;
+    try {
+      resp = json::parse(reply);
+    } catch (const json::exception&) {
+      return Fail(ErrorKind::kCorrupt, "the daemon sent a reply that is not JSON");
+    }
+    if (resp.contains("error")) return std::unexpected(rpc::ErrorFromObject(resp["error"]));
+    if (!resp.contains("result")) return Fail(ErrorKind::kCorrupt, "the daemon sent a reply without a result");
+    return resp["result"];
+  }
+
+  const config::Config& config_;
+  const sys::Clock& clock_;
+  engine::Policy policy_;
+  service::Actor actor_;
+  engine::Seconds now_offset_ = 0;
+  int fd_ = -1;
+  int64_t next_id_ = 0;
+  std::string buffer_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Ledger>> OpenRemote(const config::Config& config, const sys::Clock& clock) {
+  auto ledger = std::make_unique<RemoteLedger>(config, clock);
+  BK_TRY(ledger->Connect());
+  return std::unique_ptr<Ledger>(std::move(ledger));
+}
+
+Result<std::unique_ptr<Ledger>> Open(const config::Config& config, const sys::Clock& clock) {
+  if (config.deployment == config::Deployment::kPrivate) return OpenDirect(config, clock);
+  return OpenRemote(config, clock);
+}
+
+}  // namespace bk::client

@@ -1,0 +1,724 @@
+#include "rpc/codec.h"
+
+#include <fmt/format.h>
+#include <set>
+
+#include "base/strings.h"
+
+namespace bk::rpc {
+namespace {
+
+using engine::Seconds;
+
+// Strict reader of request params: every field typed, unknown ones refused.
+class Fields {
+ public:
+  explicit Fields(const json& j) : j_(j) {}
+
+  Status Object() const {
+    if (!j_.is_object()) return Invalid("params must be a JSON object");
+    return Ok();
+  }
+  Result<std::optional<int64_t>> Int(const char* key) {
+    used_.insert(key);
+    if (!j_.contains(key) || j_[key].is_null()) return std::optional<int64_t>();
+    if (!j_[key].is_number_integer()) return Invalid(fmt::format("{} must be an integer", key));
+    return std::optional(j_[key].get<int64_t>());
+  }
+  Result<int64_t> RequiredInt(const char* key) {
+    BK_ASSIGN_OR_RETURN(auto v, Int(key));
+    if (!v) return Invalid(fmt::format("{} is required", key));
+    return *v;
+  }
+  Result<std::optional<std::string>> Str(const char* key) {
+    used_.insert(key);
+    if (!j_.contains(key) || j_[key].is_null()) return std::optional<std::string>();
+    if (!j_[key].is_string() || j_[key].get<std::string>().empty())
+      return Invalid(fmt::format("{} must be a non-empty string", key));
+    return std::optional(j_[key].get<std::string>());
+  }
+  Result<std::string> RequiredStr(const char* key) {
+    BK_ASSIGN_OR_RETURN(auto v, Str(key));
+    if (!v) return Invalid(fmt::format("{} is required", key));
+    return *v;
+  }
+  Result<bool> Bool(const char* key) {
+    used_.insert(key);
+    if (!j_.contains(key) || j_[key].is_null()) return false;
+    if (!j_[key].is_boolean()) return Invalid(fmt::format("{} must be true or false", key));
+    return j_[key].get<bool>();
+  }
+  Result<std::vector<int>> Gpus(const char* key) {
+    used_.insert(key);
+    std::vector<int> out;
+    if (!j_.contains(key) || j_[key].is_null()) return out;
+    if (!j_[key].is_array()) return Invalid(fmt::format("{} must be an array of GPU indexes", key));
+    for (const auto& e : j_[key]) {
+      if (!e.is_number_integer() || e.get<int64_t>() < 0 || e.get<int64_t>() > 1023)
+        return Invalid(fmt::format("{} must be an array of GPU indexes", key));
+      out.push_back(e.get<int>());
+    }
+    return out;
+  }
+  Result<std::optional<engine::Mode>> Mode(const char* key) {
+    BK_ASSIGN_OR_RETURN(auto s, Str(key));
+    if (!s) return std::optional<engine::Mode>();
+    if (*s == "shared") return std::optional(engine::Mode::kShared);
+    if (*s == "exclusive") return std::optional(engine::Mode::kExclusive);
+    return Invalid(fmt::format("{} must be \"shared\" or \"exclusive\"", key));
+  }
+  Status Done() const {
+    std::vector<std::string> unknown;
+    for (const auto& [k, v] : j_.items())
+      if (!used_.count(k)) unknown.push_back(k);
+    if (unknown.empty()) return Ok();
+    return Invalid(fmt::format("params contain unknown field(s): {}", Join(unknown, ", ")));
+  }
+
+ private:
+  const json& j_;
+  std::set<std::string> used_;
+};
+
+template <class T>
+json Opt(const std::optional<T>& v) {
+  return v ? json(*v) : json();
+}
+template <class T>
+std::optional<T> OptGet(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  return j[key].get<T>();
+}
+
+std::optional<int> OptInt32(const std::optional<int64_t>& v) {
+  return v ? std::optional(static_cast<int>(*v)) : std::nullopt;
+}
+
+// Decoders of replies run under one try: a malformed reply is one error.
+template <class F>
+auto Guard(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const json::exception& e) {
+    return Fail(ErrorKind::kCorrupt, fmt::format("the daemon sent a malformed reply ({})", e.what()));
+  }
+}
+
+json EncodeView(const service::GpuView& v) {
+  return {{"gpu", v.gpu},
+          {"live_status", v.live_status},
+          {"live_reason", v.live_reason},
+          {"load_score", v.load_score},
+          {"memory_total_mb", Opt(v.memory_total_mb)},
+          {"memory_free_mb", Opt(v.memory_free_mb)},
+          {"utilization_percent", Opt(v.utilization_percent)},
+          {"priority", v.priority},
+          {"pressure", v.pressure},
+          {"budget_after_mb", Opt(v.budget_after_mb)}};
+}
+
+service::GpuView DecodeView(const json& j) {
+  service::GpuView v;
+  v.gpu = j.at("gpu").get<int>();
+  v.live_status = j.at("live_status").get<std::string>();
+  v.live_reason = j.at("live_reason").get<std::string>();
+  v.load_score = j.at("load_score").get<double>();
+  v.memory_total_mb = OptGet<int64_t>(j, "memory_total_mb");
+  v.memory_free_mb = OptGet<int64_t>(j, "memory_free_mb");
+  v.utilization_percent = OptGet<int>(j, "utilization_percent");
+  v.priority = j.at("priority").get<int>();
+  v.pressure = j.at("pressure").get<double>();
+  v.budget_after_mb = OptGet<int64_t>(j, "budget_after_mb");
+  return v;
+}
+
+json EncodePlacement(const engine::Placement& p) {
+  return {{"start", p.start}, {"end", p.end}, {"gpus", p.gpus}, {"queued", p.queued}, {"pressure", p.pressure}};
+}
+
+engine::Placement DecodePlacement(const json& j) {
+  engine::Placement p;
+  p.start = j.at("start").get<Seconds>();
+  p.end = j.at("end").get<Seconds>();
+  p.gpus = j.at("gpus").get<std::vector<int>>();
+  p.queued = j.at("queued").get<bool>();
+  p.pressure = j.at("pressure").get<std::vector<double>>();
+  return p;
+}
+
+json EncodeEvent(const store::Event& e) {
+  return {{"seq", e.seq},       {"event_id", e.event_id},     {"transaction_id", e.transaction_id},
+          {"ts", e.ts},         {"uid", e.uid},               {"username", e.username},
+          {"actor_uid", e.actor_uid}, {"actor_username", e.actor_username}, {"action", e.action},
+          {"reservation_id", e.reservation_id}, {"op_id", e.op_id}, {"gpus", e.gpus},
+          {"mode", e.mode},     {"share_units", Opt(e.share_units)}, {"start", e.start},
+          {"end", e.end},       {"result", e.result},         {"message", e.message},
+          {"before", e.before}, {"after", e.after},           {"signature", e.signature}};
+}
+
+store::Event DecodeEvent(const json& j) {
+  store::Event e;
+  e.seq = j.at("seq").get<int64_t>();
+  e.event_id = j.at("event_id").get<std::string>();
+  e.transaction_id = j.at("transaction_id").get<std::string>();
+  e.ts = j.at("ts").get<Seconds>();
+  e.uid = j.at("uid").get<uint32_t>();
+  e.username = j.at("username").get<std::string>();
+  e.actor_uid = j.at("actor_uid").get<uint32_t>();
+  e.actor_username = j.at("actor_username").get<std::string>();
+  e.action = j.at("action").get<std::string>();
+  e.reservation_id = j.at("reservation_id").get<std::string>();
+  e.op_id = j.at("op_id").get<std::string>();
+  e.gpus = j.at("gpus").get<std::vector<int>>();
+  e.mode = j.at("mode").get<std::string>();
+  e.share_units = OptGet<int64_t>(j, "share_units");
+  e.start = j.at("start").get<Seconds>();
+  e.end = j.at("end").get<Seconds>();
+  e.result = j.at("result").get<std::string>();
+  e.message = j.at("message").get<std::string>();
+  e.before = j.at("before").get<std::string>();
+  e.after = j.at("after").get<std::string>();
+  e.signature = j.at("signature").get<std::string>();
+  return e;
+}
+
+json EncodeNotification(const store::Notification& n) {
+  return {{"id", n.id},
+          {"uid", n.uid},
+          {"reservation_id", n.reservation_id},
+          {"type", n.type},
+          {"created_at", n.created_at},
+          {"actor_uid", n.actor_uid},
+          {"actor_username", n.actor_username},
+          {"reason", n.reason},
+          {"message", n.message}};
+}
+
+store::Notification DecodeNotification(const json& j) {
+  return store::Notification{j.at("id").get<std::string>(),       j.at("uid").get<uint32_t>(),
+                             j.at("reservation_id").get<std::string>(), j.at("type").get<std::string>(),
+                             j.at("created_at").get<Seconds>(),   j.at("actor_uid").get<uint32_t>(),
+                             j.at("actor_username").get<std::string>(), j.at("reason").get<std::string>(),
+                             j.at("message").get<std::string>()};
+}
+
+engine::Reservation DecodeReservationUnchecked(const json& j) {
+  engine::Reservation r;
+  r.id = j.at("id").get<std::string>();
+  r.uid = j.at("uid").get<uint32_t>();
+  r.username = j.at("username").get<std::string>();
+  r.gpus = j.at("gpus").get<std::vector<int>>();
+  r.mode = j.at("mode").get<std::string>() == "exclusive" ? engine::Mode::kExclusive : engine::Mode::kShared;
+  r.share_units = j.at("share_units").get<int>();
+  r.memory_mb = OptGet<int64_t>(j, "memory_mb");
+  r.cpus = j.at("cpus").get<int64_t>();
+  r.ram_mb = j.at("ram_mb").get<int64_t>();
+  r.start = j.at("start").get<Seconds>();
+  r.end = j.at("end").get<Seconds>();
+  r.status = engine::ParseStatus(j.at("status").get<std::string>()).value_or(engine::Status::kActive);
+  r.created_at = j.at("created_at").get<Seconds>();
+  r.updated_at = j.at("updated_at").get<Seconds>();
+  r.op_id = j.at("op_id").get<std::string>();
+  r.op_signature = j.at("op_signature").get<std::string>();
+  r.edit_count = j.at("edit_count").get<int>();
+  if (j.contains("cancellation") && !j["cancellation"].is_null()) {
+    const json& c = j["cancellation"];
+    r.cancellation = engine::Cancellation{c.at("at").get<Seconds>(), c.at("kind").get<std::string>(),
+                                          c.at("reason").get<std::string>(), c.at("actor_uid").get<uint32_t>(),
+                                          c.at("actor_username").get<std::string>(), c.at("op_id").get<std::string>()};
+  }
+  return r;
+}
+
+}  // namespace
+
+// ---- requests -------------------------------------------------------------
+
+json Encode(const service::CreateRequest& r) {
+  return {{"count", r.count},           {"duration_seconds", r.duration},
+          {"mode", engine::ModeName(r.mode)}, {"share_units", Opt(r.share_units)},
+          {"memory_mb", Opt(r.memory_mb)}, {"cpus", Opt(r.cpus)},
+          {"ram_mb", Opt(r.ram_mb)},     {"start", Opt(r.start)},
+          {"gpus", r.gpus},              {"exclude", r.exclude},
+          {"op_id", Opt(r.op_id)}};
+}
+
+Result<service::CreateRequest> DecodeCreate(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Object());
+  service::CreateRequest r;
+  BK_ASSIGN_OR_RETURN(int64_t count, f.RequiredInt("count"));
+  if (count < 1 || count > 1024) return Invalid("count must be between 1 and 1024");
+  r.count = static_cast<int>(count);
+  BK_ASSIGN_OR_RETURN(r.duration, f.RequiredInt("duration_seconds"));
+  BK_ASSIGN_OR_RETURN(auto mode, f.Mode("mode"));
+  r.mode = mode.value_or(engine::Mode::kShared);
+  BK_ASSIGN_OR_RETURN(auto share, f.Int("share_units"));
+  if (share && (*share < 1 || *share > 1000000)) return Invalid("share_units must be between 1 and 1000000");
+  r.share_units = OptInt32(share);
+  BK_ASSIGN_OR_RETURN(r.memory_mb, f.Int("memory_mb"));
+  BK_ASSIGN_OR_RETURN(r.cpus, f.Int("cpus"));
+  BK_ASSIGN_OR_RETURN(r.ram_mb, f.Int("ram_mb"));
+  BK_ASSIGN_OR_RETURN(r.start, f.Int("start"));
+  BK_ASSIGN_OR_RETURN(r.gpus, f.Gpus("gpus"));
+  BK_ASSIGN_OR_RETURN(r.exclude, f.Gpus("exclude"));
+  BK_ASSIGN_OR_RETURN(r.op_id, f.Str("op_id"));
+  BK_TRY(f.Done());
+  return r;
+}
+
+json Encode(const service::EditRequest& r) {
+  return {{"ref", r.ref},
+          {"op_id", Opt(r.op_id)},
+          {"duration_seconds", Opt(r.duration)},
+          {"start", Opt(r.start)},
+          {"mode", r.mode ? json(engine::ModeName(*r.mode)) : json()},
+          {"gpus", r.gpus},
+          {"exclude", r.exclude},
+          {"count", Opt(r.count)},
+          {"update_memory", r.update_memory},
+          {"memory_mb", Opt(r.memory_mb)},
+          {"share_units", Opt(r.share_units)},
+          {"cpus", Opt(r.cpus)},
+          {"ram_mb", Opt(r.ram_mb)},
+          {"allow_queue", r.allow_queue}};
+}
+
+Result<service::EditRequest> DecodeEdit(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Object());
+  service::EditRequest r;
+  BK_ASSIGN_OR_RETURN(r.ref, f.RequiredStr("ref"));
+  BK_ASSIGN_OR_RETURN(r.op_id, f.Str("op_id"));
+  BK_ASSIGN_OR_RETURN(r.duration, f.Int("duration_seconds"));
+  BK_ASSIGN_OR_RETURN(r.start, f.Int("start"));
+  BK_ASSIGN_OR_RETURN(r.mode, f.Mode("mode"));
+  BK_ASSIGN_OR_RETURN(r.gpus, f.Gpus("gpus"));
+  BK_ASSIGN_OR_RETURN(r.exclude, f.Gpus("exclude"));
+  BK_ASSIGN_OR_RETURN(auto count, f.Int("count"));
+  if (count && (*count < 1 || *count > 1024)) return Invalid("count must be between 1 and 1024");
+  r.count = OptInt32(count);
+  BK_ASSIGN_OR_RETURN(r.update_memory, f.Bool("update_memory"));
+  BK_ASSIGN_OR_RETURN(r.memory_mb, f.Int("memory_mb"));
+  BK_ASSIGN_OR_RETURN(auto share, f.Int("share_units"));
+  if (share && (*share < 1 || *share > 1000000)) return Invalid("share_units must be between 1 and 1000000");
+  r.share_units = OptInt32(share);
+  BK_ASSIGN_OR_RETURN(r.cpus, f.Int("cpus"));
+  BK_ASSIGN_OR_RETURN(r.ram_mb, f.Int("ram_mb"));
+  BK_ASSIGN_OR_RETURN(r.allow_queue, f.Bool("allow_queue"));
+  BK_TRY(f.Done());
+  return r;
+}
+
+json Encode(const service::RenewRequest& r) {
+  return {{"ref", r.ref}, {"extend_seconds", r.extend_by}, {"op_id", Opt(r.op_id)}};
+}
+
+Result<service::RenewRequest> DecodeRenew(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Object());
+  service::RenewRequest r;
+  BK_ASSIGN_OR_RETURN(r.ref, f.RequiredStr("ref"));
+  BK_ASSIGN_OR_RETURN(r.extend_by, f.RequiredInt("extend_seconds"));
+  BK_ASSIGN_OR_RETURN(r.op_id, f.Str("op_id"));
+  BK_TRY(f.Done());
+  return r;
+}
+
+json Encode(const service::CancelRequest& r) {
+  return {{"ref", r.ref}, {"op_id", Opt(r.op_id)}, {"reason", Opt(r.reason)}};
+}
+
+Result<service::CancelRequest> DecodeCancel(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Object());
+  service::CancelRequest r;
+  BK_ASSIGN_OR_RETURN(r.ref, f.RequiredStr("ref"));
+  BK_ASSIGN_OR_RETURN(r.op_id, f.Str("op_id"));
+  BK_ASSIGN_OR_RETURN(r.reason, f.Str("reason"));
+  BK_TRY(f.Done());
+  return r;
+}
+
+json Encode(const service::ListQuery& q) {
+  return {{"history", q.history}, {"limit", Opt(q.limit)}, {"everyone", q.everyone}};
+}
+
+Result<service::ListQuery> DecodeList(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Object());
+  service::ListQuery q;
+  BK_ASSIGN_OR_RETURN(q.history, f.Bool("history"));
+  BK_ASSIGN_OR_RETURN(auto limit, f.Int("limit"));
+  if (limit && (*limit < 1 || *limit > 100000)) return Invalid("limit must be between 1 and 100000");
+  q.limit = OptInt32(limit);
+  BK_ASSIGN_OR_RETURN(q.everyone, f.Bool("everyone"));
+  BK_TRY(f.Done());
+  return q;
+}
+
+// ---- results --------------------------------------------------------------
+
+json Encode(const engine::Reservation& r) {
+  json c;
+  if (r.cancellation)
+    c = {{"at", r.cancellation->at},
+         {"kind", r.cancellation->kind},
+         {"reason", r.cancellation->reason},
+         {"actor_uid", r.cancellation->actor_uid},
+         {"actor_username", r.cancellation->actor_username},
+         {"op_id", r.cancellation->op_id}};
+  return {{"id", r.id},
+          {"uid", r.uid},
+          {"username", r.username},
+          {"gpus", r.gpus},
+          {"mode", engine::ModeName(r.mode)},
+          {"share_units", r.share_units},
+          {"memory_mb", Opt(r.memory_mb)},
+          {"cpus", r.cpus},
+          {"ram_mb", r.ram_mb},
+          {"start", r.start},
+          {"end", r.end},
+          {"status", engine::StatusName(r.status)},
+          {"created_at", r.created_at},
+          {"updated_at", r.updated_at},
+          {"op_id", r.op_id},
+          {"op_signature", r.op_signature},
+          {"edit_count", r.edit_count},
+          {"cancellation", c}};
+}
+
+Result<engine::Reservation> DecodeReservation(const json& j) {
+  return Guard([&]() -> Result<engine::Reservation> { return DecodeReservationUnchecked(j); });
+}
+
+json Encode(const service::BookingOutcome& o) {
+  json sel = json::array();
+  for (const auto& v : o.selected) sel.push_back(EncodeView(v));
+  return {{"status", o.status},
+          {"reservation", Encode(o.reservation)},
+          {"replayed", o.replayed},
+          {"allocator_source", o.allocator_source},
+          {"selected", sel},
+          {"memory_telemetry", o.memory_telemetry},
+          {"assumed_memory_mb", Opt(o.assumed_memory_mb)},
+          {"avoided_busy", o.avoided_busy},
+          {"selected_busy", o.selected_busy},
+          {"warnings", o.warnings},
+          {"message", o.message}};
+}
+
+Result<service::BookingOutcome> DecodeBookingOutcome(const json& j) {
+  return Guard([&]() -> Result<service::BookingOutcome> {
+    service::BookingOutcome o;
+    o.status = j.at("status").get<std::string>();
+    o.reservation = DecodeReservationUnchecked(j.at("reservation"));
+    o.replayed = j.at("replayed").get<bool>();
+    o.allocator_source = j.at("allocator_source").get<std::string>();
+    for (const auto& v : j.at("selected")) o.selected.push_back(DecodeView(v));
+    o.memory_telemetry = j.at("memory_telemetry").get<bool>();
+    o.assumed_memory_mb = OptGet<int64_t>(j, "assumed_memory_mb");
+    o.avoided_busy = j.at("avoided_busy").get<std::vector<std::string>>();
+    o.selected_busy = j.at("selected_busy").get<std::vector<std::string>>();
+    o.warnings = j.at("warnings").get<std::vector<std::string>>();
+    o.message = j.at("message").get<std::string>();
+    return o;
+  });
+}
+
+json Encode(const service::CancelOutcome& o) { return {{"reservation", Encode(o.reservation)}, {"replayed", o.replayed}}; }
+
+Result<service::CancelOutcome> DecodeCancelOutcome(const json& j) {
+  return Guard([&]() -> Result<service::CancelOutcome> {
+    return service::CancelOutcome{DecodeReservationUnchecked(j.at("reservation")), j.at("replayed").get<bool>()};
+  });
+}
+
+json Encode(const service::Recommendation& r) {
+  json sel = json::array();
+  for (const auto& v : r.selected) sel.push_back(EncodeView(v));
+  return {{"available", r.available},
+          {"placement", r.placement ? EncodePlacement(*r.placement) : json()},
+          {"nearest", r.nearest ? EncodePlacement(*r.nearest) : json()},
+          {"reason", r.reason},
+          {"selected", sel},
+          {"warnings", r.warnings},
+          {"confidence", r.confidence},
+          {"request", Encode(r.request)},
+          {"start", r.start},
+          {"allow_queue", r.allow_queue}};
+}
+
+Result<service::Recommendation> DecodeRecommendation(const json& j) {
+  return Guard([&]() -> Result<service::Recommendation> {
+    service::Recommendation r;
+    r.available = j.at("available").get<bool>();
+    if (!j.at("placement").is_null()) r.placement = DecodePlacement(j["placement"]);
+    if (!j.at("nearest").is_null()) r.nearest = DecodePlacement(j["nearest"]);
+    r.reason = j.at("reason").get<std::string>();
+    for (const auto& v : j.at("selected")) r.selected.push_back(DecodeView(v));
+    r.warnings = j.at("warnings").get<std::vector<std::string>>();
+    r.confidence = j.at("confidence").get<std::string>();
+    auto req = DecodeCreate(j.at("request"));
+    if (!req) return std::unexpected(req.error());
+    r.request = *req;
+    r.start = j.at("start").get<Seconds>();
+    r.allow_queue = j.at("allow_queue").get<bool>();
+    return r;
+  });
+}
+
+json Encode(const service::SlotsResult& r) {
+  json opts = json::array();
+  for (const auto& o : r.options)
+    opts.push_back({{"gpus", o.gpus}, {"start", o.start}, {"end", o.end}, {"live", o.live}, {"free_now_mb", Opt(o.free_now_mb)}});
+  return {{"options", opts}, {"truncated_combinations", r.truncated_combinations}};
+}
+
+Result<service::SlotsResult> DecodeSlots(const json& j) {
+  return Guard([&]() -> Result<service::SlotsResult> {
+    service::SlotsResult r;
+    for (const auto& o : j.at("options"))
+      r.options.push_back({o.at("gpus").get<std::vector<int>>(), o.at("start").get<Seconds>(),
+                           o.at("end").get<Seconds>(), o.at("live").get<std::string>(), OptGet<int64_t>(o, "free_now_mb")});
+    r.truncated_combinations = j.at("truncated_combinations").get<bool>();
+    return r;
+  });
+}
+
+json Encode(const service::ListResult& r) {
+  json items = json::array();
+  for (const auto& x : r.reservations) items.push_back(Encode(x));
+  return {{"reservations", items}, {"total", r.total}, {"truncated", r.truncated}};
+}
+
+Result<service::ListResult> DecodeListResult(const json& j) {
+  return Guard([&]() -> Result<service::ListResult> {
+    service::ListResult r;
+    for (const auto& x : j.at("reservations")) r.reservations.push_back(DecodeReservationUnchecked(x));
+    r.total = j.at("total").get<int>();
+    r.truncated = j.at("truncated").get<bool>();
+    return r;
+  });
+}
+
+json Encode(const service::HistoryView& v) {
+  return {{"reservation", Encode(v.reservation)}, {"events", Encode(v.events)}, {"notifications", Encode(v.notifications)}};
+}
+
+Result<service::HistoryView> DecodeHistory(const json& j) {
+  return Guard([&]() -> Result<service::HistoryView> {
+    service::HistoryView v;
+    v.reservation = DecodeReservationUnchecked(j.at("reservation"));
+    for (const auto& e : j.at("events")) v.events.push_back(DecodeEvent(e));
+    for (const auto& n : j.at("notifications")) v.notifications.push_back(DecodeNotification(n));
+    return v;
+  });
+}
+
+json Encode(const std::vector<store::Event>& events) {
+  json out = json::array();
+  for (const auto& e : events) out.push_back(EncodeEvent(e));
+  return out;
+}
+
+Result<std::vector<store::Event>> DecodeEvents(const json& j) {
+  return Guard([&]() -> Result<std::vector<store::Event>> {
+    std::vector<store::Event> out;
+    for (const auto& e : j) out.push_back(DecodeEvent(e));
+    return out;
+  });
+}
+
+json Encode(const std::vector<store::Notification>& items) {
+  json out = json::array();
+  for (const auto& n : items) out.push_back(EncodeNotification(n));
+  return out;
+}
+
+Result<std::vector<store::Notification>> DecodeNotifications(const json& j) {
+  return Guard([&]() -> Result<std::vector<store::Notification>> {
+    std::vector<store::Notification> out;
+    for (const auto& n : j) out.push_back(DecodeNotification(n));
+    return out;
+  });
+}
+
+json Encode(const service::OperationView& v) {
+  return {{"found", v.found}, {"action", v.action}, {"reservation", v.reservation ? Encode(*v.reservation) : json()}};
+}
+
+Result<service::OperationView> DecodeOperation(const json& j) {
+  return Guard([&]() -> Result<service::OperationView> {
+    service::OperationView v;
+    v.found = j.at("found").get<bool>();
+    v.action = j.at("action").get<std::string>();
+    if (!j.at("reservation").is_null()) v.reservation = DecodeReservationUnchecked(j["reservation"]);
+    return v;
+  });
+}
+
+json Encode(const service::StatusView& v) {
+  json devices = json::array();
+  for (const auto& d : v.snapshot.devices) {
+    json procs = json::array();
+    for (const auto& p : d.processes)
+      procs.push_back({{"pid", p.pid},
+                       {"uid", p.uid ? json(*p.uid) : json()},
+                       {"username", p.username},
+                       {"command", p.command},
+                       {"gpu_memory_mb", p.gpu_memory_mb},
+                       {"sm_utilization_percent", Opt(p.sm_utilization_percent)},
+                       {"kind", p.kind},
+                       {"identity_source", p.identity_source}});
+    devices.push_back({{"index", d.index},
+                       {"uuid", d.uuid},
+                       {"name", d.name},
+                       {"memory_used_mb", Opt(d.memory_used_mb)},
+                       {"memory_total_mb", Opt(d.memory_total_mb)},
+                       {"utilization_percent", Opt(d.utilization_percent)},
+                       {"temperature_c", Opt(d.temperature_c)},
+                       {"processes", procs},
+                       {"source", gpu::SourceName(d.source)},
+                       {"process_telemetry", d.process_telemetry}});
+  }
+  json views = json::array();
+  for (const auto& g : v.gpus) views.push_back(EncodeView(g));
+  json rs = json::array();
+  for (const auto& r : v.reservations) rs.push_back(Encode(r));
+  return {{"now", v.now}, {"devices", devices}, {"error", v.snapshot.error}, {"gpus", views}, {"reservations", rs}};
+}
+
+Result<service::StatusView> DecodeStatus(const json& j) {
+  return Guard([&]() -> Result<service::StatusView> {
+    service::StatusView v;
+    v.now = j.at("now").get<Seconds>();
+    v.snapshot.error = j.at("error").get<std::string>();
+    for (const auto& d : j.at("devices")) {
+      gpu::DeviceSample s;
+      s.index = d.at("index").get<int>();
+      s.uuid = d.at("uuid").get<std::string>();
+      s.name = d.at("name").get<std::string>();
+      s.memory_used_mb = OptGet<int64_t>(d, "memory_used_mb");
+      s.memory_total_mb = OptGet<int64_t>(d, "memory_total_mb");
+      s.utilization_percent = OptGet<int>(d, "utilization_percent");
+      s.temperature_c = OptGet<int>(d, "temperature_c");
+      std::string src = d.at("source").get<std::string>();
+      s.source = src == "nvml" ? gpu::Source::kNvml : src == "simulation" ? gpu::Source::kSimulation : gpu::Source::kNone;
+      s.process_telemetry = d.at("process_telemetry").get<bool>();
+      for (const auto& p : d.at("processes")) {
+        gpu::ProcessSample ps;
+        ps.pid = p.at("pid").get<int>();
+        if (!p.at("uid").is_null()) ps.uid = p["uid"].get<uid_t>();
+        ps.username = p.at("username").get<std::string>();
+        ps.command = p.at("command").get<std::string>();
+        ps.gpu_memory_mb = p.at("gpu_memory_mb").get<int64_t>();
+        ps.sm_utilization_percent = OptGet<int>(p, "sm_utilization_percent");
+        ps.kind = p.at("kind").get<std::string>();
+        ps.identity_source = p.at("identity_source").get<std::string>();
+        s.processes.push_back(std::move(ps));
+      }
+      v.snapshot.devices.push_back(std::move(s));
+    }
+    for (const auto& g : j.at("gpus")) v.gpus.push_back(DecodeView(g));
+    for (const auto& r : j.at("reservations")) v.reservations.push_back(DecodeReservationUnchecked(r));
+    return v;
+  });
+}
+
+json Encode(const service::PolicyStatus& s) { return {{"status", s.status}, {"message", s.message}}; }
+
+Result<service::PolicyStatus> DecodePolicyStatus(const json& j) {
+  return Guard([&]() -> Result<service::PolicyStatus> {
+    return service::PolicyStatus{j.at("status").get<std::string>(), j.at("message").get<std::string>()};
+  });
+}
+
+json Encode(const service::ImportSummary& s) {
+  return {{"reservations", s.reservations}, {"active", s.active}, {"cancelled", s.cancelled}, {"expired", s.expired},
+          {"edits", s.edits}, {"notifications", s.notifications}, {"operations", s.operations}};
+}
+
+Result<service::ImportSummary> DecodeImportSummary(const json& j) {
+  return Guard([&]() -> Result<service::ImportSummary> {
+    service::ImportSummary s;
+    s.reservations = j.at("reservations").get<int>();
+    s.active = j.at("active").get<int>();
+    s.cancelled = j.at("cancelled").get<int>();
+    s.expired = j.at("expired").get<int>();
+    s.edits = j.at("edits").get<int>();
+    s.notifications = j.at("notifications").get<int>();
+    s.operations = j.at("operations").get<int>();
+    return s;
+  });
+}
+
+json Encode(const engine::Policy& p) {
+  json blackouts = json::array();
+  for (const auto& b : p.blackouts) blackouts.push_back({{"start", b.start}, {"end", b.end}, {"reason", b.reason}});
+  json prio = json::object();
+  for (const auto& [g, v] : p.gpu_priority) prio[std::to_string(g)] = v;
+  return {{"gpu_count", p.gpu_count},
+          {"slot_seconds", p.slot},
+          {"share_capacity", p.share_capacity},
+          {"queue_search_seconds", p.queue_search},
+          {"horizon_seconds", p.horizon},
+          {"max_duration_seconds", p.max_duration},
+          {"blackouts", blackouts},
+          {"disabled_gpus", p.disabled_gpus},
+          {"gpu_priority", prio},
+          {"require_shared_memory", p.require_shared_memory},
+          {"shared_memory_reserve_mb", p.shared_memory_reserve_mb},
+          {"host_cpus", Opt(p.host_cpus)},
+          {"host_ram_mb", Opt(p.host_ram_mb)},
+          {"default_booking_cpus", p.default_booking_cpus},
+          {"default_booking_ram_mb", p.default_booking_ram_mb}};
+}
+
+Result<engine::Policy> DecodePolicy(const json& j) {
+  return Guard([&]() -> Result<engine::Policy> {
+    engine::Policy p;
+    p.gpu_count = j.at("gpu_count").get<int>();
+    p.slot = j.at("slot_seconds").get<Seconds>();
+    p.share_capacity = j.at("share_capacity").get<int>();
+    p.queue_search = j.at("queue_search_seconds").get<Seconds>();
+    p.horizon = j.at("horizon_seconds").get<Seconds>();
+    p.max_duration = j.at("max_duration_seconds").get<Seconds>();
+    for (const auto& b : j.at("blackouts"))
+      p.blackouts.push_back({b.at("start").get<Seconds>(), b.at("end").get<Seconds>(), b.at("reason").get<std::string>()});
+    p.disabled_gpus = j.at("disabled_gpus").get<std::vector<int>>();
+    for (const auto& [g, v] : j.at("gpu_priority").items()) p.gpu_priority[std::stoi(g)] = v.get<int>();
+    p.require_shared_memory = j.at("require_shared_memory").get<bool>();
+    p.shared_memory_reserve_mb = j.at("shared_memory_reserve_mb").get<int64_t>();
+    p.host_cpus = OptGet<int64_t>(j, "host_cpus");
+    p.host_ram_mb = OptGet<int64_t>(j, "host_ram_mb");
+    p.default_booking_cpus = j.at("default_booking_cpus").get<int64_t>();
+    p.default_booking_ram_mb = j.at("default_booking_ram_mb").get<int64_t>();
+    if (p.gpu_count < 1 || p.slot < 60) return Invalid("the daemon announced an invalid policy");
+    return p;
+  });
+}
+
+json ErrorObject(int code, const std::string& message, std::optional<ErrorKind> kind) {
+  json e = {{"code", code}, {"message", message}};
+  if (kind) e["data"] = {{"kind", ErrorKindName(*kind)}};
+  return e;
+}
+
+Error ErrorFromObject(const json& error) {
+  std::string message = error.is_object() && error.contains("message") && error["message"].is_string()
+                            ? error["message"].get<std::string>()
+                            : "the daemon reported an error";
+  ErrorKind kind = ErrorKind::kInvalid;
+  if (error.is_object() && error.contains("data") && error["data"].is_object() && error["data"].contains("kind") &&
+      error["data"]["kind"].is_string()) {
+    std::string k = error["data"]["kind"].get<std::string>();
+    for (ErrorKind c : {ErrorKind::kInvalid, ErrorKind::kConflict, ErrorKind::kNoSlot, ErrorKind::kNotFound,
+                        ErrorKind::kPermission, ErrorKind::kPolicy, ErrorKind::kCorrupt, ErrorKind::kIo,
+                        ErrorKind::kBusy, ErrorKind::kUnavailable, ErrorKind::kInternal})
+      if (ErrorKindName(c) == k) kind = c;
+  }
+  return Error{kind, message};
+}
+
+}  // namespace bk::rpc

@@ -1,0 +1,68 @@
+#pragma once
+// The JSON forms of BookingService calls on the daemon's socket
+// (docs/protocol.md). Requests are decoded strictly: unknown fields and wrong
+// types are errors. Include only from .cc files: it brings nlohmann/json.
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.h"
+#include "service/types.h"
+
+namespace bk::rpc {
+
+using nlohmann::json;
+
+// Requests (client -> daemon).
+json Encode(const service::CreateRequest& r);
+json Encode(const service::EditRequest& r);
+json Encode(const service::RenewRequest& r);
+json Encode(const service::CancelRequest& r);
+json Encode(const service::ListQuery& q);
+Result<service::CreateRequest> DecodeCreate(const json& j);
+Result<service::EditRequest> DecodeEdit(const json& j);
+Result<service::RenewRequest> DecodeRenew(const json& j);
+Result<service::CancelRequest> DecodeCancel(const json& j);
+Result<service::ListQuery> DecodeList(const json& j);
+
+// Results (daemon -> client).
+json Encode(const engine::Reservation& r);
+json Encode(const service::BookingOutcome& o);
+json Encode(const service::CancelOutcome& o);
+json Encode(const service::Recommendation& r);
+json Encode(const service::SlotsResult& r);
+json Encode(const service::ListResult& r);
+json Encode(const service::HistoryView& v);
+json Encode(const std::vector<store::Event>& events);
+json Encode(const std::vector<store::Notification>& items);
+json Encode(const service::OperationView& v);
+json Encode(const service::StatusView& v);
+json Encode(const service::PolicyStatus& s);
+json Encode(const service::ImportSummary& s);
+Result<engine::Reservation> DecodeReservation(const json& j);
+Result<service::BookingOutcome> DecodeBookingOutcome(const json& j);
+Result<service::CancelOutcome> DecodeCancelOutcome(const json& j);
+Result<service::Recommendation> DecodeRecommendation(const json& j);
+Result<service::SlotsResult> DecodeSlots(const json& j);
+Result<service::ListResult> DecodeListResult(const json& j);
+Result<service::HistoryView> DecodeHistory(const json& j);
+Result<std::vector<store::Event>> DecodeEvents(const json& j);
+Result<std::vector<store::Notification>> DecodeNotifications(const json& j);
+Result<service::OperationView> DecodeOperation(const json& j);
+Result<service::StatusView> DecodeStatus(const json& j);
+Result<service::PolicyStatus> DecodePolicyStatus(const json& j);
+Result<service::ImportSummary> DecodeImportSummary(const json& j);
+
+// Policy as the daemon announces it in server.ping, so clients render with the server's view.
+json Encode(const engine::Policy& p);
+Result<engine::Policy> DecodePolicy(const json& j);
+
+// JSON-RPC 2.0 error codes; application errors carry the ErrorKind in data.kind.
+inline constexpr int kParseError = -32700;
+inline constexpr int kInvalidRequest = -32600;
+inline constexpr int kMethodNotFound = -32601;
+inline constexpr int kInvalidParams = -32602;
+inline constexpr int kApplicationError = -32000;
+json ErrorObject(int code, const std::string& message, std::optional<ErrorKind> kind = std::nullopt);
+Error ErrorFromObject(const json& error);
+
+}  // namespace bk::rpc

@@ -1,0 +1,306 @@
+#include "server/daemon.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fmt/format.h>
+#include <memory>
+#include <vector>
+
+#include "engine/parse.h"
+#include "gpu/source.h"
+#include "server/dispatcher.h"
+#include "server/notify.h"
+#include "server/unix_socket.h"
+#include "service/booking_service.h"
+#include "sys/clock.h"
+#include "sys/fs.h"
+#include "sys/users.h"
+
+namespace bk::server {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+void Log(const std::string& line) {
+  std::time_t t = std::time(nullptr);
+  std::fprintf(stderr, "%s serve: %s\n", engine::FormatIsoUtc(t).c_str(), line.c_str());
+  std::fflush(stderr);
+}
+
+struct Conn {
+  int fd = -1;
+  service::Actor actor;
+  std::string in;
+  std::string out;
+  Steady::time_point last_activity;
+  Steady::time_point partial_since;
+  bool closing = false;  // flush `out`, then close
+};
+
+// The single-instance lock: flock held for the daemon's life; the file names the holder.
+Result<int> TakeLock(const std::string& path) {
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return Fail(ErrorKind::kIo, fmt::format("cannot open lock {}: {}", path, std::strerror(errno)));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char buf[32] = {};
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+    close(fd);
+    std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+    return Fail(ErrorKind::kBusy, fmt::format("another `bk server serve` is running for this server (pid {})", pid));
+  }
+  std::string pid = std::to_string(getpid()) + "\n";
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    close(fd);
+    return Fail(ErrorKind::kIo, fmt::format("cannot write lock {}", path));
+  }
+  return fd;
+}
+
+class Loop {
+ public:
+  Loop(const ServeOptions& o, const config::Config& c, service::BookingService& s)
+      : opt_(o), config_(c), dispatcher_(s, c) {}
+
+  int Run(int listen_fd, int signal_fd) {
+    std::vector<pollfd> fds;
+    while (true) {
+      fds.clear();
+      fds.push_back({listen_fd, POLLIN, 0});
+      fds.push_back({signal_fd, POLLIN, 0});
+      for (auto& c : conns_) {
+        short ev = c->closing ? 0 : POLLIN;
+        if (!c->out.empty()) ev |= POLLOUT;
+        fds.push_back({c->fd, ev, 0});
+      }
+      int n = poll(fds.data(), fds.size(), 1000);
+      if (n < 0 && errno != EINTR) {
+        Log(fmt::format("poll failed: {}", std::strerror(errno)));
+        return 1;
+      }
+      if (fds[1].revents & POLLIN) return 0;
+      // Connections first (their indexes match fds[2..]), then new ones.
+      for (size_t i = 0; i < conns_.size(); ++i) Service(*conns_[i], fds[i + 2].revents);
+      if (fds[0].revents & POLLIN) Accept(listen_fd);
+      Expire();
+      Reap();
+    }
+  }
+
+  size_t writes() const { return writes_; }
+  size_t requests() const { return requests_; }
+
+ private:
+  void Accept(int listen_fd) {
+    while (true) {
+      int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) return;
+      auto cred = PeerCredentials(fd);
+      if (!cred) {
+        close(fd);
+        continue;
+      }
+      if (conns_.size() >= opt_.max_clients) DropLongestIdle();
+      auto c = std::make_unique<Conn>();
+      c->fd = fd;
+      c->actor.uid = cred->uid;
+      c->actor.username = sys::UserName(cred->uid);
+      // The owner and root administer the server; nobody else does.
+      c->actor.admin = cred->uid == 0 || cred->uid == config_.owner_uid;
+      c->last_activity = Steady::now();
+      conns_.push_back(std::move(c));
+    }
+  }
+
+  void DropLongestIdle() {
+    Conn* victim = nullptr;
+    for (auto& c : conns_)
+      if (!c->closing && (!victim || c->last_activity < victim->last_activity)) victim = c.get();
+    if (victim) Close(*victim);
+  }
+
+  void Service(Conn& c, short revents) {
+    if (c.fd < 0) return;
+    if (revents & (POLLERR | POLLNVAL)) return Close(c);
+    if (revents & POLLIN) Read(c);
+    if (c.fd >= 0 && (revents & POLLOUT)) Flush(c);
+    if (c.fd >= 0 && (revents & POLLHUP) && !(revents & POLLIN) && c.out.empty()) Close(c);
+  }
+
+  void Read(Conn& c) {
+    char buf[65536];
+    while (c.fd >= 0) {
+      ssize_t n = read(c.fd, buf, sizeof(buf));
+      if (n == 0) {
+        // The client finished sending; answer what is complete, then close.
+        c.closing = true;
+        break;
+      }
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        if (errno == EINTR) continue;
+        return Close(c);
+      }
+      if (c.in.empty()) c.partial_since = Steady::now();
+      c.in.append(buf, static_cast<size_t>(n));
+      c.last_activity = Steady::now();
+      Lines(c);
+      if (c.closing) break;
+    }
+    if (c.fd >= 0) {
+      Flush(c);
+      if (c.closing && c.out.empty()) Close(c);
+    }
+  }
+
+  void Lines(Conn& c) {
+    size_t start = 0;
+    while (true) {
+      size_t nl = c.in.find('\n', start);
+      if (nl == std::string::npos) break;
+      std::string line = c.in.substr(start, nl - start);
+      start = nl + 1;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find_first_not_of(" \t") == std::string::npos) continue;
+      if (line.size() > opt_.max_line_bytes) return TooLong(c);
+      ++requests_;
+      auto reply = dispatcher_.Handle(c.actor, line);
+      if (dispatcher_.last_was_write()) ++writes_;
+      if (reply) c.out += *reply + "\n";
+    }
+    c.in.erase(0, start);
+    // What remains is the start of the next line: its clock starts now.
+    if (start > 0 && !c.in.empty()) c.partial_since = Steady::now();
+    if (c.in.size() > opt_.max_line_bytes) TooLong(c);
+  }
+
+  void TooLong(Conn& c) {
+    c.in.clear();
+    c.out += fmt::format(R"({{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"request line exceeds {} bytes"}}}})",
+                         opt_.max_line_bytes) +
+             "\n";
+    c.closing = true;
+  }
+
+  void Flush(Conn& c) {
+    while (!c.out.empty()) {
+      ssize_t n = send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+      if (n > 0) {
+        c.out.erase(0, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      return Close(c);
+    }
+    // A client that never reads its answers is not allowed to grow our memory.
+    if (c.out.size() > 16 * opt_.max_line_bytes) Close(c);
+  }
+
+  void Expire() {
+    auto now = Steady::now();
+    for (auto& c : conns_) {
+      if (c->fd < 0) continue;
+      auto idle = std::chrono::duration_cast<std::chrono::milliseconds>(now - c->last_activity).count();
+      auto partial = std::chrono::duration_cast<std::chrono::milliseconds>(now - c->partial_since).count();
+      if (idle > opt_.idle_timeout_ms || (!c->in.empty() && partial > opt_.partial_timeout_ms)) Close(*c);
+    }
+  }
+
+  void Close(Conn& c) {
+    if (c.fd >= 0) close(c.fd);
+    c.fd = -1;
+  }
+
+  void Reap() {
+    std::erase_if(conns_, [](const std::unique_ptr<Conn>& c) { return c->fd < 0; });
+  }
+
+  const ServeOptions& opt_;
+  const config::Config& config_;
+  Dispatcher dispatcher_;
+  std::vector<std::unique_ptr<Conn>> conns_;
+  size_t writes_ = 0;
+  size_t requests_ = 0;
+};
+
+}  // namespace
+
+int Serve(const ServeOptions& options) {
+  auto cfg = config::LoadServer(options.config_path, config::ProcessEnv(), true);
+  if (!cfg) {
+    std::fprintf(stderr, "bk: %s\n", cfg.error().message.c_str());
+    return 2;
+  }
+  const config::Config& c = *cfg;
+  uid_t me = sys::CurrentUid();
+  if (me != c.owner_uid) {
+    std::fprintf(stderr, "bk: `bk server serve` must run as the server owner %s (UID %u); you are %s (UID %u)\n",
+                 c.owner.c_str(), c.owner_uid, sys::UserName(me).c_str(), me);
+    return 77;
+  }
+  std::string run_dir = sys::Dirname(c.socket_path);
+  auto lock = TakeLock(sys::JoinPath(run_dir, "serve.lock"));
+  if (!lock) {
+    std::fprintf(stderr, "bk: %s\n", lock.error().message.c_str());
+    return lock.error().kind == ErrorKind::kBusy ? 75 : 2;
+  }
+
+  std::unique_ptr<sys::Clock> clock = std::make_unique<sys::RealClock>();
+  if (c.server_test_now) {
+    auto fixed = sys::ClockFromTestNow(*c.server_test_now);
+    if (!fixed) {
+      std::fprintf(stderr, "bk: %s\n", fixed.error().message.c_str());
+      return 2;
+    }
+    clock = std::move(*fixed);
+  }
+  std::unique_ptr<gpu::GpuSource> gpus = std::make_unique<gpu::CountOnlySource>();
+  service::BookingService::Deps deps{&c, clock.get(), gpus.get(), c.owner_uid, true};
+  deps.snapshot_ttl_ms = 2000;
+  service::BookingService service(deps);
+  // Open (and if needed create) the ledger now, so a broken data directory fails at start.
+  if (auto st = service.Open(); !st) {
+    std::fprintf(stderr, "bk: %s\n", st.error().message.c_str());
+    return 2;
+  }
+
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+
+  mode_t mode = c.access == "group" ? 0660 : 0666;
+  std::optional<gid_t> gid;
+  if (c.access == "group" && c.gid) gid = *c.gid;
+  auto listen_fd = ListenUnix(c.socket_path, mode, gid, c.owner_uid);
+  if (!listen_fd) {
+    std::fprintf(stderr, "bk: %s\n", listen_fd.error().message.c_str());
+    return 2;
+  }
+  Log(fmt::format("listening on {} (owner {}, {} GPUs, access {}, ledger {})", c.socket_path, c.owner,
+                  c.policy.gpu_count, c.access, c.ledger_path));
+  Notify("READY=1\nSTATUS=serving " + c.socket_path);
+  Loop loop(options, c, service);
+  int rc = loop.Run(*listen_fd, sfd);
+  Notify("STOPPING=1");
+  close(*listen_fd);
+  unlink(c.socket_path.c_str());
+  Log(fmt::format("stopped: {} requests, {} writes", loop.requests(), loop.writes()));
+  close(*lock);
+  return rc;
+}
+
+}  // namespace bk::server

@@ -1,0 +1,28 @@
+#pragma once
+// `bk server serve`: one process owns the ledger (locking_mode=EXCLUSIVE) and
+// answers JSON-RPC over NDJSON on the server's Unix socket. One event-loop
+// thread does all socket I/O without blocking, so an idle or half-open client
+// never holds anyone up; requests run one at a time, which is also the single
+// writer the ledger wants.
+
+#include <functional>
+#include <string>
+
+#include "base/result.h"
+#include "config/config.h"
+
+namespace bk::server {
+
+struct ServeOptions {
+  std::string config_path;
+  size_t max_clients = 256;        // more connect: the longest-idle one is dropped
+  size_t max_line_bytes = 1 << 20; // a longer request line is refused and the connection closed
+  int idle_timeout_ms = 60000;     // no complete request for this long: closed
+  int partial_timeout_ms = 10000;  // a started line must finish within this
+};
+
+// Runs until SIGINT/SIGTERM. Returns the process exit status: 0 after a
+// graceful stop, 75 when another instance runs, 77 when not run by the owner.
+int Serve(const ServeOptions& options);
+
+}  // namespace bk::server

@@ -1,0 +1,221 @@
+#include "server/dispatcher.h"
+
+#include <fmt/format.h>
+#include <functional>
+#include <map>
+
+#include "base/version.h"
+#include "rpc/codec.h"
+
+namespace bk::server {
+namespace {
+
+using rpc::json;
+
+struct Call {
+  bool write = false;
+  std::function<Result<json>(service::BookingService&, const service::Actor&, const json&, const config::Config&)> fn;
+};
+
+// Small strict readers for the methods whose params are not a service request.
+Result<int64_t> IntParam(const json& p, const char* key, int64_t lo, int64_t hi, int64_t def) {
+  if (!p.contains(key) || p[key].is_null()) return def;
+  if (!p[key].is_number_integer()) return Invalid(fmt::format("{} must be an integer", key));
+  int64_t v = p[key].get<int64_t>();
+  if (v < lo || v > hi) return Invalid(fmt::format("{} must be between {} and {}", key, lo, hi));
+  return v;
+}
+
+Result<std::string> StrParam(const json& p, const char* key) {
+  if (!p.contains(key) || !p[key].is_string() || p[key].get<std::string>().empty())
+    return Invalid(fmt::format("{} must be a non-empty string", key));
+  return p[key].get<std::string>();
+}
+
+Status OnlyFields(const json& p, std::initializer_list<const char*> allowed) {
+  std::vector<std::string> unknown;
+  for (const auto& [k, v] : p.items()) {
+    bool ok = false;
+    for (const char* a : allowed) ok = ok || k == a;
+    if (!ok) unknown.push_back(k);
+  }
+  if (unknown.empty()) return Ok();
+  std::string list;
+  for (const auto& u : unknown) list += (list.empty() ? "" : ", ") + u;
+  return Invalid("params contain unknown field(s): " + list);
+}
+
+template <class T>
+Result<json> Wrap(Result<T> r) {
+  if (!r) return std::unexpected(r.error());
+  return rpc::Encode(*r);
+}
+
+const std::map<std::string, Call>& Methods() {
+  using service::Actor;
+  using service::BookingService;
+  static const std::map<std::string, Call> methods = {
+      {"server.ping",
+       {false,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config& c) -> Result<json> {
+          BK_TRY(OnlyFields(p, {}));
+          return json{{"version", kVersion},
+                      {"deployment", config::DeploymentName(c.deployment)},
+                      {"owner_uid", c.owner_uid},
+                      {"owner", c.owner},
+                      {"actor", {{"uid", a.uid}, {"username", a.username}, {"admin", a.admin}}},
+                      {"now", s.Now()},
+                      {"policy", rpc::Encode(s.policy())}};
+        }}},
+      {"booking.create",
+       {true,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_ASSIGN_OR_RETURN(auto r, rpc::DecodeCreate(p));
+          return Wrap(s.Create(a, r));
+        }}},
+      {"booking.edit",
+       {true,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_ASSIGN_OR_RETURN(auto r, rpc::DecodeEdit(p));
+          return Wrap(s.Edit(a, r));
+        }}},
+      {"booking.renew",
+       {true,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_ASSIGN_OR_RETURN(auto r, rpc::DecodeRenew(p));
+          return Wrap(s.Renew(a, r));
+        }}},
+      {"booking.cancel",
+       {true,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_ASSIGN_OR_RETURN(auto r, rpc::DecodeCancel(p));
+          return Wrap(s.Cancel(a, r));
+        }}},
+      {"placement.recommend",
+       {false,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_ASSIGN_OR_RETURN(auto r, rpc::DecodeCreate(p));
+          return Wrap(s.Recommend(a, r));
+        }}},
+      {"placement.slots",
+       {false,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_TRY(OnlyFields(p, {"request", "from", "limit"}));
+          if (!p.contains("request")) return Invalid("request is required");
+          BK_ASSIGN_OR_RETURN(auto r, rpc::DecodeCreate(p["request"]));
+          BK_ASSIGN_OR_RETURN(int64_t from, IntParam(p, "from", 0, int64_t{1} << 40, s.Now()));
+          BK_ASSIGN_OR_RETURN(int64_t limit, IntParam(p, "limit", 1, 20, 5));
+          return Wrap(s.Slots(a, r, from, static_cast<int>(limit)));
+        }}},
+      {"reservations.list",
+       {false,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_ASSIGN_OR_RETURN(auto q, rpc::DecodeList(p));
+          return Wrap(s.List(a, q));
+        }}},
+      {"reservation.history",
+       {false,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_TRY(OnlyFields(p, {"ref"}));
+          BK_ASSIGN_OR_RETURN(std::string ref, StrParam(p, "ref"));
+          return Wrap(s.History(a, ref));
+        }}},
+      {"audit.log",
+       {false,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_TRY(OnlyFields(p, {"limit"}));
+          BK_ASSIGN_OR_RETURN(int64_t limit, IntParam(p, "limit", 1, 1000, 100));
+          return Wrap(s.Log(a, static_cast<int>(limit)));
+        }}},
+      {"notifications.list",
+       {false,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_TRY(OnlyFields(p, {"limit"}));
+          BK_ASSIGN_OR_RETURN(int64_t limit, IntParam(p, "limit", 1, 1000, 20));
+          return Wrap(s.Notifications(a, static_cast<int>(limit)));
+        }}},
+      {"operation.get",
+       {false,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_TRY(OnlyFields(p, {"op_id"}));
+          BK_ASSIGN_OR_RETURN(std::string op, StrParam(p, "op_id"));
+          return Wrap(s.Operation(a, op));
+        }}},
+      {"status.get",
+       {false,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_TRY(OnlyFields(p, {"from", "to"}));
+          BK_ASSIGN_OR_RETURN(int64_t from, IntParam(p, "from", 0, int64_t{1} << 40, s.Now()));
+          BK_ASSIGN_OR_RETURN(int64_t to, IntParam(p, "to", 0, int64_t{1} << 40, s.Now() + engine::kDay));
+          return Wrap(s.Status(a, from, to));
+        }}},
+      {"policy.check",
+       {false,
+        [](BookingService& s, const Actor&, const json& p, const config::Config&) -> Result<json> {
+          BK_TRY(OnlyFields(p, {}));
+          return Wrap(s.CheckPolicy());
+        }}},
+      {"admin.import",
+       {true,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_TRY(OnlyFields(p, {"ledger_json"}));
+          BK_ASSIGN_OR_RETURN(std::string text, StrParam(p, "ledger_json"));
+          return Wrap(s.ImportUpstream(a, text));
+        }}},
+  };
+  return methods;
+}
+
+std::string ErrorLine(const json& id, int code, const std::string& message, std::optional<ErrorKind> kind = {}) {
+  return json{{"jsonrpc", "2.0"}, {"id", id}, {"error", rpc::ErrorObject(code, message, kind)}}.dump(
+      -1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(service::BookingService& service, const config::Config& config)
+    : service_(service), config_(config) {}
+
+std::optional<std::string> Dispatcher::Handle(const service::Actor& actor, const std::string& line) {
+  last_write_ = false;
+  json req;
+  try {
+    req = json::parse(line);
+  } catch (const json::exception&) {
+    return ErrorLine(nullptr, rpc::kParseError, "parse error: the line is not valid JSON");
+  }
+  if (!req.is_object()) return ErrorLine(nullptr, rpc::kInvalidRequest, "a request must be a JSON object");
+  json id = req.contains("id") ? req["id"] : json();
+  bool notification = !req.contains("id");
+  if (!id.is_null() && !id.is_string() && !id.is_number_integer())
+    return ErrorLine(nullptr, rpc::kInvalidRequest, "id must be a string or an integer");
+  for (const auto& [k, v] : req.items())
+    if (k != "jsonrpc" && k != "id" && k != "method" && k != "params")
+      return ErrorLine(id, rpc::kInvalidRequest, fmt::format("unknown request field {}", k));
+  if (req.value("jsonrpc", "") != "2.0") return ErrorLine(id, rpc::kInvalidRequest, "jsonrpc must be \"2.0\"");
+  if (!req.contains("method") || !req["method"].is_string())
+    return ErrorLine(id, rpc::kInvalidRequest, "method must be a string");
+  json params = req.contains("params") ? req["params"] : json::object();
+  if (!params.is_object()) return ErrorLine(id, rpc::kInvalidParams, "params must be a JSON object");
+  std::string method = req["method"].get<std::string>();
+  auto it = Methods().find(method);
+  if (it == Methods().end()) return ErrorLine(id, rpc::kMethodNotFound, fmt::format("unknown method {}", method));
+  last_write_ = it->second.write;
+  Result<json> result = Fail(ErrorKind::kInternal, "not run");
+  try {
+    result = it->second.fn(service_, actor, params, config_);
+  } catch (const std::exception& e) {
+    // A bug must not take the daemon down for everyone.
+    result = Fail(ErrorKind::kInternal, fmt::format("internal error: {}", e.what()));
+  }
+  if (notification) return std::nullopt;
+  if (!result) {
+    // Validation failures are invalid params; the rest are application errors.
+    int code = result.error().kind == ErrorKind::kInvalid ? rpc::kInvalidParams : rpc::kApplicationError;
+    return ErrorLine(id, code, result.error().message, result.error().kind);
+  }
+  return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", *result}}.dump(-1, ' ', false,
+                                                                        json::error_handler_t::replace);
+}
+
+}  // namespace bk::server

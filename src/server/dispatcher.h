@@ -1,0 +1,27 @@
+#pragma once
+// Turns one JSON-RPC 2.0 request line into one response line by calling the
+// BookingService as the peer the kernel identified. Every parameter is
+// validated here; unknown fields are errors.
+
+#include <optional>
+#include <string>
+
+#include "service/booking_service.h"
+
+namespace bk::server {
+
+class Dispatcher {
+ public:
+  Dispatcher(service::BookingService& service, const config::Config& config);
+  // nullopt for a notification (no id): nothing is sent back.
+  std::optional<std::string> Handle(const service::Actor& actor, const std::string& line);
+  // Whether the last handled request was a write (the daemon counts them).
+  bool last_was_write() const { return last_write_; }
+
+ private:
+  service::BookingService& service_;
+  const config::Config& config_;
+  bool last_write_ = false;
+};
+
+}  // namespace bk::server

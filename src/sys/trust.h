@@ -1,0 +1,20 @@
+#pragma once
+// Whether a path can be trusted as configuration: nobody but its owner (or
+// root) can have replaced any directory on the way to it.
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "base/result.h"
+
+namespace bk::sys {
+
+// Every ancestor of `path` (from / down to its parent) must be a real directory
+// owned by root or `owner`, not writable by group or others unless sticky.
+Status CheckTrustedAncestors(const std::string& path, uid_t owner);
+// A trusted regular file: not a symlink, one link, owned by `owner`, not
+// writable by group or others, with trusted ancestors.
+Status CheckTrustedFile(const std::string& path, uid_t owner);
+
+}  // namespace bk::sys
