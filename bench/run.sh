@@ -30,3 +30,22 @@ fi
 
 echo
 "$ROOT/bench/commands.sh" "$BUILD"
+
+# ---- shared server (bench/server_bench.cc) -----------------------------------
+# 32 concurrent clients on the daemon's socket: durable bookings/s
+# (booking.create, each a committed transaction), reads/s (server.ping,
+# reservations.list), and `bk l` through the daemon as a whole process.
+# Figures: stdout, BUILD/bench/server_bench.txt and BUILD/bench/server_bench.json.
+SERVER_BENCH=""
+for candidate in "$BUILD/bench/server_bench" "$BUILD/server_bench"; do
+  if [[ -x "$candidate" ]]; then SERVER_BENCH="$candidate"; break; fi
+done
+echo
+if [[ -n "$SERVER_BENCH" && -x "$BUILD/bk" ]]; then
+  echo "== server: $SERVER_BENCH"
+  "$SERVER_BENCH" --bk "$BUILD/bk" --dir "$OUT" --clients "${BENCH_SERVER_CLIENTS:-32}" \
+    --seconds "${BENCH_SERVER_SECONDS:-3}" --json "$OUT/server_bench.json" | tee "$OUT/server_bench.txt" \
+    || echo "== server: server_bench reported errors (see above)"
+else
+  echo "== server: server_bench not built (needs libbenchmark-dev, like engine_bench; then ninja -C $BUILD server_bench bk); skipped"
+fi

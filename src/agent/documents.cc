@@ -29,8 +29,9 @@ json NodeJson() {
 json PolicyJson(const engine::Policy& p, const config::Config& c, const std::string& transport) {
   json blackouts = json::array();
   for (const auto& b : p.blackouts)
-    blackouts.push_back(
-        {{"start_at", engine::FormatIsoUtc(b.start)}, {"end_at", engine::FormatIsoUtc(b.end)}, {"reason", b.reason}});
+    blackouts.push_back({{"start_at", engine::FormatIsoUtc(b.start)},
+                         {"end_at", engine::FormatIsoUtc(b.end)},
+                         {"reason", b.reason}});
   json priority = json::object();
   for (const auto& [gpu, prio] : p.gpu_priority) priority[std::to_string(gpu)] = prio;
   return {{"booking_blackouts", blackouts},
@@ -70,7 +71,8 @@ json Budget(const std::optional<int64_t>& total, int64_t booked) {
 }
 
 json GpuJson(const gpu::DeviceSample& d, const service::GpuView& v, const engine::Policy& p) {
-  json memory = {{"used_mb", Opt(d.memory_used_mb)}, {"total_mb", Opt(d.memory_total_mb)}, {"free_mb", json()}};
+  json memory = {
+      {"used_mb", Opt(d.memory_used_mb)}, {"total_mb", Opt(d.memory_total_mb)}, {"free_mb", json()}};
   if (d.memory_used_mb && d.memory_total_mb)
     memory["free_mb"] = std::max<int64_t>(0, *d.memory_total_mb - *d.memory_used_mb);
   json mem_percent;
@@ -80,6 +82,7 @@ json GpuJson(const gpu::DeviceSample& d, const service::GpuView& v, const engine
   bool known = d.source != gpu::Source::kNone;
   return {{"index", d.index},
           {"name", d.name},
+          {"uuid", gpu::IsValidDeviceUuid(d.uuid) ? json(d.uuid) : json()},
           {"enabled", p.GpuEnabled(d.index)},
           {"administrator_priority", p.Priority(d.index)},
           {"score", v.load_score},
@@ -142,18 +145,24 @@ json CapabilitiesObject(const client::Ledger& ledger) {
           {"weighted_shared_capacity", true}};
 }
 
-void DropNulls(json& j) {
+// The compact form's pruning: null members, "capabilities" objects (the
+// full form has them) and objects left empty by that.
+void Prune(json& j) {
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end();) {
-      if (it->is_null()) {
+      if (it->is_null() || it.key() == "capabilities") {
         it = j.erase(it);
-      } else {
-        DropNulls(*it);
-        ++it;
+        continue;
       }
+      Prune(*it);
+      if (it->is_object() && it->empty()) {
+        it = j.erase(it);
+        continue;
+      }
+      ++it;
     }
   } else if (j.is_array()) {
-    for (auto& e : j) DropNulls(e);
+    for (auto& e : j) Prune(e);
   }
 }
 
@@ -176,19 +185,20 @@ Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& con
       ram_now += r.ram_mb;
     }
   }
-  json d = {{"schema_version", "bk.agent.v1"},
-            {"kind", "context"},
-            {"generated_at", engine::FormatIsoUtc(now)},
-            {"software", {{"name", "gpubk"}, {"version", kVersion}}},
-            {"node", NodeJson()},
-            {"actor", {{"uid", actor.uid}, {"username", actor.username}, {"administrator", actor.admin}}},
-            {"deployment", config::DeploymentName(config.deployment)},
-            {"policy", PolicyJson(p, config, ledger.Transport())},
-            {"host_budget", {{"cpus", Budget(p.host_cpus, cpus_now)}, {"ram_mb", Budget(p.host_ram_mb, ram_now)}}},
-            {"gpu_advice", GpuAdviceJson(status, p)},
-            {"reservations", reservations},
-            {"worker", json()},
-            {"capabilities", CapabilitiesObject(ledger)}};
+  json d = {
+      {"schema_version", "bk.agent.v1"},
+      {"kind", "context"},
+      {"generated_at", engine::FormatIsoUtc(now)},
+      {"software", {{"name", "gpubk"}, {"version", kVersion}}},
+      {"node", NodeJson()},
+      {"actor", {{"uid", actor.uid}, {"username", actor.username}, {"administrator", actor.admin}}},
+      {"deployment", config::DeploymentName(config.deployment)},
+      {"policy", PolicyJson(p, config, ledger.Transport())},
+      {"host_budget", {{"cpus", Budget(p.host_cpus, cpus_now)}, {"ram_mb", Budget(p.host_ram_mb, ram_now)}}},
+      {"gpu_advice", GpuAdviceJson(status, p)},
+      {"reservations", reservations},
+      {"worker", json()},
+      {"capabilities", CapabilitiesObject(ledger)}};
   return DumpLine(d);
 }
 
@@ -202,8 +212,7 @@ std::string WithCapabilities(const std::string& doc, const client::Ledger& ledge
 
 std::string Compact(const std::string& doc) {
   json d = json::parse(doc);
-  if (d.is_object()) d.erase("capabilities");
-  DropNulls(d);
+  Prune(d);
   return DumpLine(d);
 }
 

@@ -26,12 +26,12 @@ std::string CapabilitiesJson(const client::Ledger& ledger);
 std::string WithCapabilities(const std::string& doc, const client::Ledger& ledger);
 
 // The printed form. Pretty: indented by 2, every field. Compact: one line, no
-// spaces, without null-valued fields and without the "capabilities" object
-// (docs/agents.md, "The compact form").
+// spaces, without null-valued fields, "capabilities" objects and the objects
+// this leaves empty (docs/agents.md, "The compact form"). A missing key in the
+// compact form means null.
 std::string Render(const std::string& doc, bool compact);
 
-// Compact transformation alone (exposed for tests and MCP): drops null object
-// members recursively and the top-level "capabilities"; minified.
+// The compact transformation alone (exposed for tests).
 std::string Compact(const std::string& doc);
 
 }  // namespace bk::agent

@@ -16,14 +16,18 @@ constexpr std::string_view kMode = "shared (default) or exclusive; s and x are a
 constexpr std::string_view kStart =
     "Exact start (ISO 8601, naive = server local time, or now, +30m, 20:00). Omit to take the earliest legal "
     "slot from now.";
-constexpr std::string_view kGpus = "Book exactly these GPU indexes, e.g. [1] for GPU 1. Excludes exclude_gpus.";
+constexpr std::string_view kGpus =
+    "Book exactly these GPU indexes, e.g. [1] for GPU 1. Excludes exclude_gpus.";
 constexpr std::string_view kExclude = "Never use these GPU indexes.";
 constexpr std::string_view kMemory = "Expected VRAM per GPU, e.g. 24g or 4096m.";
 constexpr std::string_view kShare = "Integer shared slots per GPU (shared mode only; default 1).";
-constexpr std::string_view kCpus = "Host CPUs this booking declares (enforced when the host has a CPU budget).";
-constexpr std::string_view kRam = "Host RAM this booking declares, e.g. 32g (enforced when the host has a RAM budget).";
+constexpr std::string_view kCpus =
+    "Host CPUs this booking declares (enforced when the host has a CPU budget).";
+constexpr std::string_view kRam =
+    "Host RAM this booking declares, e.g. 32g (enforced when the host has a RAM budget).";
 constexpr std::string_view kOpId =
-    "Stable operation ID (1-128 of A-Z a-z 0-9 . _ : -). Reuse it for an exact retry; a new intent needs a new ID.";
+    "Stable operation ID (1-128 of A-Z a-z 0-9 . _ : -). Reuse it for an exact retry; a new intent needs a "
+    "new ID.";
 constexpr std::string_view kRef = "Reservation ID (full, or a unique short prefix) or list number.";
 
 std::vector<ToolSpec> BuildTools() {
@@ -52,7 +56,8 @@ std::vector<ToolSpec> BuildTools() {
        "recommendation"},
       {"create_gpu_booking",
        "Create a GPU booking",
-       "Create an idempotent booking as this MCP process UID. Call recommend first and book only after the user "
+       "Create an idempotent booking as this MCP process UID. Call recommend first and book only after the "
+       "user "
        "approves.",
        ToolKind::kIdempotentWrite,
        {{"count", A::kInteger, true, kCount},
@@ -75,7 +80,8 @@ std::vector<ToolSpec> BuildTools() {
        "reservations"},
       {"edit_my_gpu_booking",
        "Edit my GPU booking",
-       "Idempotently edit this UID's booking; a started one may only change its end. queue never repairs past "
+       "Idempotently edit this UID's booking; a started one may only change its end. queue never repairs "
+       "past "
        "starts.",
        ToolKind::kIdempotentWrite,
        {{"reservation_id", A::kString, true, kRef},
@@ -109,7 +115,8 @@ std::vector<ToolSpec> BuildTools() {
        "cancellation_result"},
       {"get_my_gpu_operation",
        "Look up my operation",
-       "Read whether this UID's operation ID committed, and the reservation it touched. Use it before retrying an "
+       "Read whether this UID's operation ID committed, and the reservation it touched. Use it before "
+       "retrying an "
        "uncertain write.",
        ToolKind::kReadOnly,
        {{"operation_id", A::kString, true, "The operation ID of an earlier write."}},
@@ -139,7 +146,9 @@ json ParamSchema(const ToolParam& p) {
     case ArgType::kInteger: s = {{"type", "integer"}}; break;
     case ArgType::kString: s = {{"type", "string"}}; break;
     case ArgType::kBoolean: s = {{"type", "boolean"}}; break;
-    case ArgType::kIntegerList: s = {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}; break;
+    case ArgType::kIntegerList:
+      s = {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}};
+      break;
   }
   s["title"] = TitleCase(p.name);
   s["description"] = p.description;
@@ -203,31 +212,41 @@ json Envelope(std::string_view kind, json props, json required) {
 json OutputSchema(std::string_view kind) {
   json warnings = {{"type", "array"}, {"items", Str()}};
   if (kind == "context") {
-    json policy = {{"type", "object"},
-                   {"required", {"gpu_count", "enabled_gpus", "granularity_minutes", "host_cpus", "host_ram_mb"}},
-                   {"properties",
-                    {{"gpu_count", {{"type", "integer"}}},
-                     {"enabled_gpus", IntList()},
-                     {"disabled_gpus", IntList()},
-                     {"granularity_minutes", {{"type", "integer"}}},
-                     {"host_cpus", Nullable("integer")},
-                     {"host_ram_mb", Nullable("integer")}}}};
-    return Envelope(kind,
-                    {{"generated_at", Str()},
-                     {"deployment", {{"enum", {"private", "server", "system"}}}},
-                     {"actor", {{"type", "object"}, {"required", {"uid", "username"}}}},
-                     {"policy", policy},
-                     {"host_budget", {{"type", "object"}}},
-                     {"gpu_advice", {{"type", "object"}, {"required", {"order", "gpus"}}}},
-                     {"reservations", {{"type", "array"}, {"items", ReservationSchema()}}},
-                     {"capabilities", {{"type", "object"}}}},
-                    {"generated_at", "deployment", "actor", "policy", "gpu_advice", "reservations"});
+    json policy = {
+        {"type", "object"},
+        {"required", {"gpu_count", "enabled_gpus", "granularity_minutes", "host_cpus", "host_ram_mb"}},
+        {"properties",
+         {{"gpu_count", {{"type", "integer"}}},
+          {"enabled_gpus", IntList()},
+          {"disabled_gpus", IntList()},
+          {"granularity_minutes", {{"type", "integer"}}},
+          {"host_cpus", Nullable("integer")},
+          {"host_ram_mb", Nullable("integer")}}}};
+    return Envelope(
+        kind,
+        {{"generated_at", Str()},
+         {"deployment", {{"enum", {"private", "server", "system"}}}},
+         {"actor",
+          {{"type", "object"},
+           {"required", {"uid", "username"}},
+           {"properties", {{"uid", {{"type", "integer"}}}, {"username", Str()}}}}},
+         {"policy", policy},
+         {"host_budget", {{"type", "object"}}},
+         {"gpu_advice",
+          {{"type", "object"},
+           {"required", {"order", "gpus"}},
+           {"properties",
+            {{"order", IntList()}, {"gpus", {{"type", "array"}, {"items", {{"type", "object"}}}}}}}}},
+         {"reservations", {{"type", "array"}, {"items", ReservationSchema()}}},
+         {"capabilities", {{"type", "object"}}}},
+        {"generated_at", "deployment", "actor", "policy", "gpu_advice", "reservations"});
   }
   if (kind == "recommendation") {
-    json rec = {{"type", {"object", "null"}},
-                {"required", {"gpus", "start_at", "end_at", "queued"}},
-                {"properties",
-                 {{"gpus", IntList()}, {"start_at", Str()}, {"end_at", Str()}, {"queued", {{"type", "boolean"}}}}}};
+    json rec = {
+        {"type", {"object", "null"}},
+        {"required", {"gpus", "start_at", "end_at", "queued"}},
+        {"properties",
+         {{"gpus", IntList()}, {"start_at", Str()}, {"end_at", Str()}, {"queued", {{"type", "boolean"}}}}}};
     return Envelope(kind,
                     {{"available", {{"type", "boolean"}}},
                      {"recommendation", rec},
@@ -255,7 +274,8 @@ json OutputSchema(std::string_view kind) {
   // operation_status
   json res = ReservationSchema();
   res["type"] = {"object", "null"};
-  return Envelope(kind, {{"found", {{"type", "boolean"}}}, {"action", Nullable("string")}, {"reservation", res}},
+  return Envelope(kind,
+                  {{"found", {{"type", "boolean"}}}, {"action", Nullable("string")}, {"reservation", res}},
                   {"found", "action", "reservation"});
 }
 
@@ -295,10 +315,13 @@ std::string ToolListJson() {
   return list.dump();
 }
 
-std::string PlanPromptText(std::string_view count, std::string_view duration, std::string_view expected_memory) {
+std::string PlanPromptText(std::string_view count, std::string_view duration,
+                           std::string_view expected_memory) {
   return fmt::format(
-      "Plan a GPU experiment needing {} GPU(s) for {}, expected memory {} per GPU. First inspect bk://context, "
-      "then call recommend_gpu_booking. Explain live-load, memory and host CPU/RAM budget warnings. Only call "
+      "Plan a GPU experiment needing {} GPU(s) for {}, expected memory {} per GPU. First inspect "
+      "bk://context, "
+      "then call recommend_gpu_booking. Explain live-load, memory and host CPU/RAM budget warnings. Only "
+      "call "
       "create_gpu_booking after the user approves, and reuse one stable operation_id on retries.",
       count, duration, expected_memory);
 }

@@ -47,6 +47,7 @@ inline constexpr std::string_view kInstructions =
     "identity is the MCP process UID. GPU indexes (gpus) are device numbers; count is how many GPUs.";
 
 // plan_gpu_experiment's one user message.
-std::string PlanPromptText(std::string_view count, std::string_view duration, std::string_view expected_memory);
+std::string PlanPromptText(std::string_view count, std::string_view duration,
+                           std::string_view expected_memory);
 
 }  // namespace bk::agent

@@ -1,9 +1,9 @@
 #include "agent/mcp_server.h"
 
-#include <csignal>
-#include <cstdlib>
 #include <fmt/format.h>
 
+#include <csignal>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "agent/documents.h"
@@ -62,11 +62,12 @@ json Capabilities() {
 }
 
 json ResourceList() {
-  return json::array({{{"uri", kContextUri},
-                       {"name", "context"},
-                       {"title", "GPU context"},
-                       {"description", "Current privacy-safe GPU allocation context (bk.agent.v1 context document)."},
-                       {"mimeType", "application/json"}}});
+  return json::array(
+      {{{"uri", kContextUri},
+        {"name", "context"},
+        {"title", "GPU context"},
+        {"description", "Current privacy-safe GPU allocation context (bk.agent.v1 context document)."},
+        {"mimeType", "application/json"}}});
 }
 
 json PromptList() {
@@ -144,16 +145,18 @@ class Request {
   }
 
   std::expected<json, RpcError> ReadResource() {
-    std::string uri = params_.contains("uri") && params_["uri"].is_string() ? params_["uri"].get<std::string>() : "";
+    std::string uri =
+        params_.contains("uri") && params_["uri"].is_string() ? params_["uri"].get<std::string>() : "";
     if (uri != kContextUri) {
-      return std::unexpected(RpcError{modern_ ? kInvalidParams : kResourceNotFoundLegacy, "Resource not found",
-                                      json{{"uri", uri}}});
+      return std::unexpected(RpcError{modern_ ? kInvalidParams : kResourceNotFoundLegacy,
+                                      "Resource not found", json{{"uri", uri}}});
     }
     auto ledger = env_.ledger();
     if (!ledger) return std::unexpected(RpcError{kInternalError, ledger.error().message, json()});
     auto doc = ContextDoc(**ledger, *env_.config);
     if (!doc) return std::unexpected(RpcError{kInternalError, doc.error().message, json()});
-    return json{{"contents", json::array({{{"uri", kContextUri}, {"mimeType", "application/json"}, {"text", *doc}}})}};
+    return json{{"contents",
+                 json::array({{{"uri", kContextUri}, {"mimeType", "application/json"}, {"text", *doc}}})}};
   }
 
   std::expected<json, RpcError> GetPrompt() {
@@ -164,10 +167,13 @@ class Request {
     auto count = PromptArg(args, "count");
     auto duration = PromptArg(args, "duration");
     if (!count || !duration)
-      return std::unexpected(RpcError{kInvalidParams, "plan_gpu_experiment needs count and duration", json()});
-    std::string text = PlanPromptText(*count, *duration, PromptArg(args, "expected_memory").value_or("unknown"));
-    return json{{"description", "Plan a GPU experiment with GPUBK"},
-                {"messages", json::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", text}}}}})}};
+      return std::unexpected(
+          RpcError{kInvalidParams, "plan_gpu_experiment needs count and duration", json()});
+    std::string text =
+        PlanPromptText(*count, *duration, PromptArg(args, "expected_memory").value_or("unknown"));
+    return json{
+        {"description", "Plan a GPU experiment with GPUBK"},
+        {"messages", json::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", text}}}}})}};
   }
 
   ToolEnv& env_;
@@ -198,7 +204,8 @@ void DecorateModern(const std::string& method, json& result) {
 }  // namespace
 
 std::optional<std::string> McpServer::HandleLine(std::string_view line) {
-  while (!line.empty() && (line.back() == '\r' || line.back() == '\n' || line.back() == ' ' || line.back() == '\t'))
+  while (!line.empty() &&
+         (line.back() == '\r' || line.back() == '\n' || line.back() == ' ' || line.back() == '\t'))
     line.remove_suffix(1);
   while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
   if (line.empty()) return std::nullopt;
@@ -213,10 +220,12 @@ std::optional<std::string> McpServer::HandleLine(std::string_view line) {
     bool is_request = m.contains("id");
     json id = is_request ? m["id"] : json();
     if (is_request && !id.is_string() && !id.is_number_integer())
-      return ErrorResponse(json(), {kInvalidRequest, "Invalid Request: id must be a string or an integer", json()});
+      return ErrorResponse(json(),
+                           {kInvalidRequest, "Invalid Request: id must be a string or an integer", json()});
     if (!m["method"].is_string() || m.value("jsonrpc", "") != "2.0") {
       if (!is_request) return std::nullopt;
-      return ErrorResponse(id, {kInvalidRequest, "Invalid Request: needs jsonrpc \"2.0\" and a method", json()});
+      return ErrorResponse(id,
+                           {kInvalidRequest, "Invalid Request: needs jsonrpc \"2.0\" and a method", json()});
     }
     if (!is_request) return std::nullopt;  // notifications/initialized, cancelled, ...: nothing to answer
     std::string method = m["method"];
@@ -229,7 +238,8 @@ std::optional<std::string> McpServer::HandleLine(std::string_view line) {
       const json& v = params["_meta"][kVersionKey];
       std::string requested = v.is_string() ? v.get<std::string>() : Dump(v);
       if (requested != kModernProtocol) {
-        return ErrorResponse(id, {kUnsupportedProtocol, "Unsupported protocol version",
+        return ErrorResponse(id, {kUnsupportedProtocol,
+                                  "Unsupported protocol version",
                                   {{"supported", json::array({kModernProtocol})}, {"requested", requested}}});
       }
       modern = true;
@@ -248,7 +258,8 @@ std::optional<std::string> McpServer::HandleLine(std::string_view line) {
   };
 
   if (msg.is_array()) {
-    if (msg.empty()) return Dump(ErrorResponse(json(), {kInvalidRequest, "Invalid Request: empty batch", json()}));
+    if (msg.empty())
+      return Dump(ErrorResponse(json(), {kInvalidRequest, "Invalid Request: empty batch", json()}));
     json replies = json::array();
     for (const auto& m : msg)
       if (auto r = handle(m)) replies.push_back(*r);

@@ -1,8 +1,8 @@
 #include "agent/mcp_tools.h"
 
-#include <cmath>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "agent/documents.h"
@@ -29,8 +29,8 @@ const char* TypeWord(ArgType t) {
 bool IsInteger(const json& v) {
   if (v.is_number_integer()) return true;
   // JSON has one number type; 2.0 from a client is still the integer 2.
-  return v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>()) &&
-         std::fabs(v.get<double>()) < 9e15;
+  return v.is_number_float() && std::isfinite(v.get<double>()) &&
+         v.get<double>() == std::floor(v.get<double>()) && std::fabs(v.get<double>()) < 9e15;
 }
 
 bool HasType(const json& v, ArgType t) {
@@ -61,22 +61,26 @@ class Args {
           if (p.name == key) param = &p;
         if (!param) {
           if (key == "command" || key == "working_directory")
-            return Invalid(fmt::format("{} is not supported: this bk cannot schedule commands; book, then start the "
-                                       "command on the booked GPUs",
-                                       key));
+            return Invalid(
+                fmt::format("{} is not supported: this bk cannot schedule commands; book, then start the "
+                            "command on the booked GPUs",
+                            key));
           std::vector<std::string> names;
           for (const auto& p : tool.params) names.emplace_back(p.name);
           return Invalid(fmt::format("unknown argument: {}; {} accepts: {}", Printable(key), tool.name,
                                      names.empty() ? "no arguments" : Join(names, ", ")));
         }
         if (value.is_null()) continue;
-        if (!HasType(value, param->type)) return Invalid(fmt::format("{} must be {}", key, TypeWord(param->type)));
+        if (!HasType(value, param->type))
+          return Invalid(fmt::format("{} must be {}", key, TypeWord(param->type)));
         a.values_[key] = value;
       }
     }
     for (const auto& p : tool.params)
       if (p.required && !a.values_.contains(std::string(p.name)))
-        return Invalid(fmt::format("missing required argument: {}", p.name));
+        return Invalid(p.name == "operation_id"
+                           ? std::string("operation_id is required for retry-safe MCP writes")
+                           : fmt::format("missing required argument: {}", p.name));
     return a;
   }
 
@@ -148,8 +152,9 @@ Status FillCommon(const Args& a, Request& r) {
 
 Result<service::CreateRequest> CreateFrom(const Args& a, const ToolEnv& env, const client::Ledger& l) {
   service::CreateRequest r;
-  BK_ASSIGN_OR_RETURN(r.count, SmallInt(a, "count", 1, fmt::format("GPU count must be between 1 and {}",
-                                                                    l.policy().gpu_count)));
+  BK_ASSIGN_OR_RETURN(
+      r.count,
+      SmallInt(a, "count", 1, fmt::format("GPU count must be between 1 and {}", l.policy().gpu_count)));
   BK_ASSIGN_OR_RETURN(r.duration, engine::ParseDuration(*a.Str("duration")));
   if (a.Has("mode")) {
     BK_ASSIGN_OR_RETURN(r.mode, ModeArg(a));
@@ -170,8 +175,8 @@ Result<service::EditRequest> EditFrom(const Args& a, const ToolEnv& env, const c
   if (Trim(r.ref).empty()) return Invalid("reservation ID is required");
   BK_ASSIGN_OR_RETURN(r.op_id, OpId(a, true));
   bool changed = false;
-  for (const char* field : {"duration", "mode", "start", "gpus", "exclude_gpus", "count", "expected_memory", "share",
-                            "cpus", "ram"})
+  for (const char* field : {"duration", "mode", "start", "gpus", "exclude_gpus", "count", "expected_memory",
+                            "share", "cpus", "ram"})
     changed = changed || a.Has(field);
   // allow_queue alone changes nothing (as in the original).
   if (!changed) return Invalid("edit requires at least one changed field");

@@ -1,6 +1,7 @@
 #include "agent/skill_install.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,7 +10,6 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "agent/skill_bundle.h"
 #include "base/strings.h"
@@ -63,7 +63,7 @@ Status CheckComponents(const std::string& dir, const std::string& anchor) {
       return Invalid(fmt::format("skill path must not contain . or .. components: {}", dir));
     path += "/" + part;
     if (inside && StartsWith(a + "/", path + "/")) continue;
-    struct stat st{};
+    struct stat st {};
     if (lstat(path.c_str(), &st) != 0) {
       if (errno == ENOENT) return Ok();
       return IoFail(fmt::format("cannot inspect {}", path), errno);
@@ -71,7 +71,8 @@ Status CheckComponents(const std::string& dir, const std::string& anchor) {
     if (S_ISLNK(st.st_mode)) return Invalid(fmt::format("refusing to install through a symlink: {}", path));
     if (!S_ISDIR(st.st_mode)) return Invalid(fmt::format("not a directory: {}", path));
     if (st.st_uid != me && st.st_uid != 0)
-      return Fail(ErrorKind::kPermission, fmt::format("{} belongs to another user (uid {})", path, st.st_uid));
+      return Fail(ErrorKind::kPermission,
+                  fmt::format("{} belongs to another user (uid {})", path, st.st_uid));
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
       return Fail(ErrorKind::kPermission,
                   fmt::format("{} is writable by other users; run chmod go-w {} first", path, path));
@@ -86,11 +87,12 @@ Status MakeParents(const std::string& dir) {
     if (part.empty()) continue;
     path += "/" + part;
     if (mkdir(path.c_str(), 0755) == 0) {
-      if (chmod(path.c_str(), 0755) != 0) return IoFail(fmt::format("cannot set the mode of {}", path), errno);
+      if (chmod(path.c_str(), 0755) != 0)
+        return IoFail(fmt::format("cannot set the mode of {}", path), errno);
       continue;
     }
     if (errno != EEXIST) return IoFail(fmt::format("cannot create {}", path), errno);
-    struct stat st{};
+    struct stat st {};
     if (lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode))
       return Invalid(fmt::format("refusing to install through {}: not a real directory", path));
   }
@@ -143,7 +145,8 @@ Status WriteBundle(const std::string& root) {
     for (size_t i = 0; i + 1 < parts.size(); ++i) {
       dir += "/" + parts[i];
       if (mkdir(dir.c_str(), 0755) == 0) {
-        if (chmod(dir.c_str(), 0755) != 0) return IoFail(fmt::format("cannot set the mode of {}", dir), errno);
+        if (chmod(dir.c_str(), 0755) != 0)
+          return IoFail(fmt::format("cannot set the mode of {}", dir), errno);
         dirs.push_back(dir);
       } else if (errno != EEXIST) {
         return IoFail(fmt::format("cannot create {}", dir), errno);
@@ -162,10 +165,11 @@ int RemoveEntry(const char* path, const struct stat*, int type, struct FTW*) {
 
 // rm -r that never follows a symlink (FTW_PHYS) and tolerates absence.
 Status RemoveTree(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (lstat(path.c_str(), &st) != 0) return errno == ENOENT ? Ok() : IoFail("cannot inspect " + path, errno);
   if (!S_ISDIR(st.st_mode)) return unlink(path.c_str()) == 0 ? Ok() : IoFail("cannot remove " + path, errno);
-  if (nftw(path.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS) != 0) return IoFail("cannot remove " + path, errno);
+  if (nftw(path.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+    return IoFail("cannot remove " + path, errno);
   return Ok();
 }
 
@@ -179,13 +183,14 @@ Status CheckNotCwd(const std::string& dest) {
   std::string c = std::string(cwd) + "/", d = std::string(real_dest) + "/";
   if (StartsWith(c, d))
     return Invalid(
-        "refusing to replace the current working directory or one of its ancestors; run the command from outside "
+        "refusing to replace the current working directory or one of its ancestors; run the command from "
+        "outside "
         "the installed skill");
   return Ok();
 }
 
 bool Exists(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return lstat(path.c_str(), &st) == 0;
 }
 
@@ -206,9 +211,10 @@ Status Swap(const std::string& stage, const std::string& dest, const std::string
                   fmt::format("skill replacement failed; the previous copy is retained at {}", backup));
     if (Injected("rollback") || rename(backup.c_str(), dest.c_str()) != 0) {
       int rerr = Injected("rollback") ? EIO : errno;
-      return Fail(ErrorKind::kIo, fmt::format("skill replacement and rollback failed ({}; {}); the previous copy may "
-                                              "remain at {}",
-                                              Errno(err), Errno(rerr), backup));
+      return Fail(ErrorKind::kIo,
+                  fmt::format("skill replacement and rollback failed ({}; {}); the previous copy may "
+                              "remain at {}",
+                              Errno(err), Errno(rerr), backup));
     }
     return Fail(ErrorKind::kIo,
                 fmt::format("cannot install {}: {}; the previous copy was restored", dest, Errno(err)));
@@ -236,7 +242,8 @@ SkillEnv ProcessSkillEnv() {
 
 Result<std::string> SkillDir(SkillAgent agent, const SkillEnv& env) {
   if (!ValidDir(env.home)) return Invalid("cannot find your home directory; set HOME or pass --target DIR");
-  std::string home = env.home.size() > 1 && env.home.back() == '/' ? env.home.substr(0, env.home.size() - 1) : env.home;
+  std::string home =
+      env.home.size() > 1 && env.home.back() == '/' ? env.home.substr(0, env.home.size() - 1) : env.home;
   return agent == SkillAgent::kCodex ? home + "/.agents/skills/gpubk" : home + "/.claude/skills/gpubk";
 }
 
@@ -257,14 +264,15 @@ bool IsGpubkSkillMd(std::string_view text) {
 
 Result<std::string> InstallSkill(const InstallOptions& o) {
   const std::string& dest = o.dest;
-  if (!ValidDir(dest)) return Invalid(fmt::format("skill directory must be an absolute path: {}", Printable(dest)));
+  if (!ValidDir(dest))
+    return Invalid(fmt::format("skill directory must be an absolute path: {}", Printable(dest)));
   if (sys::Basename(dest) != kSkillName)
     return Invalid(fmt::format("the skill directory must be named gpubk (its SKILL.md name): {}", dest));
   std::string parent = sys::Dirname(dest);
   BK_TRY(CheckComponents(parent, o.anchor));
 
   bool replacing = false;
-  struct stat st{};
+  struct stat st {};
   if (lstat(dest.c_str(), &st) == 0) {
     if (S_ISLNK(st.st_mode)) return Invalid(fmt::format("refusing to replace a symlink: {}", dest));
     if (!o.force) return Invalid(fmt::format("skill already exists: {}; pass --force to replace it", dest));
@@ -292,7 +300,8 @@ Result<std::string> InstallSkill(const InstallOptions& o) {
   (void)RemoveTree(stage);  // whatever happened, no staging copy stays behind
   if (!done) return std::unexpected(done.error());
   if (replacing && !RemoveTree(backup))
-    return Fail(ErrorKind::kIo, fmt::format("skill installed but the previous copy could not be removed: {}", backup));
+    return Fail(ErrorKind::kIo,
+                fmt::format("skill installed but the previous copy could not be removed: {}", backup));
   return dest;
 }
 
@@ -310,13 +319,14 @@ const char* SkillStateName(SkillState state) {
 SkillStatus InspectSkill(const std::string& dest) {
   SkillStatus s;
   s.path = dest;
-  struct stat st{};
+  struct stat st {};
   if (lstat(dest.c_str(), &st) != 0) return s;
   if (S_ISLNK(st.st_mode)) {
     s.state = SkillState::kSymlink;
     return s;
   }
-  auto skill_md = S_ISDIR(st.st_mode) ? sys::ReadSmallFile(dest + "/SKILL.md", 1 << 20) : Result<std::string>();
+  auto skill_md =
+      S_ISDIR(st.st_mode) ? sys::ReadSmallFile(dest + "/SKILL.md", 1 << 20) : Result<std::string>();
   if (!S_ISDIR(st.st_mode) || !skill_md || !IsGpubkSkillMd(*skill_md)) {
     s.state = SkillState::kForeign;
     return s;

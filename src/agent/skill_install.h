@@ -43,11 +43,11 @@ struct InstallOptions {
 Result<std::string> InstallSkill(const InstallOptions& options);
 
 enum class SkillState {
-  kAbsent,    // nothing there
-  kCurrent,   // a GPUBK skill identical to this binary's bundle
-  kDiffers,   // a GPUBK skill from another version, or edited
-  kForeign,   // something that is not a GPUBK skill
-  kSymlink,   // a symlink (never followed, never replaced)
+  kAbsent,   // nothing there
+  kCurrent,  // a GPUBK skill identical to this binary's bundle
+  kDiffers,  // a GPUBK skill from another version, or edited
+  kForeign,  // something that is not a GPUBK skill
+  kSymlink,  // a symlink (never followed, never replaced)
 };
 const char* SkillStateName(SkillState state);  // absent | current | differs | foreign | symlink
 

@@ -76,7 +76,15 @@ const std::map<std::string, Command>& Commands() {
       {"config", RunConfig},
       {"cfg", RunConfig},
       {"admin", RunAdmin},
+      {"agent", RunAgent},
+      {"ai", RunAgent},
+      {"mcp", RunMcp},
+      {"skill", RunSkill},
       {"server", RunServer},
+      {"m", RunMonitor},
+      {"monitor", RunMonitor},
+      {"u", RunUsage},
+      {"usage", RunUsage},
   };
   return table;
 }

@@ -96,7 +96,7 @@ Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
   if (help) return 0;
   if (!file) return Invalid("give the ledger.json to import, e.g. `bk admin data import /var/lib/gpubk/ledger.json`");
   auto text = sys::ReadSmallFile(*file, 256u << 20);
-  if (!text) return Invalid(fmt::format("cannot read {}: {}", *file, text.error().message));
+  if (!text) return Invalid(text.error().message);
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::ImportSummary s, ledger->ImportUpstream(*text));
   if (json || compact) {

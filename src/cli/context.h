@@ -46,7 +46,12 @@ Result<int> RunLog(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunAgent(Context& ctx, const std::vector<std::string>& args);  // bk agent|ai
+Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args);    // bk mcp
+Result<int> RunSkill(Context& ctx, const std::vector<std::string>& args);  // bk skill
 Result<int> RunServer(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args);  // bk m|monitor
+Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args);    // bk u|usage
 
 // Shared by booking-like commands: the printed result line.
 std::string BookingLine(const std::string& status, const engine::Reservation& r, const engine::Policy& p,

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "client/ledger.h"
-#include "gpu/source.h"
+#include "gpu/select.h"
 #include "service/booking_service.h"
 #include "sys/users.h"
 
@@ -13,7 +13,7 @@ namespace {
 class DirectLedger : public Ledger {
  public:
   DirectLedger(const config::Config& config, const sys::Clock& clock)
-      : source_(std::make_unique<gpu::CountOnlySource>()),
+      : source_(gpu::DefaultSource()),
         service_({&config, &clock, source_.get(), sys::CurrentUid(), false}) {
     actor_.uid = sys::CurrentUid();
     actor_.username = sys::UserName(actor_.uid);
@@ -57,6 +57,13 @@ class DirectLedger : public Ledger {
   Result<service::PolicyStatus> CheckPolicy() override { return service_.CheckPolicy(); }
   Result<service::ImportSummary> ImportUpstream(const std::string& json_text) override {
     return service_.ImportUpstream(actor_, json_text);
+  }
+  Result<std::vector<service::JobView>> Jobs(const service::JobsQuery& q) override { return service_.Jobs(actor_, q); }
+  Result<service::JobPatchResult> UpdateJob(const service::JobPatch& p) override {
+    return service_.UpdateJob(actor_, p);
+  }
+  Result<service::JobView> RetryJob(const service::JobRetryRequest& r) override {
+    return service_.RetryJob(actor_, r);
   }
 
  private:

@@ -35,6 +35,21 @@ class Ledger {
   virtual Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to) = 0;
   virtual Result<service::PolicyStatus> CheckPolicy() = 0;
   virtual Result<service::ImportSummary> ImportUpstream(const std::string& json_text) = 0;
+
+  // Jobs bound to the caller's bookings (managed launches). Defaults keep
+  // other Ledger implementations (test fakes) compiling.
+  virtual Result<std::vector<service::JobView>> Jobs(const service::JobsQuery& q) {
+    (void)q;
+    return Fail(ErrorKind::kUnavailable, "this ledger does not support jobs");
+  }
+  virtual Result<service::JobPatchResult> UpdateJob(const service::JobPatch& p) {
+    (void)p;
+    return Fail(ErrorKind::kUnavailable, "this ledger does not support jobs");
+  }
+  virtual Result<service::JobView> RetryJob(const service::JobRetryRequest& r) {
+    (void)r;
+    return Fail(ErrorKind::kUnavailable, "this ledger does not support jobs");
+  }
 };
 
 // The private ledger of this user, identity from getuid().

@@ -103,6 +103,18 @@ class RemoteLedger : public Ledger {
     BK_ASSIGN_OR_RETURN(json j, Call("admin.import", {{"ledger_json", json_text}}));
     return rpc::DecodeImportSummary(j);
   }
+  Result<std::vector<service::JobView>> Jobs(const service::JobsQuery& q) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("job.list", rpc::Encode(q)));
+    return rpc::DecodeJobViews(j);
+  }
+  Result<service::JobPatchResult> UpdateJob(const service::JobPatch& p) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("job.update", rpc::Encode(p)));
+    return rpc::DecodeJobPatchResult(j);
+  }
+  Result<service::JobView> RetryJob(const service::JobRetryRequest& r) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("job.retry", rpc::Encode(r)));
+    return rpc::DecodeJobView(j);
+  }
 
  private:
   Error Unreachable(const std::string& why) const {

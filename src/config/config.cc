@@ -12,6 +12,7 @@
 #include "base/strings.h"
 #include "engine/civil_time.h"
 #include "engine/parse.h"
+#include "gpu/select.h"
 #include "gpu/source.h"
 #include "sys/fs.h"
 #include "sys/trust.h"
@@ -312,6 +313,9 @@ int DetectGpuCount(const std::string& sim_file) {
       if (e->d_name[0] != '.') ++n;
     closedir(d);
   }
+  // No /proc entry (WSL, some containers): ask NVML; the session it opens is
+  // the one later samples reuse.
+  if (n == 0) n = gpu::NvmlDeviceCount().value_or(0);
   return n > 0 ? n : 1;
 }
 
@@ -326,6 +330,16 @@ Result<json> ReadConfigFile(const std::string& path, uid_t uid) {
   }
   if (!doc.is_object()) return Invalid(fmt::format("config file {} must hold a JSON object", path));
   return doc;
+}
+
+// Environment values are text; show "4" as 4 and "[1,3]" as a list.
+std::string AsJsonText(const std::string& v) {
+  try {
+    json j = json::parse(v);
+    if (!j.is_string()) return j.dump();
+  } catch (const json::exception&) {
+  }
+  return json(v).dump();
 }
 
 // Applies `doc`'s known keys (skipping those in `ignore`), refusing unknown ones.
@@ -534,7 +548,7 @@ Result<Config> Load(const EnvFn& env) {
     auto v = env(name);
     if (!v) continue;
     BK_TRY(k.apply(json(*v), c));
-    c.values[k.name] = json(*v).dump();
+    c.values[k.name] = AsJsonText(*v);
     c.sources[k.name] = "environment";
     c.env_overrides.push_back(name);
   }

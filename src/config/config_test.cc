@@ -45,8 +45,7 @@ class ConfigTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  EnvFn Env() const {
-    auto copy = env_;
+  static EnvFn EnvOf(std::map<std::string, std::string> copy) {
     return [copy](const std::string& name) -> std::optional<std::string> {
       auto it = copy.find(name);
       if (it == copy.end()) return std::nullopt;
@@ -54,19 +53,21 @@ class ConfigTest : public ::testing::Test {
     };
   }
 
-  Result<Config> LoadWith(std::map<std::string, std::string> extra) {
-    for (auto& [k, v] : extra) env_[k] = v;
-    return Load(Env());
+  // env_ plus `extra` (which wins); env_ itself is left as it was.
+  Result<Config> LoadWith(const std::map<std::string, std::string>& extra) {
+    auto env = env_;
+    for (const auto& [k, v] : extra) env[k] = v;
+    return Load(EnvOf(env));
   }
 
-  Config LoadOk(std::map<std::string, std::string> extra = {}) {
-    auto c = LoadWith(std::move(extra));
+  Config LoadOk(const std::map<std::string, std::string>& extra = {}) {
+    auto c = LoadWith(extra);
     EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().message);
     return c ? *c : Config{};
   }
 
-  std::string LoadError(std::map<std::string, std::string> extra) {
-    auto c = LoadWith(std::move(extra));
+  std::string LoadError(const std::map<std::string, std::string>& extra) {
+    auto c = LoadWith(extra);
     EXPECT_FALSE(c.has_value());
     if (c) return "";
     EXPECT_EQ(c.error().kind, ErrorKind::kInvalid) << c.error().message;

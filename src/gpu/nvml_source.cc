@@ -122,7 +122,7 @@ bool NvmlSource::Fatal(Return rc, const std::string& what) {
   return true;
 }
 
-void NvmlSource::Fail(int64_t now_ns, std::string reason) {
+void NvmlSource::FailSession(int64_t now_ns, std::string reason) {
   Shutdown();
   error_ = std::move(reason);
   retry_at_ns_ = now_ns + options_.retry_ns;
@@ -143,7 +143,7 @@ bool NvmlSource::EnsureSession(int64_t now_ns, NvmlReport& report) {
     if (!loaded) {
       library_missing_ = loaded.error().failure == LoadFailure::kNoLibrary;
       if (library_missing_) report.state = NvmlReport::State::kNoLibrary;
-      Fail(now_ns, loaded.error().message);
+      FailSession(now_ns, loaded.error().message);
       report.error = error_;
       return false;
     }
@@ -153,19 +153,19 @@ bool NvmlSource::EnsureSession(int64_t now_ns, NvmlReport& report) {
   const Api& api = lib_->api();
   if (Return rc = api.Init(); rc != kSuccess) {
     // nvmlInit failed, so there is nothing to shut down.
-    Fail(now_ns, Reason("NVML initialisation failed", rc));
+    FailSession(now_ns, Reason("NVML initialisation failed", rc));
     report.error = error_;
     return false;
   }
   initialized_ = true;
   unsigned int count = 0;
   if (Return rc = api.DeviceGetCount(&count); rc != kSuccess) {
-    Fail(now_ns, Reason("NVML device count failed", rc));
+    FailSession(now_ns, Reason("NVML device count failed", rc));
     report.error = error_;
     return false;
   }
   if (count < 1 || count > kMaxGpus) {
-    Fail(now_ns, fmt::format("NVML reported {} devices; expected 1..{}", count, kMaxGpus));
+    FailSession(now_ns, fmt::format("NVML reported {} devices; expected 1..{}", count, kMaxGpus));
     report.error = error_;
     return false;
   }
@@ -189,7 +189,7 @@ bool NvmlSource::EnsureSession(int64_t now_ns, NvmlReport& report) {
     }
   }
   if (usable == 0) {
-    Fail(now_ns, first_error);
+    FailSession(now_ns, first_error);
     report.error = error_;
     return false;
   }
@@ -206,7 +206,7 @@ bool NvmlSource::EnsureSession(int64_t now_ns, NvmlReport& report) {
 Result<int> NvmlSource::DeviceCount() {
   std::lock_guard lock(mu_);
   NvmlReport report;
-  if (!EnsureSession(options_.monotonic_ns(), report)) return Fail(ErrorKind::kUnavailable, report.error);
+  if (!EnsureSession(options_.monotonic_ns(), report)) return bk::Fail(ErrorKind::kUnavailable, report.error);
   return static_cast<int>(devices_.size());
 }
 
@@ -230,6 +230,7 @@ Snapshot NvmlSource::Sample(int gpu_count, NvmlReport* out_report) {
   report.device_count = static_cast<int>(devices_.size());
   report.devices.resize(gpu_count);
   fatal_.clear();
+  identities_.NextSample();
   Snapshot snap;
   snap.devices.reserve(gpu_count);
   for (int i = 0; i < gpu_count; ++i) {
@@ -245,7 +246,7 @@ Snapshot NvmlSource::Sample(int gpu_count, NvmlReport* out_report) {
     if (!fatal_.empty()) {
       // Handles from a dead session must not be used again: close now and
       // let the backoff decide when to try a fresh nvmlInit.
-      Fail(now_ns, fatal_);
+      FailSession(now_ns, fatal_);
       report = NvmlReport{};
       report.state = NvmlReport::State::kFailed;
       return finish(UnknownSnapshot(gpu_count, error_));
@@ -319,7 +320,7 @@ void NvmlSource::ReadIdentity(DeviceState& d, DeviceSample& out, DeviceReport& r
     if (rc != kSuccess) {
       if (!Fatal(rc, "uuid")) report.notes.push_back(Reason("uuid", rc));
     } else if (!IsValidDeviceUuid(uuid)) {
-      report.notes.push_back(fmt::format("uuid: NVML returned an invalid identifier {:?}", Printable(uuid)));
+      report.notes.push_back(fmt::format("uuid: NVML returned an invalid identifier '{}'", Printable(uuid)));
     } else {
       d.uuid = std::move(uuid);
     }

@@ -107,10 +107,9 @@ class NvmlSource : public GpuSource {
  private:
   struct DeviceState;
   struct RawProcess;
-  struct Lists;
 
   bool EnsureSession(int64_t now_ns, NvmlReport& report);
-  void Fail(int64_t now_ns, std::string reason);
+  void FailSession(int64_t now_ns, std::string reason);
   void Shutdown();
   std::string Reason(const std::string& what, nvml::Return rc) const;
   bool Fatal(nvml::Return rc, const std::string& what);

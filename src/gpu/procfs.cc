@@ -267,6 +267,8 @@ const std::string& ProcIdentities::UserNameFor(uid_t uid, int64_t now_ns) {
 
 const HostIdentity& ProcIdentities::Resolve(int pid, int64_t now_ns) {
   if (pid <= 0) return unknown_;
+  if (auto hit = entries_.find(pid); hit != entries_.end() && hit->second.checked == generation_)
+    return hit->second.identity;
   std::optional<ProcStat> st = reader_->Stat(pid);
   if (!st) {
     entries_.erase(pid);
@@ -276,6 +278,7 @@ const HostIdentity& ProcIdentities::Resolve(int pid, int64_t now_ns) {
   if (it != entries_.end() && it->second.stat.ino == st->ino && it->second.stat.ctime_ns == st->ctime_ns &&
       it->second.stat.uid == st->uid) {
     Entry& e = it->second;
+    e.checked = generation_;
     if (now_ns - e.refreshed_ns >= kTtlNs) {
       ReadCommand(pid, e.identity);
       e.refreshed_ns = now_ns;
@@ -286,6 +289,7 @@ const HostIdentity& ProcIdentities::Resolve(int pid, int64_t now_ns) {
   Entry e;
   e.stat = *st;
   e.refreshed_ns = now_ns;
+  e.checked = generation_;
   HostIdentity& id = e.identity;
   id.uid = st->uid;
   id.username = UserNameFor(st->uid, now_ns);

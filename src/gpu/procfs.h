@@ -116,6 +116,9 @@ class ProcIdentities {
   // cached for a minute, since NSS lookups cost more than the /proc reads.
   explicit ProcIdentities(const ProcReader* reader, std::function<std::string(uid_t)> user_name = {});
 
+  // Starts a new sample: within one sample a PID is stat()ed at most once,
+  // however often it is resolved (it can be in several process lists).
+  void NextSample() { ++generation_; }
   // `now_ns` is a monotonic time; the caller passes it so tests control it.
   const HostIdentity& Resolve(int pid, int64_t now_ns);
   size_t size() const { return entries_.size(); }
@@ -124,6 +127,7 @@ class ProcIdentities {
   struct Entry {
     ProcStat stat;
     int64_t refreshed_ns = 0;
+    uint64_t checked = 0;  // generation of the last stat()
     HostIdentity identity;
   };
   struct Name {
@@ -139,6 +143,7 @@ class ProcIdentities {
   std::unordered_map<int, Entry> entries_;
   std::unordered_map<uid_t, Name> names_;
   HostIdentity unknown_;
+  uint64_t generation_ = 1;
 };
 
 // Fills the host identity of one NVML process (identity_source "host").

@@ -42,6 +42,37 @@ class Fields {
     if (!v) return Invalid(fmt::format("{} is required", key));
     return *v;
   }
+  // A string that may be empty ("" clears a field).
+  Result<std::optional<std::string>> AnyStr(const char* key) {
+    used_.insert(key);
+    if (!j_.contains(key) || j_[key].is_null()) return std::optional<std::string>();
+    if (!j_[key].is_string()) return Invalid(fmt::format("{} must be a string", key));
+    return std::optional(j_[key].get<std::string>());
+  }
+  Result<std::vector<std::string>> StrList(const char* key) {
+    used_.insert(key);
+    std::vector<std::string> out;
+    if (!j_.contains(key) || j_[key].is_null()) return out;
+    if (!j_[key].is_array()) return Invalid(fmt::format("{} must be an array of strings", key));
+    for (const auto& e : j_[key]) {
+      if (!e.is_string()) return Invalid(fmt::format("{} must be an array of strings", key));
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  }
+  Result<std::optional<bool>> OptBool(const char* key) {
+    used_.insert(key);
+    if (!j_.contains(key) || j_[key].is_null()) return std::optional<bool>();
+    if (!j_[key].is_boolean()) return Invalid(fmt::format("{} must be true or false", key));
+    return std::optional(j_[key].get<bool>());
+  }
+  // A nested object, or nullptr when absent.
+  Result<const json*> Obj(const char* key) {
+    used_.insert(key);
+    if (!j_.contains(key) || j_[key].is_null()) return static_cast<const json*>(nullptr);
+    if (!j_[key].is_object()) return Invalid(fmt::format("{} must be an object", key));
+    return &j_[key];
+  }
   Result<bool> Bool(const char* key) {
     used_.insert(key);
     if (!j_.contains(key) || j_[key].is_null()) return false;
@@ -230,6 +261,70 @@ engine::Reservation DecodeReservationUnchecked(const json& j) {
   return r;
 }
 
+json EncodeJob(const store::JobRecord& j) {
+  return {{"reservation_id", j.reservation_id},
+          {"uid", j.uid},
+          {"spec_id", j.spec_id},
+          {"digest", j.digest},
+          {"summary", j.summary},
+          {"status", j.status},
+          {"submitted_at", j.submitted_at},
+          {"updated_at", j.updated_at},
+          {"claimed_at", Opt(j.claimed_at)},
+          {"started_at", Opt(j.started_at)},
+          {"finished_at", Opt(j.finished_at)},
+          {"waiting_since", Opt(j.waiting_since)},
+          {"cancel_requested_at", Opt(j.cancel_requested_at)},
+          {"recovered_at", Opt(j.recovered_at)},
+          {"exit_code", Opt(j.exit_code)},
+          {"runner_pid", Opt(j.runner_pid)},
+          {"runner_host", j.runner_host},
+          {"worker_id", j.worker_id},
+          {"claim_token", j.claim_token},
+          {"message", j.message},
+          {"launch_guard_state", j.launch_guard_state},
+          {"launch_guard_key", j.launch_guard_key},
+          {"recovery_state", j.recovery_state},
+          {"recovery_worker_id", j.recovery_worker_id},
+          {"log_warning", j.log_warning},
+          {"log_rotated", j.log_rotated}};
+}
+
+store::JobRecord DecodeJobUnchecked(const json& j) {
+  store::JobRecord r;
+  r.reservation_id = j.at("reservation_id").get<std::string>();
+  r.uid = j.at("uid").get<uint32_t>();
+  r.spec_id = j.at("spec_id").get<std::string>();
+  r.digest = j.at("digest").get<std::string>();
+  r.summary = j.at("summary").get<std::string>();
+  r.status = j.at("status").get<std::string>();
+  r.submitted_at = j.at("submitted_at").get<Seconds>();
+  r.updated_at = j.at("updated_at").get<Seconds>();
+  r.claimed_at = OptGet<Seconds>(j, "claimed_at");
+  r.started_at = OptGet<Seconds>(j, "started_at");
+  r.finished_at = OptGet<Seconds>(j, "finished_at");
+  r.waiting_since = OptGet<Seconds>(j, "waiting_since");
+  r.cancel_requested_at = OptGet<Seconds>(j, "cancel_requested_at");
+  r.recovered_at = OptGet<Seconds>(j, "recovered_at");
+  r.exit_code = OptGet<int64_t>(j, "exit_code");
+  r.runner_pid = OptGet<int64_t>(j, "runner_pid");
+  r.runner_host = j.at("runner_host").get<std::string>();
+  r.worker_id = j.at("worker_id").get<std::string>();
+  r.claim_token = j.at("claim_token").get<std::string>();
+  r.message = j.at("message").get<std::string>();
+  r.launch_guard_state = j.at("launch_guard_state").get<std::string>();
+  r.launch_guard_key = j.at("launch_guard_key").get<std::string>();
+  r.recovery_state = j.at("recovery_state").get<std::string>();
+  r.recovery_worker_id = j.at("recovery_worker_id").get<std::string>();
+  r.log_warning = j.at("log_warning").get<std::string>();
+  r.log_rotated = j.at("log_rotated").get<bool>();
+  return r;
+}
+
+service::JobView DecodeJobViewUnchecked(const json& j) {
+  return service::JobView{DecodeReservationUnchecked(j.at("reservation")), DecodeJobUnchecked(j.at("job"))};
+}
+
 }  // namespace
 
 // ---- requests -------------------------------------------------------------
@@ -240,7 +335,9 @@ json Encode(const service::CreateRequest& r) {
           {"memory_mb", Opt(r.memory_mb)}, {"cpus", Opt(r.cpus)},
           {"ram_mb", Opt(r.ram_mb)},     {"start", Opt(r.start)},
           {"gpus", r.gpus},              {"exclude", r.exclude},
-          {"op_id", Opt(r.op_id)}};
+          {"op_id", Opt(r.op_id)},
+          {"job", r.job ? json{{"spec_id", r.job->spec_id}, {"digest", r.job->digest}, {"summary", r.job->summary}}
+                        : json()}};
 }
 
 Result<service::CreateRequest> DecodeCreate(const json& j) {
@@ -263,6 +360,16 @@ Result<service::CreateRequest> DecodeCreate(const json& j) {
   BK_ASSIGN_OR_RETURN(r.gpus, f.Gpus("gpus"));
   BK_ASSIGN_OR_RETURN(r.exclude, f.Gpus("exclude"));
   BK_ASSIGN_OR_RETURN(r.op_id, f.Str("op_id"));
+  BK_ASSIGN_OR_RETURN(const json* job, f.Obj("job"));
+  if (job) {
+    Fields jf(*job);
+    service::JobBinding b;
+    BK_ASSIGN_OR_RETURN(b.spec_id, jf.RequiredStr("spec_id"));
+    BK_ASSIGN_OR_RETURN(b.digest, jf.RequiredStr("digest"));
+    BK_ASSIGN_OR_RETURN(b.summary, jf.RequiredStr("summary"));
+    BK_TRY(jf.Done());
+    r.job = b;
+  }
   BK_TRY(f.Done());
   return r;
 }
@@ -405,7 +512,8 @@ json Encode(const service::BookingOutcome& o) {
           {"avoided_busy", o.avoided_busy},
           {"selected_busy", o.selected_busy},
           {"warnings", o.warnings},
-          {"message", o.message}};
+          {"message", o.message},
+          {"job", o.job ? EncodeJob(*o.job) : json()}};
 }
 
 Result<service::BookingOutcome> DecodeBookingOutcome(const json& j) {
@@ -422,6 +530,7 @@ Result<service::BookingOutcome> DecodeBookingOutcome(const json& j) {
     o.selected_busy = j.at("selected_busy").get<std::vector<std::string>>();
     o.warnings = j.at("warnings").get<std::vector<std::string>>();
     o.message = j.at("message").get<std::string>();
+    if (j.contains("job") && !j["job"].is_null()) o.job = DecodeJobUnchecked(j["job"]);
     return o;
   });
 }
@@ -489,7 +598,9 @@ Result<service::SlotsResult> DecodeSlots(const json& j) {
 json Encode(const service::ListResult& r) {
   json items = json::array();
   for (const auto& x : r.reservations) items.push_back(Encode(x));
-  return {{"reservations", items}, {"total", r.total}, {"truncated", r.truncated}};
+  json jobs = json::array();
+  for (const auto& x : r.jobs) jobs.push_back(EncodeJob(x));
+  return {{"reservations", items}, {"total", r.total}, {"truncated", r.truncated}, {"jobs", jobs}};
 }
 
 Result<service::ListResult> DecodeListResult(const json& j) {
@@ -498,6 +609,8 @@ Result<service::ListResult> DecodeListResult(const json& j) {
     for (const auto& x : j.at("reservations")) r.reservations.push_back(DecodeReservationUnchecked(x));
     r.total = j.at("total").get<int>();
     r.truncated = j.at("truncated").get<bool>();
+    if (j.contains("jobs"))
+      for (const auto& x : j["jobs"]) r.jobs.push_back(DecodeJobUnchecked(x));
     return r;
   });
 }
@@ -650,6 +763,125 @@ Result<service::ImportSummary> DecodeImportSummary(const json& j) {
     s.notifications = j.at("notifications").get<int>();
     s.operations = j.at("operations").get<int>();
     return s;
+  });
+}
+
+// ---- jobs -----------------------------------------------------------------
+
+json Encode(const service::JobsQuery& q) { return {{"open_only", q.open_only}}; }
+
+Result<service::JobsQuery> DecodeJobsQuery(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Object());
+  service::JobsQuery q;
+  BK_ASSIGN_OR_RETURN(q.open_only, f.Bool("open_only"));
+  BK_TRY(f.Done());
+  return q;
+}
+
+json Encode(const service::JobPatch& p) {
+  json j = {{"reservation_id", p.reservation_id}, {"expire_reservation", p.expire_reservation}};
+  if (!p.if_status.empty()) j["if_status"] = p.if_status;
+  auto put = [&](const char* key, const auto& v) {
+    if (v) j[key] = *v;
+  };
+  put("if_claim_token", p.if_claim_token);
+  put("status", p.status);
+  put("claim_token", p.claim_token);
+  put("worker_id", p.worker_id);
+  put("runner_host", p.runner_host);
+  put("runner_pid", p.runner_pid);
+  put("exit_code", p.exit_code);
+  put("message", p.message);
+  put("launch_guard_state", p.launch_guard_state);
+  put("launch_guard_key", p.launch_guard_key);
+  put("recovery_state", p.recovery_state);
+  put("log_warning", p.log_warning);
+  put("log_rotated", p.log_rotated);
+  if (!p.audit_action.empty()) j["audit_action"] = p.audit_action;
+  if (!p.audit_message.empty()) j["audit_message"] = p.audit_message;
+  return j;
+}
+
+Result<service::JobPatch> DecodeJobPatch(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Object());
+  service::JobPatch p;
+  BK_ASSIGN_OR_RETURN(p.reservation_id, f.RequiredStr("reservation_id"));
+  BK_ASSIGN_OR_RETURN(p.if_status, f.StrList("if_status"));
+  BK_ASSIGN_OR_RETURN(p.if_claim_token, f.AnyStr("if_claim_token"));
+  BK_ASSIGN_OR_RETURN(p.status, f.Str("status"));
+  BK_ASSIGN_OR_RETURN(p.claim_token, f.AnyStr("claim_token"));
+  BK_ASSIGN_OR_RETURN(p.worker_id, f.AnyStr("worker_id"));
+  BK_ASSIGN_OR_RETURN(p.runner_host, f.AnyStr("runner_host"));
+  BK_ASSIGN_OR_RETURN(p.runner_pid, f.Int("runner_pid"));
+  BK_ASSIGN_OR_RETURN(p.exit_code, f.Int("exit_code"));
+  BK_ASSIGN_OR_RETURN(p.message, f.AnyStr("message"));
+  BK_ASSIGN_OR_RETURN(p.launch_guard_state, f.AnyStr("launch_guard_state"));
+  BK_ASSIGN_OR_RETURN(p.launch_guard_key, f.AnyStr("launch_guard_key"));
+  BK_ASSIGN_OR_RETURN(p.recovery_state, f.AnyStr("recovery_state"));
+  BK_ASSIGN_OR_RETURN(p.log_warning, f.AnyStr("log_warning"));
+  BK_ASSIGN_OR_RETURN(p.log_rotated, f.OptBool("log_rotated"));
+  BK_ASSIGN_OR_RETURN(p.expire_reservation, f.Bool("expire_reservation"));
+  BK_ASSIGN_OR_RETURN(auto action, f.Str("audit_action"));
+  p.audit_action = action.value_or("");
+  BK_ASSIGN_OR_RETURN(auto message, f.AnyStr("audit_message"));
+  p.audit_message = message.value_or("");
+  BK_TRY(f.Done());
+  return p;
+}
+
+json Encode(const service::JobRetryRequest& r) {
+  return {{"ref", r.ref}, {"accept_duplicate_risk", r.accept_duplicate_risk}};
+}
+
+Result<service::JobRetryRequest> DecodeJobRetry(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Object());
+  service::JobRetryRequest r;
+  BK_ASSIGN_OR_RETURN(r.ref, f.RequiredStr("ref"));
+  BK_ASSIGN_OR_RETURN(r.accept_duplicate_risk, f.Bool("accept_duplicate_risk"));
+  BK_TRY(f.Done());
+  return r;
+}
+
+json Encode(const store::JobRecord& job) { return EncodeJob(job); }
+
+json Encode(const service::JobView& v) { return {{"reservation", Encode(v.reservation)}, {"job", EncodeJob(v.job)}}; }
+
+json Encode(const std::vector<service::JobView>& jobs) {
+  json out = json::array();
+  for (const auto& v : jobs) out.push_back(Encode(v));
+  return out;
+}
+
+json Encode(const service::JobPatchResult& r) {
+  return {{"applied", r.applied}, {"reason", r.reason}, {"current", Encode(r.current)}};
+}
+
+Result<store::JobRecord> DecodeJobRecord(const json& j) {
+  return Guard([&]() -> Result<store::JobRecord> { return DecodeJobUnchecked(j); });
+}
+
+Result<service::JobView> DecodeJobView(const json& j) {
+  return Guard([&]() -> Result<service::JobView> { return DecodeJobViewUnchecked(j); });
+}
+
+Result<std::vector<service::JobView>> DecodeJobViews(const json& j) {
+  return Guard([&]() -> Result<std::vector<service::JobView>> {
+    std::vector<service::JobView> out;
+    for (const auto& v : j) out.push_back(DecodeJobViewUnchecked(v));
+    return out;
+  });
+}
+
+Result<service::JobPatchResult> DecodeJobPatchResult(const json& j) {
+  return Guard([&]() -> Result<service::JobPatchResult> {
+    service::JobPatchResult r;
+    r.applied = j.at("applied").get<bool>();
+    r.reason = j.at("reason").get<std::string>();
+    r.current = DecodeJobViewUnchecked(j.at("current"));
+    return r;
   });
 }
 

@@ -52,6 +52,22 @@ Result<service::StatusView> DecodeStatus(const json& j);
 Result<service::PolicyStatus> DecodePolicyStatus(const json& j);
 Result<service::ImportSummary> DecodeImportSummary(const json& j);
 
+// Jobs (job.list, job.update, job.retry).
+json Encode(const service::JobsQuery& q);
+json Encode(const service::JobPatch& p);
+json Encode(const service::JobRetryRequest& r);
+Result<service::JobsQuery> DecodeJobsQuery(const json& j);
+Result<service::JobPatch> DecodeJobPatch(const json& j);
+Result<service::JobRetryRequest> DecodeJobRetry(const json& j);
+json Encode(const store::JobRecord& job);
+json Encode(const service::JobView& v);
+json Encode(const std::vector<service::JobView>& jobs);
+json Encode(const service::JobPatchResult& r);
+Result<store::JobRecord> DecodeJobRecord(const json& j);
+Result<service::JobView> DecodeJobView(const json& j);
+Result<std::vector<service::JobView>> DecodeJobViews(const json& j);
+Result<service::JobPatchResult> DecodeJobPatchResult(const json& j);
+
 // Policy as the daemon announces it in server.ping, so clients render with the server's view.
 json Encode(const engine::Policy& p);
 Result<engine::Policy> DecodePolicy(const json& j);

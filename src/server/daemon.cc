@@ -18,6 +18,7 @@
 
 #include "engine/parse.h"
 #include "gpu/source.h"
+#include "monitor/runner.h"
 #include "server/dispatcher.h"
 #include "server/notify.h"
 #include "server/unix_socket.h"
@@ -30,6 +31,15 @@ namespace bk::server {
 namespace {
 
 using Steady = std::chrono::steady_clock;
+
+// The monitor's sample time in milliseconds: the wall clock, or the test
+// clock's whole seconds.
+int64_t NowMs(const sys::Clock& clock) {
+  if (dynamic_cast<const sys::RealClock*>(&clock) == nullptr) return clock.Now() * 1000;
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
 
 void Log(const std::string& line) {
   std::time_t t = std::time(nullptr);
@@ -69,8 +79,8 @@ Result<int> TakeLock(const std::string& path) {
 
 class Loop {
  public:
-  Loop(const ServeOptions& o, const config::Config& c, service::BookingService& s)
-      : opt_(o), config_(c), dispatcher_(s, c) {}
+  Loop(const ServeOptions& o, const config::Config& c, service::BookingService& s, monitor::Runner* m)
+      : opt_(o), config_(c), dispatcher_(s, c), monitor_(m) {}
 
   int Run(int listen_fd, int signal_fd) {
     std::vector<pollfd> fds;
@@ -83,6 +93,10 @@ class Loop {
         if (!c->out.empty()) ev |= POLLOUT;
         fds.push_back({c->fd, ev, 0});
       }
+      // The monitor's sampler thread signals a delivered sample; ingesting it
+      // here keeps this thread the ledger's only writer (monitor/runner.h).
+      const size_t monitor_at = fds.size();
+      if (monitor_ && monitor_->fd() >= 0) fds.push_back({monitor_->fd(), POLLIN, 0});
       int n = poll(fds.data(), fds.size(), 1000);
       if (n < 0 && errno != EINTR) {
         Log(fmt::format("poll failed: {}", std::strerror(errno)));
@@ -92,6 +106,7 @@ class Loop {
       // Connections first (their indexes match fds[2..]), then new ones.
       for (size_t i = 0; i < conns_.size(); ++i) Service(*conns_[i], fds[i + 2].revents);
       if (fds[0].revents & POLLIN) Accept(listen_fd);
+      if (monitor_at < fds.size() && (fds[monitor_at].revents & POLLIN)) monitor_->OnReadable();
       Expire();
       Reap();
     }
@@ -175,7 +190,10 @@ class Loop {
       if (line.size() > opt_.max_line_bytes) return TooLong(c);
       ++requests_;
       auto reply = dispatcher_.Handle(c.actor, line);
-      if (dispatcher_.last_was_write()) ++writes_;
+      if (dispatcher_.last_was_write()) {
+        ++writes_;
+        if (monitor_) monitor_->OnWrite();  // a new exclusive booking may pause sampling
+      }
       if (reply) c.out += *reply + "\n";
     }
     c.in.erase(0, start);
@@ -228,6 +246,7 @@ class Loop {
   const ServeOptions& opt_;
   const config::Config& config_;
   Dispatcher dispatcher_;
+  monitor::Runner* monitor_;
   std::vector<std::unique_ptr<Conn>> conns_;
   size_t writes_ = 0;
   size_t requests_ = 0;
@@ -264,8 +283,10 @@ int Serve(const ServeOptions& options) {
     }
     clock = std::move(*fixed);
   }
-  std::unique_ptr<gpu::GpuSource> gpus = std::make_unique<gpu::CountOnlySource>();
-  service::BookingService::Deps deps{&c, clock.get(), gpus.get(), c.owner_uid, true};
+  // The monitor samples the GPUs; the service shows its latest snapshot.
+  const sys::Clock* monitor_clock = clock.get();
+  monitor::Runner monitor(c, [monitor_clock] { return NowMs(*monitor_clock); }, Log);
+  service::BookingService::Deps deps{&c, clock.get(), monitor.service_source(), c.owner_uid, true};
   deps.snapshot_ttl_ms = 2000;
   service::BookingService service(deps);
   // Open (and if needed create) the ledger now, so a broken data directory fails at start.
@@ -290,12 +311,19 @@ int Serve(const ServeOptions& options) {
     std::fprintf(stderr, "bk: %s\n", listen_fd.error().message.c_str());
     return 2;
   }
+  if (auto st = monitor.Start(service, c.owner_uid); !st) {
+    std::fprintf(stderr, "bk: %s\n", st.error().message.c_str());
+    close(*listen_fd);
+    unlink(c.socket_path.c_str());
+    return st.error().kind == ErrorKind::kBusy ? 75 : 2;
+  }
   Log(fmt::format("listening on {} (owner {}, {} GPUs, access {}, ledger {})", c.socket_path, c.owner,
                   c.policy.gpu_count, c.access, c.ledger_path));
   Notify("READY=1\nSTATUS=serving " + c.socket_path);
-  Loop loop(options, c, service);
+  Loop loop(options, c, service, &monitor);
   int rc = loop.Run(*listen_fd, sfd);
   Notify("STOPPING=1");
+  monitor.Stop();
   close(*listen_fd);
   unlink(c.socket_path.c_str());
   Log(fmt::format("stopped: {} requests, {} writes", loop.requests(), loop.writes()));

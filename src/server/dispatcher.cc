@@ -155,6 +155,25 @@ const std::map<std::string, Call>& Methods() {
           BK_TRY(OnlyFields(p, {}));
           return Wrap(s.CheckPolicy());
         }}},
+      {"job.list",
+       {false,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_ASSIGN_OR_RETURN(auto q, rpc::DecodeJobsQuery(p));
+          return Wrap(s.Jobs(a, q));
+        }}},
+      {"job.update",
+       {true,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          // The service refuses anyone but the booking's owner (SO_PEERCRED identity).
+          BK_ASSIGN_OR_RETURN(auto patch, rpc::DecodeJobPatch(p));
+          return Wrap(s.UpdateJob(a, patch));
+        }}},
+      {"job.retry",
+       {true,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_ASSIGN_OR_RETURN(auto r, rpc::DecodeJobRetry(p));
+          return Wrap(s.RetryJob(a, r));
+        }}},
       {"admin.import",
        {true,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {

@@ -9,7 +9,10 @@
 #include "service/fingerprint.h"
 #include "service/impl.h"
 #include "sys/random.h"
+#include "sys/fs.h"
 #include "sys/users.h"
+
+#include <unistd.h>
 
 namespace bk::service {
 
@@ -30,11 +33,24 @@ Result<store::LedgerStore*> BookingService::Impl::Reader() {
 
 Result<store::LedgerStore*> BookingService::Impl::Writer() {
   if (!store || store->in_memory()) {
+    fresh_ledger = !sys::Exists(deps.config->ledger_path);
+    fresh_dir = !sys::Exists(deps.config->data_dir);
     store::OpenOptions o{deps.config->ledger_path, true, deps.data_owner, 10000, deps.exclusive_store};
     o.busy_timeout_ms = static_cast<int>(deps.config->lock_timeout_seconds * 1000);
     BK_ASSIGN_OR_RETURN(store, store::LedgerStore::Open(o));
   }
   return store.get();
+}
+
+void BookingService::Impl::Settle(bool ok) {
+  if (ok || !fresh_ledger) {
+    fresh_ledger = fresh_dir = false;
+    return;
+  }
+  store.reset();
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((deps.config->ledger_path + suffix).c_str());
+  if (fresh_dir) rmdir(deps.config->data_dir.c_str());
+  fresh_ledger = fresh_dir = false;
 }
 
 Result<gpu::Snapshot> BookingService::Impl::Telemetry() {
@@ -89,8 +105,9 @@ Result<Reservation> BookingService::Impl::Resolve(store::LedgerStore& s, const A
     BK_ASSIGN_OR_RETURN(auto any, s.ByPrefix(ref, std::nullopt, 2));
     if (any.size() == 1 && any[0].uid != actor.uid) {
       if (actor.admin && scope == RefScope::kOwnActive && any[0].ActiveAt(now)) return any[0];
-      return Fail(ErrorKind::kPermission, fmt::format("reservation {} belongs to {}; you can only change your own",
-                                                      any[0].ShortId(), any[0].username));
+      return Fail(ErrorKind::kPermission,
+                  fmt::format("reservation {} belongs to {}; you can only {} your own", any[0].ShortId(),
+                              any[0].username, scope == RefScope::kOwnAny ? "see the history of" : "change"));
     }
     if (any.size() == 1 && scope == RefScope::kOwnActive)
       return Invalid(fmt::format("reservation {} is {}; only active reservations can change",
@@ -273,10 +290,17 @@ Status BookingService::Open() {
 const engine::Policy& BookingService::policy() const { return impl_->policy(); }
 
 Result<BookingOutcome> BookingService::Create(const Actor& actor, const CreateRequest& request) {
+  auto r = CreateImpl(actor, request);
+  impl_->Settle(r.has_value());
+  return r;
+}
+
+Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const CreateRequest& request) {
   const engine::Policy& p = impl_->policy();
   CreateRequest req = request;
   std::vector<std::string> warnings;
   BK_TRY(ValidateCreate(p, req, &warnings));
+  if (req.job) BK_TRY(ValidateJobBinding(*req.job));
   FillBudgets(p, req);
   std::string signature = CreateSignature(request, req.mode, req.share_units.value_or(1));
 
@@ -318,7 +342,8 @@ Result<BookingOutcome> BookingService::Create(const Actor& actor, const CreateRe
         std::vector<int> gpus = r.gpus;
         std::sort(gpus.begin(), gpus.end());
         bool same = r.mode == req.mode && r.start == start && r.end == start + req.duration &&
-                    r.memory_mb == req.memory_mb &&
+                    r.memory_mb == req.memory_mb && r.cpus == req.cpus.value_or(0) &&
+                    r.ram_mb == req.ram_mb.value_or(0) &&
                     (req.mode == Mode::kExclusive || r.share_units == req.share_units.value_or(1)) &&
                     (req.gpus.empty() ? static_cast<int>(gpus.size()) == req.count : gpus == req.gpus);
         if (same) {
@@ -365,9 +390,17 @@ Result<BookingOutcome> BookingService::Create(const Actor& actor, const CreateRe
   e.after = StateJson(r);
   e.signature = signature;
   BK_TRY(s->AppendEvent(e));
+  std::optional<store::JobRecord> job;
+  if (req.job) {
+    // Bound in the booking's own transaction: a booking never exists without
+    // the job its owner asked for.
+    job = NewJob(r, *req.job, now);
+    BK_TRY(s->InsertJob(*job));
+  }
   BK_TRY(txn.Commit());
 
   BookingOutcome out;
+  out.job = job;
   out.status = message;
   out.message = message;
   out.reservation = r;
@@ -392,6 +425,12 @@ struct EditPlan {
 }  // namespace
 
 Result<BookingOutcome> BookingService::Edit(const Actor& actor, const EditRequest& request) {
+  auto r = EditImpl(actor, request);
+  impl_->Settle(r.has_value());
+  return r;
+}
+
+Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRequest& request) {
   const engine::Policy& p = impl_->policy();
   if (request.op_id) BK_TRY(ValidateOpId(*request.op_id));
   bool any_change = request.duration || request.start || request.mode || !request.gpus.empty() ||
@@ -557,6 +596,12 @@ Result<BookingOutcome> BookingService::Edit(const Actor& actor, const EditReques
 }
 
 Result<BookingOutcome> BookingService::Renew(const Actor& actor, const RenewRequest& request) {
+  auto r = RenewImpl(actor, request);
+  impl_->Settle(r.has_value());
+  return r;
+}
+
+Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const RenewRequest& request) {
   const engine::Policy& p = impl_->policy();
   if (request.op_id) BK_TRY(ValidateOpId(*request.op_id));
   if (request.extend_by <= 0 || request.extend_by % p.slot != 0)
@@ -629,6 +674,12 @@ Result<BookingOutcome> BookingService::Renew(const Actor& actor, const RenewRequ
 }
 
 Result<CancelOutcome> BookingService::Cancel(const Actor& actor, const CancelRequest& request) {
+  auto r = CancelImpl(actor, request);
+  impl_->Settle(r.has_value());
+  return r;
+}
+
+Result<CancelOutcome> BookingService::CancelImpl(const Actor& actor, const CancelRequest& request) {
   if (request.op_id) BK_TRY(ValidateOpId(*request.op_id));
   if (request.reason) {
     std::string reason(Trim(*request.reason));
@@ -640,14 +691,21 @@ Result<CancelOutcome> BookingService::Cancel(const Actor& actor, const CancelReq
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
   Seconds now = impl_->Now();
   BK_TRY(impl_->CheckPolicy(*s, false));
+  std::optional<store::Operation> prior;
   if (request.op_id) {
-    BK_ASSIGN_OR_RETURN(auto op, s->FindOperation(actor.uid, *request.op_id));
-    if (op) {
-      if (op->action != "cancel" || op->signature != CancelSignature(op->reservation_id))
-        return Invalid(DifferentWrite(*request.op_id));
-      BK_ASSIGN_OR_RETURN(auto r, s->Get(op->reservation_id));
-      if (r) return CancelOutcome{*r, true};
-    }
+    BK_ASSIGN_OR_RETURN(prior, s->FindOperation(actor.uid, *request.op_id));
+    if (prior && prior->action != "cancel") return Invalid(DifferentWrite(*request.op_id));
+  }
+  // A replay names the same reservation it cancelled; once cancelled it is no
+  // longer in the active list, so look it up by the operation first.
+  if (prior) {
+    BK_ASSIGN_OR_RETURN(auto r, s->Get(prior->reservation_id));
+    std::string ref(Trim(request.ref));
+    // A list number cannot be re-resolved after the cancel moved the list on,
+    // so it replays; an ID must name the reservation the operation cancelled.
+    bool same = r && prior->signature == CancelSignature(r->id) && (StartsWith(r->id, ref) || AllDigits(ref));
+    if (!r || !same) return Invalid(DifferentWrite(*request.op_id));
+    return CancelOutcome{*r, true};
   }
   BK_ASSIGN_OR_RETURN(Reservation cur, impl_->Resolve(*s, actor, request.ref, RefScope::kOwnActive, now));
   bool foreign = cur.uid != actor.uid;
@@ -667,6 +725,7 @@ Result<CancelOutcome> BookingService::Cancel(const Actor& actor, const CancelReq
                                            actor.username, op_id};
   BK_TRY(s->Update(next));
   BK_TRY(s->InsertOperation({actor.uid, op_id, "cancel", cur.id, CancelSignature(cur.id), now}));
+  BK_TRY(CancelJob(*s, next, now));
   store::Event e = impl_->MakeEvent(foreign ? "admin-cancel" : "cancel", next, actor, op_id,
                                     foreign ? reason : "cancelled", now);
   e.transaction_id = sys::NewUuid();

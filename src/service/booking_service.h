@@ -34,6 +34,12 @@ class BookingService {
   Result<BookingOutcome> Edit(const Actor& actor, const EditRequest& request);
   Result<BookingOutcome> Renew(const Actor& actor, const RenewRequest& request);
   Result<CancelOutcome> Cancel(const Actor& actor, const CancelRequest& request);
+  // The monitor gives back a no-show booking (service/reclaim.cc): cancelled
+  // with kind "reclaimed" and `reason`, a "reclaim" event and a
+  // "reservation-reclaimed" notification for the owner. The actor is the
+  // ledger's owner (the monitor's account). Refused unless the booking is
+  // active and has started.
+  Result<CancelOutcome> Reclaim(const std::string& reservation_id, const std::string& reason);
 
   // Reads (never create anything on disk).
   Result<Recommendation> Recommend(const Actor& actor, const CreateRequest& request);
@@ -46,6 +52,13 @@ class BookingService {
   Result<StatusView> Status(const Actor& actor, engine::Seconds from, engine::Seconds to);
   Result<PolicyStatus> CheckPolicy();
 
+  // Jobs bound to bookings (`bk N DUR -- CMD`), always the caller's own.
+  Result<std::vector<JobView>> Jobs(const Actor& actor, const JobsQuery& query);
+  // A worker's compare-and-swap change; only the booking's owner may make it.
+  Result<JobPatchResult> UpdateJob(const Actor& actor, const JobPatch& patch);
+  // `bk jr`: a failed, interrupted or uncertain job becomes pending again.
+  Result<JobView> RetryJob(const Actor& actor, const JobRetryRequest& request);
+
   // Loads a ledger.json of the Python original into an empty ledger.
   Result<ImportSummary> ImportUpstream(const Actor& actor, const std::string& json_text);
 
@@ -56,6 +69,10 @@ class BookingService {
   const engine::Policy& policy() const;
 
  private:
+  Result<BookingOutcome> CreateImpl(const Actor& actor, const CreateRequest& request);
+  Result<BookingOutcome> EditImpl(const Actor& actor, const EditRequest& request);
+  Result<BookingOutcome> RenewImpl(const Actor& actor, const RenewRequest& request);
+  Result<CancelOutcome> CancelImpl(const Actor& actor, const CancelRequest& request);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

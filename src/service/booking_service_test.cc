@@ -613,7 +613,7 @@ TEST_F(BookingServiceTest, CancelOpIdReplay) {
 // cancel a *different* reservation "replays" the first one instead of being
 // refused (upstream-engine.md 5.3: "hit must be a cancel on the same
 // reservation ... else the different write error").
-TEST_F(BookingServiceTest, DISABLED_CancelOpIdReusedForAnotherReservationIsRefused) {
+TEST_F(BookingServiceTest, CancelOpIdReusedForAnotherReservationIsRefused) {
   engine::Reservation a = Book(me_, Req(1, 1 * kH));
   engine::Reservation b = Book(me_, Req(1, 1 * kH));
   ASSERT_TRUE(service_->Cancel(me_, CancelRequest{.ref = a.id, .op_id = "cancel-1"}).has_value());
@@ -782,7 +782,8 @@ TEST_F(BookingServiceTest, HostCpuBudget) {
   EXPECT_EQ(c->status, "queued");
   EXPECT_EQ(c->reservation.start, a->reservation.end);
 
-  Error exact = CreateError(me_, At(cpus(Req(1, 1 * kH), 4), T("2026-11-29T18:50:00Z")));
+  // (Someone else's: the same shape from me would be answered as a duplicate of A.)
+  Error exact = CreateError(other_, At(cpus(Req(1, 1 * kH), 4), T("2026-11-29T18:50:00Z")));
   EXPECT_EQ(exact.kind, ErrorKind::kConflict);
   EXPECT_THAT(exact.message, HasSubstr("host CPU budget full"));
 

@@ -44,9 +44,11 @@ std::string CreateSignature(const CreateRequest& r, engine::Mode mode, int share
             {"expected_memory_mb", Opt(r.memory_mb)},
             {"share_units", mode == engine::Mode::kShared ? json(share_units) : json()},
             {"excluded_gpus", Sorted(r.exclude)},
-            {"job_summary", json()},
-            {"cpus", Opt(r.cpus)},
-            {"ram_mb", Opt(r.ram_mb)}};
+            {"job_summary", json()}};
+  // Host budgets are the fork's: present only when declared, so requests
+  // without them hash exactly as the original's (imported op-ids replay).
+  if (r.cpus) j["cpus"] = *r.cpus;
+  if (r.ram_mb) j["ram_mb"] = *r.ram_mb;
   return Hash(j);
 }
 
@@ -63,9 +65,9 @@ std::string EditSignature(const EditRequest& r, const std::string& reservation_i
             {"update_expected_memory", r.update_memory},
             {"share_units", Opt(r.share_units)},
             {"update_share_units", r.share_units.has_value()},
-            {"excluded_gpus", Sorted(r.exclude)},
-            {"cpus", Opt(r.cpus)},
-            {"ram_mb", Opt(r.ram_mb)}};
+            {"excluded_gpus", Sorted(r.exclude)}};
+  if (r.cpus) j["cpus"] = *r.cpus;
+  if (r.ram_mb) j["ram_mb"] = *r.ram_mb;
   return Hash(j);
 }
 

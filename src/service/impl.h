@@ -31,6 +31,11 @@ struct BookingService::Impl {
   Result<store::LedgerStore*> Reader();
   // The ledger for writing: created on first use.
   Result<store::LedgerStore*> Writer();
+  // A write that fails leaves no trace: a ledger (and data directory) created
+  // for it are removed again, so bad input changes nothing on disk.
+  void Settle(bool ok);
+  bool fresh_ledger = false;
+  bool fresh_dir = false;
   // One telemetry sample per service call; a malformed simulation file is bad input.
   Result<gpu::Snapshot> Telemetry();
 
@@ -48,5 +53,13 @@ std::string StateJson(const engine::Reservation& r);
 // Validation shared by create, recommend and slots. Fills defaults (share
 // units, host budget declarations) into `request`.
 Status ValidateCreate(const engine::Policy& policy, CreateRequest& request, std::vector<std::string>* warnings);
+
+// Jobs (jobs.cc). Checks a binding's shape: UUID spec, hex digest, printable summary.
+Status ValidateJobBinding(const JobBinding& b);
+// A pending job for a new reservation.
+store::JobRecord NewJob(const engine::Reservation& r, const JobBinding& b, engine::Seconds now);
+// A cancelled reservation's job: a pending one is settled as cancelled, a
+// claimed or running one gets cancel_requested_at for its worker to act on.
+Status CancelJob(store::LedgerStore& s, const engine::Reservation& r, engine::Seconds now);
 
 }  // namespace bk::service

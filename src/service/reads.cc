@@ -209,6 +209,12 @@ Result<ListResult> BookingService::List(const Actor& actor, const ListQuery& q) 
     out.truncated = true;
   }
   out.reservations = std::move(rows);
+  // The caller's jobs on the listed reservations, for the public "job" field.
+  BK_ASSIGN_OR_RETURN(auto jobs, s->JobsForUid(actor.uid));
+  for (auto& j : jobs)
+    if (std::any_of(out.reservations.begin(), out.reservations.end(),
+                    [&](const Reservation& r) { return r.id == j.reservation_id; }))
+      out.jobs.push_back(std::move(j));
   return out;
 }
 

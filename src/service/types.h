@@ -21,6 +21,14 @@ struct Actor {
   bool admin = false;  // UID 0 or the deployment's owner
 };
 
+// The ledger side of `bk N DUR -- CMD`: the private spec's identity and a
+// short summary. The command itself never reaches the ledger.
+struct JobBinding {
+  std::string spec_id;  // UUID of the owner's private spec file
+  std::string digest;   // 64 lowercase hex
+  std::string summary;  // at most 200 printable characters
+};
+
 struct CreateRequest {
   int count = 1;
   engine::Seconds duration = 0;
@@ -33,6 +41,7 @@ struct CreateRequest {
   std::vector<int> gpus;                 // pinned (any order); empty = automatic
   std::vector<int> exclude;
   std::optional<std::string> op_id;
+  std::optional<JobBinding> job;  // a command to launch at the start
 };
 
 struct EditRequest {
@@ -90,6 +99,7 @@ struct BookingOutcome {
   std::vector<std::string> selected_busy;
   std::vector<std::string> warnings;
   std::string message;  // audit message: created, queued, updated, ...
+  std::optional<store::JobRecord> job;  // the bound command, when there is one
 };
 
 struct CancelOutcome {
@@ -133,6 +143,53 @@ struct ListResult {
   std::vector<engine::Reservation> reservations;
   int total = 0;
   bool truncated = false;
+  std::vector<store::JobRecord> jobs;  // the caller's jobs bound to the listed reservations
+};
+
+// One of the caller's jobs with its reservation as it stands now.
+struct JobView {
+  engine::Reservation reservation;
+  store::JobRecord job;
+};
+
+// A worker's change to one of its owner's jobs (job.update). Preconditions make
+// it a compare-and-swap: when they do not hold nothing changes and the current
+// state comes back. Times (claimed_at, started_at, finished_at, waiting_since,
+// recovered_at) are stamped by the service from the status change.
+struct JobPatch {
+  std::string reservation_id;             // full ID
+  std::vector<std::string> if_status;     // current status must be one of these (empty: any)
+  std::optional<std::string> if_claim_token;
+  std::optional<std::string> status;
+  std::optional<std::string> claim_token;  // "" clears
+  std::optional<std::string> worker_id;
+  std::optional<std::string> runner_host;
+  std::optional<int64_t> runner_pid;
+  std::optional<int64_t> exit_code;
+  std::optional<std::string> message;            // "" clears
+  std::optional<std::string> launch_guard_state;  // "waiting" | ""
+  std::optional<std::string> launch_guard_key;
+  std::optional<std::string> recovery_state;
+  std::optional<std::string> log_warning;
+  std::optional<bool> log_rotated;
+  bool expire_reservation = false;  // mark an ended active reservation expired
+  std::string audit_action;         // job-[a-z-]+ ("" writes no event)
+  std::string audit_message;
+};
+
+struct JobPatchResult {
+  bool applied = false;
+  std::string reason;  // why not, when not applied
+  JobView current;     // the state after the call
+};
+
+struct JobsQuery {
+  bool open_only = false;  // pending, claimed, running and uncertain only (what a worker polls)
+};
+
+struct JobRetryRequest {
+  std::string ref;  // list number (bk j), ID prefix or full ID
+  bool accept_duplicate_risk = false;
 };
 
 struct HistoryView {

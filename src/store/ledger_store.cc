@@ -91,6 +91,88 @@ CREATE TABLE notifications(
 CREATE INDEX notifications_by_uid ON notifications(uid, created_at);
 )sql";
 
+// Version 2: the job bound to a reservation by `bk N DUR -- CMD`. No argv, cwd
+// or environment here: those stay in the owner's private spec.
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE jobs(
+  reservation_id TEXT PRIMARY KEY REFERENCES reservations(id),
+  uid INTEGER NOT NULL,
+  spec_id TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'claimed', 'running', 'succeeded', 'failed', 'cancelled',
+                                         'missed', 'timed-out', 'interrupted', 'uncertain')),
+  submitted_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  claimed_at INTEGER,
+  started_at INTEGER,
+  finished_at INTEGER,
+  waiting_since INTEGER,
+  cancel_requested_at INTEGER,
+  recovered_at INTEGER,
+  exit_code INTEGER,
+  runner_pid INTEGER,
+  runner_host TEXT NOT NULL DEFAULT '',
+  worker_id TEXT NOT NULL DEFAULT '',
+  claim_token TEXT NOT NULL DEFAULT '',
+  message TEXT NOT NULL DEFAULT '',
+  launch_guard_state TEXT NOT NULL DEFAULT '',
+  launch_guard_key TEXT NOT NULL DEFAULT '',
+  recovery_state TEXT NOT NULL DEFAULT '',
+  recovery_worker_id TEXT NOT NULL DEFAULT '',
+  log_warning TEXT NOT NULL DEFAULT '',
+  log_rotated INTEGER NOT NULL DEFAULT 0
+) STRICT;
+CREATE INDEX jobs_by_owner ON jobs(uid, status);
+)sql";
+
+constexpr const char* kJobColumns =
+    "reservation_id, uid, spec_id, digest, summary, status, submitted_at, updated_at, claimed_at, started_at, "
+    "finished_at, waiting_since, cancel_requested_at, recovered_at, exit_code, runner_pid, runner_host, worker_id, "
+    "claim_token, message, launch_guard_state, launch_guard_key, recovery_state, recovery_worker_id, log_warning, "
+    "log_rotated";
+
+JobRecord ReadJob(const Stmt& s) {
+  JobRecord j;
+  j.reservation_id = s.Text(0);
+  j.uid = static_cast<uint32_t>(s.Int(1));
+  j.spec_id = s.Text(2);
+  j.digest = s.Text(3);
+  j.summary = s.Text(4);
+  j.status = s.Text(5);
+  j.submitted_at = s.Int(6);
+  j.updated_at = s.Int(7);
+  j.claimed_at = s.OptInt(8);
+  j.started_at = s.OptInt(9);
+  j.finished_at = s.OptInt(10);
+  j.waiting_since = s.OptInt(11);
+  j.cancel_requested_at = s.OptInt(12);
+  j.recovered_at = s.OptInt(13);
+  j.exit_code = s.OptInt(14);
+  j.runner_pid = s.OptInt(15);
+  j.runner_host = s.Text(16);
+  j.worker_id = s.Text(17);
+  j.claim_token = s.Text(18);
+  j.message = s.Text(19);
+  j.launch_guard_state = s.Text(20);
+  j.launch_guard_key = s.Text(21);
+  j.recovery_state = s.Text(22);
+  j.recovery_worker_id = s.Text(23);
+  j.log_warning = s.Text(24);
+  j.log_rotated = s.Int(25) != 0;
+  return j;
+}
+
+void BindJob(Stmt& st, const JobRecord& j) {
+  st.Bind(1, j.reservation_id).Bind(2, int64_t{j.uid}).Bind(3, j.spec_id).Bind(4, j.digest).Bind(5, j.summary);
+  st.Bind(6, j.status).Bind(7, j.submitted_at).Bind(8, j.updated_at).Bind(9, j.claimed_at).Bind(10, j.started_at);
+  st.Bind(11, j.finished_at).Bind(12, j.waiting_since).Bind(13, j.cancel_requested_at).Bind(14, j.recovered_at);
+  st.Bind(15, j.exit_code).Bind(16, j.runner_pid).Bind(17, j.runner_host).Bind(18, j.worker_id);
+  st.Bind(19, j.claim_token).Bind(20, j.message).Bind(21, j.launch_guard_state).Bind(22, j.launch_guard_key);
+  st.Bind(23, j.recovery_state).Bind(24, j.recovery_worker_id).Bind(25, j.log_warning);
+  st.Bind(26, int64_t{j.log_rotated ? 1 : 0});
+}
+
 constexpr const char* kReservationColumns =
     "id, uid, username, mode, gpus, share_units, memory_mb, cpus, ram_mb, start_at, end_at, status, created_at, "
     "updated_at, op_id, op_signature, edit_count, cancel_at, cancel_kind, cancel_reason, cancel_actor_uid, "
@@ -281,9 +363,22 @@ Status LedgerStore::Migrate() {
   // Re-check under the write lock: another process may have migrated meanwhile.
   auto again = UserVersion();
   if (again && *again == kSchemaVersion) return db_->Exec("COMMIT");
-  if (auto s = db_->Exec(kSchemaV1); !s) {
+  if (!again) {
     (void)db_->Exec("ROLLBACK");
-    return s;
+    return std::unexpected(again.error());
+  }
+  // Forward migrations, one step per version, all in this transaction.
+  if (*again < 1) {
+    if (auto s = db_->Exec(kSchemaV1); !s) {
+      (void)db_->Exec("ROLLBACK");
+      return s;
+    }
+  }
+  if (*again < 2) {
+    if (auto s = db_->Exec(kSchemaV2); !s) {
+      (void)db_->Exec("ROLLBACK");
+      return s;
+    }
   }
   if (auto s = db_->Exec(fmt::format("PRAGMA user_version={}", kSchemaVersion)); !s) {
     (void)db_->Exec("ROLLBACK");
@@ -374,8 +469,9 @@ Result<std::vector<engine::Reservation>> LedgerStore::ByPrefix(const std::string
   std::string sql = fmt::format("SELECT {} FROM reservations WHERE id >= ? AND id < ?{} ORDER BY id LIMIT ?",
                                 kReservationColumns, uid ? " AND uid = ?" : "");
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(sql));
-  int i = 1;
-  st.Bind(i++, prefix).Bind(i++, upper);
+  st.Bind(1, prefix);
+  st.Bind(2, upper);
+  int i = 3;
   if (uid) st.Bind(i++, int64_t{*uid});
   st.Bind(i, int64_t{limit});
   std::vector<engine::Reservation> out;
@@ -512,6 +608,56 @@ Result<std::vector<Notification>> LedgerStore::NotificationsForReservation(const
     BK_ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) break;
     out.push_back(ReadNotification(st));
+  }
+  return out;
+}
+
+Status LedgerStore::InsertJob(const JobRecord& job) {
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(fmt::format(
+                                   "INSERT INTO jobs({}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                   kJobColumns)));
+  BindJob(st, job);
+  return st.Run();
+}
+
+Status LedgerStore::UpdateJob(const JobRecord& job) {
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
+                                   "UPDATE jobs SET reservation_id=?1, uid=?2, spec_id=?3, digest=?4, summary=?5, "
+                                   "status=?6, submitted_at=?7, updated_at=?8, claimed_at=?9, started_at=?10, "
+                                   "finished_at=?11, waiting_since=?12, cancel_requested_at=?13, recovered_at=?14, "
+                                   "exit_code=?15, runner_pid=?16, runner_host=?17, worker_id=?18, claim_token=?19, "
+                                   "message=?20, launch_guard_state=?21, launch_guard_key=?22, recovery_state=?23, "
+                                   "recovery_worker_id=?24, log_warning=?25, log_rotated=?26 WHERE reservation_id=?1"));
+  BindJob(st, job);
+  BK_TRY(st.Run());
+  if (db_->Changes() != 1) return Fail(ErrorKind::kNotFound, "job not found: " + job.reservation_id);
+  return Ok();
+}
+
+Result<std::optional<JobRecord>> LedgerStore::GetJob(const std::string& reservation_id) {
+  BK_ASSIGN_OR_RETURN(Stmt st,
+                      db_->Prepare(fmt::format("SELECT {} FROM jobs WHERE reservation_id = ?", kJobColumns)));
+  st.Bind(1, reservation_id);
+  BK_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return std::optional<JobRecord>();
+  return std::optional(ReadJob(st));
+}
+
+Result<std::vector<JobRecord>> LedgerStore::JobsForUid(uint32_t uid, bool open_only) {
+  std::string cols;
+  for (const auto& c : Split(kJobColumns, ',')) cols += (cols.empty() ? "j." : ", j.") + std::string(Trim(c));
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(fmt::format(
+                                   "SELECT {} FROM jobs j JOIN reservations r ON r.id = j.reservation_id "
+                                   "WHERE j.uid = ?{} ORDER BY r.start_at, r.id",
+                                   cols,
+                                   open_only ? " AND j.status IN ('pending', 'claimed', 'running', 'uncertain')"
+                                             : "")));
+  st.Bind(1, int64_t{uid});
+  std::vector<JobRecord> out;
+  while (true) {
+    BK_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    out.push_back(ReadJob(st));
   }
   return out;
 }

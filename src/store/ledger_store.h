@@ -53,7 +53,7 @@ class LedgerStore {
   // A missing ledger opened without `create` reads as empty and writes nothing
   // to disk (an in-memory database with the schema).
   static Result<std::unique_ptr<LedgerStore>> Open(const OpenOptions& options);
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;  // 2: jobs
 
   Result<WriteTxn> BeginWrite();
   bool in_memory() const { return in_memory_; }
@@ -83,6 +83,14 @@ class LedgerStore {
   Status InsertNotification(const Notification& n);
   Result<std::vector<Notification>> NotificationsForUid(uint32_t uid, int limit);
   Result<std::vector<Notification>> NotificationsForReservation(const std::string& id);
+
+  // Jobs (schema v2): at most one per reservation.
+  Status InsertJob(const JobRecord& job);
+  Status UpdateJob(const JobRecord& job);
+  Result<std::optional<JobRecord>> GetJob(const std::string& reservation_id);
+  // Jobs of an owner, in (reservation start, id) order; `open_only` keeps the
+  // ones a worker may still act on (pending, claimed, running, uncertain).
+  Result<std::vector<JobRecord>> JobsForUid(uint32_t uid, bool open_only = false);
 
   // PRAGMA integrity_check; "ok" when healthy.
   Result<std::string> IntegrityCheck();

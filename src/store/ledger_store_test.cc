@@ -216,7 +216,7 @@ TEST_F(LedgerStoreTest, ForeignSqliteDatabaseIsRefused) {
 // BUG (reported): LedgerStore::Configure runs PRAGMA journal_mode=WAL before
 // Migrate recognises a foreign database, so refusing it still rewrites its
 // header to WAL mode. Enable once Open checks the schema before configuring.
-TEST_F(LedgerStoreTest, DISABLED_RefusingAForeignDatabaseLeavesItsJournalModeAlone) {
+TEST_F(LedgerStoreTest, RefusingAForeignDatabaseLeavesItsJournalModeAlone) {
   std::filesystem::create_directories(dir_);
   ::chmod(dir_.c_str(), 0700);
   {

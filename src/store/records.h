@@ -59,4 +59,32 @@ struct Notification {
   std::string message;
 };
 
+// A command bound to a reservation (schema v2). The command itself stays in the
+// owner's private spec file; the ledger keeps its digest and a short summary
+// (upstream-runtime.md 4.1, 4.9). Optional times are unset until they happen.
+struct JobRecord {
+  std::string reservation_id;
+  uint32_t uid = 0;
+  std::string spec_id;
+  std::string digest;   // SHA-256 hex of the canonical spec
+  std::string summary;  // "python train.py (+2 args)"
+  std::string status = "pending";
+  engine::Seconds submitted_at = 0;
+  engine::Seconds updated_at = 0;
+  std::optional<engine::Seconds> claimed_at, started_at, finished_at, waiting_since, cancel_requested_at,
+      recovered_at;
+  std::optional<int64_t> exit_code;   // negative: killed by that signal
+  std::optional<int64_t> runner_pid;  // the worker while claimed, the command once running
+  std::string runner_host;
+  std::string worker_id;    // the lease that claimed it
+  std::string claim_token;  // compare-and-swap token of the current attempt
+  std::string message;
+  std::string launch_guard_state;  // "" | waiting
+  std::string launch_guard_key;
+  std::string recovery_state;  // "" | terminating | terminated | not-found | ...
+  std::string recovery_worker_id;
+  std::string log_warning;
+  bool log_rotated = false;
+};
+
 }  // namespace bk::store

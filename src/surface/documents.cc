@@ -21,7 +21,26 @@ json Opt(const std::optional<T>& v) {
   return v ? json(*v) : json();
 }
 
-json PublicReservation(const engine::Reservation& r, uint32_t caller, const engine::Policy& p, engine::Seconds now) {
+// The public face of a job: never its spec ID, digest or command line. Shown
+// to its owner only; other users see null.
+json PublicJob(const store::JobRecord* job, bool mine) {
+  if (!job || !mine) return json();
+  auto text = [](const std::string& s) { return s.empty() ? json() : json(s); };
+  auto when = [](const std::optional<engine::Seconds>& t) { return t ? json(FormatIsoUtc(*t)) : json(); };
+  return {{"launch_guard_state", text(job->launch_guard_state)},
+          {"message", text(job->message)},
+          {"recovered_at", when(job->recovered_at)},
+          {"recovery_state", text(job->recovery_state)},
+          {"status", job->status},
+          {"summary", job->summary},
+          {"waiting_since", when(job->waiting_since)},
+          {"exit_code", Opt(job->exit_code)},
+          {"started_at", when(job->started_at)},
+          {"finished_at", when(job->finished_at)}};
+}
+
+json PublicReservation(const engine::Reservation& r, uint32_t caller, const engine::Policy& p, engine::Seconds now,
+                       const store::JobRecord* job = nullptr) {
   bool mine = r.uid == caller;
   bool shared = r.mode == engine::Mode::kShared;
   json cancel;
@@ -48,7 +67,7 @@ json PublicReservation(const engine::Reservation& r, uint32_t caller, const engi
           {"ram_mb", r.ram_mb ? json(r.ram_mb) : json()},
           {"edit_count", mine ? json(r.edit_count) : json()},
           {"cancellation", cancel},
-          {"job", json()}};
+          {"job", PublicJob(job, mine)}};
 }
 
 json Envelope(const std::string& kind) {
@@ -124,17 +143,48 @@ std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, 
   d["allocation"] = {{"selected", selected}};
   d["allocator"] = {{"source", o.allocator_source},
                     {"reason", o.replayed ? "committed allocation reused without rerunning allocation" : ""}};
-  d["reservation"] = PublicReservation(o.reservation, caller, p, now);
+  d["reservation"] = PublicReservation(o.reservation, caller, p, now, o.job ? &*o.job : nullptr);
   d["status"] = o.status;
   d["warnings"] = o.warnings;
   d["worker"] = json();
   return d.dump();
 }
 
+std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, const engine::Policy& p,
+                             engine::Seconds now, const std::string& worker_doc) {
+  json d = json::parse(BookingResultDoc(o, caller, p, now));
+  d["worker"] = json::parse(worker_doc, nullptr, false);
+  if (d["worker"].is_discarded()) d["worker"] = json();
+  return d.dump();
+}
+
+std::string JobsDoc(const std::vector<service::JobView>& jobs, uint32_t caller, const engine::Policy& p,
+                    engine::Seconds now, const std::string& worker_doc, const std::string& spec_cleanup,
+                    const std::string& log_cleanup) {
+  auto parsed = [](const std::string& text) {
+    json v = json::parse(text, nullptr, false);
+    return v.is_discarded() ? json() : v;
+  };
+  json items = json::array();
+  for (const auto& v : jobs) items.push_back(PublicReservation(v.reservation, caller, p, now, &v.job));
+  json d = {{"kind", "jobs"},
+            {"schema_version", "bk.agent.v1"},
+            {"worker", parsed(worker_doc)},
+            {"jobs", items},
+            {"private_job_cleanup", parsed(spec_cleanup)},
+            {"private_job_log_cleanup", parsed(log_cleanup)}};
+  return d.dump();
+}
+
 std::string ReservationsDoc(const service::ListResult& r, uint32_t caller, const engine::Policy& p, engine::Seconds now) {
   json d = Envelope("reservations");
   json items = json::array();
-  for (const auto& x : r.reservations) items.push_back(PublicReservation(x, caller, p, now));
+  for (const auto& x : r.reservations) {
+    const store::JobRecord* job = nullptr;
+    for (const auto& j : r.jobs)
+      if (j.reservation_id == x.id) job = &j;
+    items.push_back(PublicReservation(x, caller, p, now, job));
+  }
   d.erase("node");
   d["reservations"] = items;
   d["total"] = r.total;

@@ -17,6 +17,13 @@ enum class JsonStyle { kLine, kPretty };
 std::string Dump(const std::string& compact_json, JsonStyle style);
 
 std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, const engine::Policy& p, engine::Seconds now);
+// With a bound job: `worker_doc` is the gpubk.worker.v1 status (JSON text).
+std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, const engine::Policy& p,
+                             engine::Seconds now, const std::string& worker_doc);
+// `bk j --json` (upstream-cli.md 5.7); the JSON texts may be "null".
+std::string JobsDoc(const std::vector<service::JobView>& jobs, uint32_t caller, const engine::Policy& p,
+                    engine::Seconds now, const std::string& worker_doc, const std::string& spec_cleanup,
+                    const std::string& log_cleanup);
 std::string ReservationsDoc(const service::ListResult& r, uint32_t caller, const engine::Policy& p, engine::Seconds now);
 std::string CancellationDoc(const service::CancelOutcome& o, uint32_t caller, const engine::Policy& p, engine::Seconds now);
 std::string HistoryDoc(const service::HistoryView& v, uint32_t caller, const engine::Policy& p, engine::Seconds now);

@@ -288,13 +288,19 @@ class HostBudgetTest(BkTestCase):
         self.assertIn("exceeds this host's budget of 8 CPUs", self.refused("1", "1h", "--cpus", "9"))
         self.assertNoDataDir()
 
-    @unittest.expectedFailure  # BUG: the exact-duplicate check ignores --cpus/--ram
     def test_exact_duplicate_check_compares_host_budgets(self):
         a = self.book("1", "1h", "--cpus", "4", "-t", "now", "--gpu", "0")
         b = self.book("1", "1h", "--cpus", "1", "-t", "now", "--gpu", "0")
         # a request for 1 CPU must not be answered with the 4-CPU reservation
         self.assertEqual(b["reservation"]["cpus"], 1)
         self.assertNotEqual(a["reservation"]["id"], b["reservation"]["id"])
+        c0 = self.book("1", "1h", "-t", "now", "--gpu", "1")  # the defaults: 1 CPU, 1g
+        c = self.book("1", "1h", "--ram", "2g", "-t", "now", "--gpu", "1")
+        self.assertEqual(c["status"], "created")
+        self.assertNotEqual(c0["reservation"]["id"], c["reservation"]["id"])
+        self.assertEqual(c["reservation"]["ram_mb"], 2048)
+        # the identical request is still a duplicate
+        self.assertEqual(self.book("1", "1h", "--cpus", "4", "-t", "now", "--gpu", "0")["status"], "exists")
 
 
 class HostBudgetOffTest(BkTestCase):

@@ -214,7 +214,6 @@ class OtherDocumentsTest(JsonTestCase):
         self.assertEqual(json.loads(compact.stdout), doc)
         self.assertNoDataDir()
 
-    @unittest.expectedFailure  # BUG: values set through the environment are rendered as JSON strings
     def test_config_values_from_the_environment_keep_their_type(self):
         eff = self.json("config", "--json", env={"BK_SLOT_MINUTES": "10", "BK_HOST_CPUS": "8"})["effective"]
         self.assertEqual(eff["gpu_count"], 4)

@@ -105,13 +105,13 @@ class ListTest(BkTestCase):
 
     def test_wide_layout_from_140_columns(self):
         self.ok("1", "30m", "12g", "-q")
-        self.ok("x", "1", "30m", "-q")
+        self.ok("x", "1", "30m", "-t", "20:00", "-q")
         lines = self.ok("l", env={"COLUMNS": "140"}).splitlines()
         self.assertEqual(lines[1], "  # ID       Mode      GPU        Slots     VRAM/GPU CPUs      RAM Start"
                                    "             End               Dur")
         self.assertRegex(lines[2], r"^  1 [0-9a-f]{8} shared    0            1/2      12.0GiB    -        - "
                                    r"11-29 18:45 \+0000 11-29 19:15 \+0000 30m$")
-        self.assertRegex(lines[3], r"^  2 [0-9a-f]{8} exclusive 1            all          all    -        - ")
+        self.assertRegex(lines[3], r"^  2 [0-9a-f]{8} exclusive 0            all          all    -        - 11-29 20:00 ")
         self.assertEqual(self.ok("l", env={"COLUMNS": "139"}).splitlines()[1], self.HEADER)
 
     def test_other_users_reservations_are_not_listed(self):

@@ -1,0 +1,424 @@
+// bk agent|ai, bk mcp, bk skill: thin command-line wrappers over src/agent/.
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/documents.h"
+#include "agent/mcp_server.h"
+#include "agent/skill_bundle.h"
+#include "agent/skill_install.h"
+#include "base/strings.h"
+#include "base/version.h"
+#include "cli/booking_args.h"
+#include "engine/parse.h"
+#include "surface/documents.h"
+
+namespace bk::cli {
+namespace {
+
+constexpr const char* kAgentHelp = R"(usage: bk agent SUBCOMMAND ...   (alias: bk ai)
+
+Structured bk.agent.v1 JSON for coding agents: pretty by default, one smaller
+line with --compact (null fields and capabilities left out). Errors are
+kind "error" documents on stdout, exit 2.
+
+  bk agent context [--compact]                      policy, host budgets, live GPUs, reservations
+  bk agent recommend N DUR [booking flags] [--compact]
+                                                    read-only; exit 3 when nothing fits
+  bk agent edit REF --op-id ID [--duration D] [--start T] [--gpu L | --exclude-gpu L]
+                   [--count N] [--mode M] [--mem SIZE|-] [--share N] [--cpus N] [--ram SIZE] [--queue]
+  bk agent renew REF DUR --op-id ID                 extend the end, same GPUs
+  bk agent cancel REF [--op-id ID]                  a retry with the same ID returns the same result
+  bk agent operation OP_ID                          did that operation commit, and what did it touch
+
+Booking flags: --gpu LIST --exclude-gpu LIST --mem SIZE --share N --start TIME
+--mode s|x --cpus N --ram SIZE (as for `bk N DUR`). See docs/agents.md.
+)";
+
+Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
+  BK_TRY(spec.Parse(args));
+  if (spec.help_requested()) {
+    ctx.Print(spec.Help());
+    return true;
+  }
+  return false;
+}
+
+void PrintDoc(Context& ctx, client::Ledger& ledger, const std::string& doc, bool compact) {
+  ctx.Print(agent::Render(agent::WithCapabilities(doc, ledger), compact));
+}
+
+Result<int> AgentContext(Context& ctx, const std::vector<std::string>& args) {
+  bool compact = false, json = false;
+  ArgSpec spec("bk agent context",
+               "Policy, host CPU/RAM budgets, live GPU state and every active reservation.");
+  spec.Flag("--compact", &compact, "one line, without null fields and capabilities");
+  spec.Flag("--json", &json, "accepted for symmetry; output is always JSON");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(std::string doc, agent::ContextDoc(*ledger, ctx.config));
+  ctx.Print(agent::Render(doc, compact));
+  return 0;
+}
+
+Result<int> AgentRecommend(Context& ctx, const std::vector<std::string>& args) {
+  BookingArgs a;
+  ArgSpec spec("bk agent recommend",
+               "Read-only recommendation: where and when `bk N DUR` with these flags would land.");
+  AddBookingOptions(spec, a, true, false);
+  spec.Option("--mode", &a.mode, "s, shared (default), x or exclusive", "MODE");
+  spec.Footer(
+      "Exit status 3 when nothing fits (available: false).\nExample:\n  bk agent recommend 1 2h --gpu 1 "
+      "--mem 24g --cpus 4 --ram 32g --compact");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  BK_ASSIGN_OR_RETURN(service::CreateRequest req, ToRequest(ctx, a, false));
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(service::Recommendation rec, ledger->Recommend(req));
+  PrintDoc(ctx, *ledger, surface::RecommendationDoc(rec, ledger->policy(), ledger->Now()), a.compact);
+  return rec.available ? 0 : 3;
+}
+
+Result<int> AgentEdit(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> ref, duration, start, gpu, exclude, count, mode, mem, share, cpus, ram, op_id;
+  bool queue = false, compact = false, json = false;
+  ArgSpec spec("bk agent edit",
+               "Retry-safe edit of one of your reservations (a started one may only change its end).");
+  spec.Positional("reservation", &ref, "short ID, full ID or list number");
+  spec.Option("--op-id", &op_id, "operation ID (required): a retry with the same ID changes nothing twice",
+              "ID");
+  spec.Option("-d,--duration", &duration, "new total duration", "DUR");
+  spec.Option("--start,-t,--at", &start, "new exact start", "TIME");
+  spec.Option("-g,--gpu", &gpu, "pin these GPU indexes", "LIST");
+  spec.Option("-e,--exclude-gpu,--exclude", &exclude, "re-pick GPUs avoiding these", "LIST");
+  spec.Excludes("-g,--gpu", "-e,--exclude-gpu,--exclude");
+  spec.Option("-c,--count", &count, "re-pick this many GPUs", "N");
+  spec.Option("--mode", &mode, "s, shared, x or exclusive", "MODE");
+  spec.Option("-m,--mem", &mem, "expected VRAM per GPU, or - to clear", "SIZE");
+  spec.Option("-s,--share", &share, "shared slots per GPU", "SLOTS");
+  spec.Option("--cpus", &cpus, "host CPUs declared", "N");
+  spec.Option("--ram", &ram, "host RAM declared", "SIZE");
+  spec.Flag("-q,--queue", &queue, "move to the next legal slot if the change conflicts");
+  spec.Flag("--compact", &compact, "one line");
+  spec.Flag("--json", &json, "accepted; output is always JSON");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  if (!ref) return Invalid("which reservation? e.g. `bk agent edit 1a2b3c4d --op-id edit-001 --duration 3h`");
+  if (!op_id || Trim(*op_id).empty())
+    return Invalid("operation ID is required for retry-safe Agent edits (--op-id)");
+  if (!duration && !start && !gpu && !exclude && !count && !mode && !mem && !share && !cpus && !ram)
+    return Invalid("edit requires at least one changed field");
+  service::EditRequest req;
+  req.ref = *ref;
+  req.op_id = std::string(Trim(*op_id));
+  req.allow_queue = queue;
+  if (duration) {
+    BK_ASSIGN_OR_RETURN(req.duration, engine::ParseDuration(*duration));
+  }
+  if (start) {
+    BK_ASSIGN_OR_RETURN(req.start,
+                        engine::ParseStart(*start, ctx.clock->Now(), ctx.config.policy.grid(), *ctx.zone));
+  }
+  if (gpu) {
+    BK_ASSIGN_OR_RETURN(req.gpus, engine::ParseGpuList(*gpu, "--gpu"));
+  }
+  if (exclude) {
+    BK_ASSIGN_OR_RETURN(req.exclude, engine::ParseGpuList(*exclude, "--exclude-gpu"));
+  }
+  if (count) {
+    auto n = ParseUint(Trim(*count));
+    if (!n || *n < 1 || *n > 100000) return Invalid("--count must be a whole number of GPUs >= 1");
+    req.count = static_cast<int>(*n);
+  }
+  if (mode) {
+    auto m = engine::ParseMode(*mode);
+    if (!m) return Invalid("--mode must be s, shared, x or exclusive");
+    req.mode = *m;
+  }
+  if (mem) {
+    req.update_memory = true;
+    if (Trim(*mem) != "-") {
+      BK_ASSIGN_OR_RETURN(req.memory_mb, engine::ParseSizeMb(*mem, "memory"));
+    }
+  }
+  if (share) {
+    auto s = ParseUint(Trim(*share));
+    if (!s || *s > 1000000) return Invalid("--share must be a whole number of slots such as 1");
+    req.share_units = static_cast<int>(*s);
+  }
+  if (cpus) {
+    BK_ASSIGN_OR_RETURN(req.cpus, engine::ParseCpus(*cpus));
+  }
+  if (ram) {
+    BK_ASSIGN_OR_RETURN(req.ram_mb, engine::ParseSizeMb(*ram, "--ram"));
+  }
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Edit(req));
+  PrintDoc(ctx, *ledger, surface::BookingResultDoc(o, ledger->actor().uid, ledger->policy(), ledger->Now()),
+           compact);
+  return 0;
+}
+
+Result<int> AgentRenew(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> ref, duration, op_id;
+  bool compact = false, json = false;
+  ArgSpec spec("bk agent renew", "Retry-safe extension of a reservation's end on the same GPUs.");
+  spec.Positional("reservation", &ref, "short ID, full ID or list number");
+  spec.Positional("duration", &duration, "how much longer, e.g. 30m");
+  spec.Option("--op-id", &op_id, "operation ID (required)", "ID");
+  spec.Flag("--compact", &compact, "one line");
+  spec.Flag("--json", &json, "accepted; output is always JSON");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  if (!ref || !duration)
+    return Invalid(
+        "give a reservation and how much longer, e.g. `bk agent renew 1a2b3c4d 30m --op-id renew-001`");
+  if (!op_id || Trim(*op_id).empty())
+    return Invalid("operation ID is required for retry-safe Agent renewals (--op-id)");
+  service::RenewRequest req;
+  req.ref = *ref;
+  req.op_id = std::string(Trim(*op_id));
+  BK_ASSIGN_OR_RETURN(req.extend_by, engine::ParseDuration(*duration));
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Renew(req));
+  PrintDoc(ctx, *ledger, surface::BookingResultDoc(o, ledger->actor().uid, ledger->policy(), ledger->Now()),
+           compact);
+  return 0;
+}
+
+Result<int> AgentCancel(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> ref, op_id;
+  bool compact = false, json = false;
+  ArgSpec spec("bk agent cancel", "Cancel one of your reservations; idempotent with --op-id.");
+  spec.Positional("reservation", &ref, "short ID, full ID or list number");
+  spec.Option("--op-id", &op_id, "operation ID: a retry returns the same cancelled reservation", "ID");
+  spec.Flag("--compact", &compact, "one line");
+  spec.Flag("--json", &json, "accepted; output is always JSON");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  if (!ref) return Invalid("which reservation? e.g. `bk agent cancel 1a2b3c4d --op-id cancel-001`");
+  service::CancelRequest req;
+  req.ref = *ref;
+  if (op_id && !Trim(*op_id).empty()) req.op_id = std::string(Trim(*op_id));
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(service::CancelOutcome o, ledger->Cancel(req));
+  PrintDoc(ctx, *ledger, surface::CancellationDoc(o, ledger->actor().uid, ledger->policy(), ledger->Now()),
+           compact);
+  return 0;
+}
+
+Result<int> AgentOperation(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> op_id;
+  bool compact = false, json = false;
+  ArgSpec spec("bk agent operation",
+               "Whether one of your operation IDs committed, and the reservation it touched.");
+  spec.Positional("operation_id", &op_id, "the --op-id of an earlier write");
+  spec.Flag("--compact", &compact, "one line");
+  spec.Flag("--json", &json, "accepted; output is always JSON");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  if (!op_id) return Invalid("which operation? e.g. `bk agent operation experiment-001`");
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(service::OperationView v, ledger->Operation(std::string(Trim(*op_id))));
+  PrintDoc(ctx, *ledger, surface::OperationDoc(v, ledger->actor().uid, ledger->policy(), ledger->Now()),
+           compact);
+  return 0;
+}
+
+}  // namespace
+
+Result<int> RunAgent(Context& ctx, const std::vector<std::string>& args) {
+  // Agents parse stdout: every failure below becomes a kind "error" document.
+  ctx.json = true;
+  if (args.empty())
+    return Invalid("bk agent needs a subcommand: context, recommend, edit, renew, cancel or operation");
+  const std::string& sub = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (sub == "-h" || sub == "--help" || sub == "help") {
+    std::fputs(kAgentHelp, ctx.out);
+    return 0;
+  }
+  if (sub == "context" || sub == "ctx") return AgentContext(ctx, rest);
+  if (sub == "recommend" || sub == "rec") return AgentRecommend(ctx, rest);
+  if (sub == "edit" || sub == "e") return AgentEdit(ctx, rest);
+  if (sub == "renew" || sub == "extend") return AgentRenew(ctx, rest);
+  if (sub == "cancel" || sub == "del") return AgentCancel(ctx, rest);
+  if (sub == "operation" || sub == "op") return AgentOperation(ctx, rest);
+  return Invalid(
+      fmt::format("unknown agent subcommand: {}; try context, recommend, edit, renew, cancel or operation",
+                  Printable(sub)));
+}
+
+Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args) {
+  for (const auto& a : args) {
+    if (a == "-h" || a == "--help") {
+      std::fputs(
+          "usage: bk mcp\n\n"
+          "Model Context Protocol server on stdio (one JSON-RPC message per line; logs on stderr).\n"
+          "Register it with an agent, e.g.\n"
+          "  codex mcp add gpubk -- bk mcp\n"
+          "  claude mcp add --scope user gpubk -- bk mcp\n"
+          "Tools: get_gpu_context, recommend_gpu_booking, create_gpu_booking, list_gpu_reservations,\n"
+          "edit_my_gpu_booking, renew_my_gpu_booking, cancel_my_gpu_booking, get_my_gpu_operation.\n"
+          "Resource bk://context; prompt plan_gpu_experiment. See docs/agents.md.\n",
+          ctx.out);
+      return 0;
+    }
+    if (a == "--version" || a == "-V") {
+      std::fprintf(ctx.out, "gpubk %s\n", kVersion);
+      return 0;
+    }
+    return Invalid(fmt::format("bk mcp takes no arguments (got {}); see `bk mcp --help`", Printable(a)));
+  }
+  agent::ToolEnv env;
+  env.ledger = [&ctx]() { return ctx.Ledger(); };
+  env.config = &ctx.config;
+  env.zone = ctx.zone.get();
+  agent::McpServer server(std::move(env));
+  return server.Serve(stdin, ctx.out);
+}
+
+namespace {
+
+constexpr const char* kSkillHelp = R"(usage: bk skill install [--agent codex|claude] [--target DIR] [--force]
+       bk skill status [--json]
+       bk skill show [FILE]
+       bk skill path [--agent codex|claude]
+
+Installs the GPUBK Agent Skill bundled in this binary where the agent finds
+personal skills, and writes nothing else:
+  codex   ~/.agents/skills/gpubk
+  claude  ~/.claude/skills/gpubk
+--force replaces only a GPUBK skill (staged copy, rolled back on failure);
+symlinks and directories that are not a GPUBK skill are refused.
+)";
+
+Result<std::string> Destination(const std::optional<std::string>& agent_name,
+                                const std::optional<std::string>& target) {
+  if (target) {
+    if (agent_name) return Invalid("--agent and --target cannot be combined");
+    std::string t(Trim(*target));
+    if (StartsWith(t, "~/")) t = agent::ProcessSkillEnv().home + t.substr(1);
+    if (!StartsWith(t, "/")) {
+      char cwd[4096];
+      if (getcwd(cwd, sizeof cwd) == nullptr)
+        return Fail(ErrorKind::kIo, "cannot resolve the current directory");
+      t = std::string(cwd) + "/" + t;
+    }
+    while (t.size() > 1 && t.back() == '/') t.pop_back();
+    return t;
+  }
+  BK_ASSIGN_OR_RETURN(agent::SkillAgent a, agent::ParseSkillAgent(agent_name.value_or("codex")));
+  return agent::SkillDir(a, agent::ProcessSkillEnv());
+}
+
+Result<int> SkillInstall(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> agent_name, target;
+  bool force = false;
+  ArgSpec spec("bk skill install", "Install the bundled GPUBK Skill for an agent.");
+  spec.Option("--agent", &agent_name, "codex (default) or claude", "AGENT");
+  spec.Option("--target", &target, "install into exactly this skill directory (named gpubk)", "DIR");
+  spec.Flag("--force", &force, "replace an existing GPUBK skill");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  BK_ASSIGN_OR_RETURN(std::string dest, Destination(agent_name, target));
+  agent::InstallOptions o;
+  o.dest = dest;
+  o.anchor = agent::ProcessSkillEnv().home;
+  o.force = force;
+  BK_ASSIGN_OR_RETURN(std::string path, agent::InstallSkill(o));
+  ctx.Print("installed skill: " + path);
+  return 0;
+}
+
+Result<int> SkillStatusCmd(Context& ctx, const std::vector<std::string>& args) {
+  bool json = false;
+  ArgSpec spec("bk skill status", "Where the GPUBK Skill is installed and whether it matches this binary.");
+  spec.Flag("--json", &json, "one JSON document");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  agent::SkillEnv env = agent::ProcessSkillEnv();
+  struct Row {
+    std::string agent;
+    agent::SkillStatus status;
+  };
+  std::vector<Row> rows;
+  auto add = [&](const std::string& name, Result<std::string> dir) {
+    if (dir) rows.push_back({name, agent::InspectSkill(*dir)});
+  };
+  add("codex", agent::SkillDir(agent::SkillAgent::kCodex, env));
+  add("codex-legacy", agent::LegacyCodexSkillDir(env));
+  add("claude", agent::SkillDir(agent::SkillAgent::kClaude, env));
+  if (rows.empty()) return Invalid("cannot find your home directory; set HOME");
+  if (json) {
+    nlohmann::json items = nlohmann::json::array();
+    for (const auto& r : rows)
+      items.push_back({{"agent", r.agent},
+                       {"path", r.status.path},
+                       {"state", agent::SkillStateName(r.status.state)},
+                       {"differing", r.status.differing}});
+    nlohmann::json doc = {{"schema_version", "gpubk.skill-status.v1"},
+                          {"kind", "skill-status"},
+                          {"bundled_version", kVersion},
+                          {"installations", items}};
+    ctx.Print(doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    return 0;
+  }
+  for (const auto& r : rows) {
+    std::string state = agent::SkillStateName(r.status.state);
+    if (r.status.state == agent::SkillState::kCurrent) state += fmt::format(" (matches bk {})", kVersion);
+    if (r.status.state == agent::SkillState::kDiffers)
+      state += fmt::format(" (not bk {}'s copy: {}; `bk skill install --force` updates it)", kVersion,
+                           Join(r.status.differing, ", "));
+    if (r.status.state == agent::SkillState::kForeign) state += " (not a GPUBK skill; left alone)";
+    ctx.Print(fmt::format("{:<13} {:<44} {}", r.agent, r.status.path, state));
+  }
+  return 0;
+}
+
+}  // namespace
+
+Result<int> RunSkill(Context& ctx, const std::vector<std::string>& args) {
+  if (args.empty()) return Invalid("bk skill needs a subcommand: install, status, show or path");
+  const std::string& sub = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (sub == "-h" || sub == "--help" || sub == "help") {
+    std::fputs(kSkillHelp, ctx.out);
+    return 0;
+  }
+  if (sub == "install") return SkillInstall(ctx, rest);
+  if (sub == "status") return SkillStatusCmd(ctx, rest);
+  if (sub == "show") {
+    std::string want = rest.empty() ? "SKILL.md" : rest[0];
+    if (want == "-h" || want == "--help") {
+      ctx.Print("usage: bk skill show [FILE]   (SKILL.md by default; e.g. references/protocol.md)");
+      return 0;
+    }
+    for (const auto& f : agent::BundledSkill()) {
+      if (f.path == want) {
+        std::fwrite(f.content.data(), 1, f.content.size(), ctx.out);
+        return 0;
+      }
+    }
+    std::vector<std::string> names;
+    for (const auto& f : agent::BundledSkill()) names.emplace_back(f.path);
+    return Invalid(fmt::format("no bundled skill file {}; files: {}", Printable(want), Join(names, ", ")));
+  }
+  if (sub == "path") {
+    std::optional<std::string> agent_name;
+    ArgSpec spec("bk skill path", "Print where `bk skill install` would install.");
+    spec.Option("--agent", &agent_name, "codex (default) or claude", "AGENT");
+    BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, rest));
+    if (help) return 0;
+    BK_ASSIGN_OR_RETURN(std::string dest, Destination(agent_name, std::nullopt));
+    ctx.Print(dest);
+    return 0;
+  }
+  return Invalid(
+      fmt::format("unknown skill subcommand: {}; try install, status, show or path", Printable(sub)));
+}
+
+}  // namespace bk::cli

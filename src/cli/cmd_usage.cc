@@ -1,0 +1,130 @@
+// bk u / bk usage: what the monitor recorded in usage.db (docs/monitor.md).
+// Read-only: a missing usage.db reads as empty history and is not created.
+
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "cli/args.h"
+#include "cli/context.h"
+#include "engine/parse.h"
+#include "monitor/runner.h"
+#include "monitor/usage_view.h"
+#include "sys/fs.h"
+#include "sys/users.h"
+
+namespace bk::cli {
+namespace {
+
+Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
+  BK_TRY(spec.Parse(args));
+  if (spec.help_requested()) {
+    ctx.Print(spec.Help());
+    return true;
+  }
+  return false;
+}
+
+Result<uint32_t> ParseUser(const std::string& raw) {
+  std::string text(Trim(raw));
+  if (text == "me") return sys::CurrentUid();
+  if (auto uid = sys::UidForName(text)) return *uid;
+  return Invalid(fmt::format("--user {}: no such user; give a name, a UID or me", Printable(text)));
+}
+
+}  // namespace
+
+Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> what, since, from, until, user, gpu, limit, resolution;
+  bool json = false, all = false;
+  ArgSpec spec("bk usage", "GPU usage history recorded by the monitor: your summary (me, the default), every "
+                           "user's (users), process and reclaim events (events) or per-minute records (samples).");
+  spec.Positional("view", &what, "me | users | events | samples");
+  spec.Option("-s,--since", &since, "how far back, e.g. 2h, 7d, 30d (default 24h)", "DUR");
+  spec.Option("-f,--from", &from, "start time instead of --since", "TIME");
+  spec.Option("-u,--until", &until, "end time (default now)", "TIME");
+  spec.Option("--user", &user, "only this user (name, UID or me)", "USER");
+  spec.Flag("--all", &all, "every user (the default for users, events and samples)");
+  spec.Option("-g,--gpu", &gpu, "only this GPU (events, samples)", "N");
+  spec.Option("-n,--limit", &limit, "at most N rows (1-200000, default 1000)", "N");
+  spec.Option("-r,--resolution", &resolution, "samples: 1m (default) or 1h", "RES");
+  spec.Flag("-j,--json", &json, "print the gpubk.usage.v1 document");
+  spec.Excludes("--since", "--from");
+  spec.Excludes("--user", "--all");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+
+  monitor::UsageQuery q;
+  std::string view = what ? std::string(Trim(*what)) : "me";
+  if (view == "me") q.kind = monitor::UsageKind::kMe;
+  else if (view == "users") q.kind = monitor::UsageKind::kUsers;
+  else if (view == "events") q.kind = monitor::UsageKind::kEvents;
+  else if (view == "samples") q.kind = monitor::UsageKind::kSamples;
+  else return Invalid(fmt::format("unknown usage view {}; use me, users, events or samples", Printable(view)));
+  if (q.kind == monitor::UsageKind::kMe && (all || user))
+    return Invalid("`bk u me` shows your own usage; use `bk u users --user NAME` for someone else");
+
+  const int64_t now = ctx.clock->Now();
+  q.to = now + 1;  // the current second's samples belong to the range
+  if (until) {
+    BK_ASSIGN_OR_RETURN(q.to, engine::ParseViewTime(*until, now, *ctx.zone));
+  }
+  int64_t span = 24 * 3600;
+  if (since) {
+    BK_ASSIGN_OR_RETURN(span, engine::ParseDuration(Trim(*since)));
+  }
+  q.from = q.to - span;
+  if (from) {
+    BK_ASSIGN_OR_RETURN(q.from, engine::ParseViewTime(*from, now, *ctx.zone));
+  }
+  if (q.from >= q.to) return Invalid("the usage interval is empty; --from/--since must be before --until");
+  if (q.kind == monitor::UsageKind::kMe) q.uid = sys::CurrentUid();
+  if (user) {
+    BK_ASSIGN_OR_RETURN(q.uid, ParseUser(*user));
+  }
+  if (gpu) {
+    auto g = ParseUint(Trim(*gpu));
+    if (!g || *g >= ctx.config.policy.gpu_count)
+      return Invalid(fmt::format("--gpu must be a GPU index from 0 to {}", ctx.config.policy.gpu_count - 1));
+    q.gpu = static_cast<int>(*g);
+  }
+  if (limit) {
+    auto n = ParseUint(Trim(*limit));
+    if (!n || *n < 1 || *n > 200000) return Invalid("--limit must be a whole number from 1 to 200000");
+    q.limit = static_cast<int>(*n);
+  }
+  if (resolution) {
+    std::string r(Trim(*resolution));
+    if (r == "1m" || r == "60") q.resolution = 60;
+    else if (r == "1h" || r == "3600") q.resolution = 3600;
+    else return Invalid("--resolution must be 1m or 1h");
+  }
+
+  // usage.db belongs to whoever runs the monitor: this user in private mode,
+  // the server's owner on a shared server.
+  const uid_t owner = ctx.config.deployment == config::Deployment::kPrivate ? sys::CurrentUid()
+                                                                             : ctx.config.owner_uid;
+  std::unique_ptr<store::UsageStore> usage;
+  const std::string path = monitor::UsagePath(ctx.config);
+  if (sys::Exists(path)) {
+    store::UsageOpenOptions uo{path, false, owner, static_cast<int>(ctx.config.lock_timeout_seconds * 1000)};
+    auto opened = store::UsageStore::Open(uo);
+    if (!opened && opened.error().kind != ErrorKind::kNotFound) {
+      if (ctx.config.deployment != config::Deployment::kPrivate && sys::CurrentUid() != owner)
+        return Fail(ErrorKind::kPermission,
+                    fmt::format("the usage history of this server ({}) is readable by its owner {} only",
+                                path, ctx.config.owner));
+      return std::unexpected(opened.error());
+    }
+    if (opened) usage = std::move(*opened);
+  }
+  if (json) {
+    BK_ASSIGN_OR_RETURN(std::string doc, monitor::UsageJson(usage.get(), q, now * 1000));
+    ctx.Print(doc);
+  } else {
+    BK_ASSIGN_OR_RETURN(std::string text, monitor::UsageText(usage.get(), q, now * 1000, *ctx.zone));
+    std::fputs(text.c_str(), ctx.out);
+  }
+  return 0;
+}
+
+}  // namespace bk::cli

@@ -1,0 +1,36 @@
+#pragma once
+// `bk u`: reads usage.db (never writes it) and renders the gpubk.usage.v1
+// documents and the text tables. nlohmann/json stays in usage_view.cc.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "base/result.h"
+#include "engine/civil_time.h"
+#include "monitor/heartbeat.h"
+#include "store/usage_store.h"
+
+namespace bk::monitor {
+
+enum class UsageKind { kMe, kUsers, kEvents, kSamples };
+const char* UsageKindName(UsageKind k);  // me | users | events | samples
+
+struct UsageQuery {
+  UsageKind kind = UsageKind::kMe;
+  int64_t from = 0;  // epoch seconds, inclusive
+  int64_t to = 0;    // exclusive
+  std::optional<uint32_t> uid;
+  std::optional<int> gpu;
+  int64_t resolution = 60;  // samples: 60 or 3600
+  int limit = 1000;
+};
+
+// `store` may be null: no usage.db yet (every list empty, collector not-seen).
+// `now_ms` classifies the heartbeat.
+Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int64_t now_ms);
+Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int64_t now_ms, const engine::Zone& zone);
+
+}  // namespace bk::monitor

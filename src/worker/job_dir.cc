@@ -1,0 +1,64 @@
+#include "worker/job_dir.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "sys/fs.h"
+#include "sys/sha256.h"
+
+namespace bk::worker {
+namespace {
+
+// The job directories are forced to 0700 whatever the umask or a previous
+// mode: they hold command lines and logs.
+Status Tighten(const std::string& dir, uid_t uid) {
+  struct stat st{};
+  if (lstat(dir.c_str(), &st) != 0)
+    return Fail(ErrorKind::kIo, fmt::format("cannot inspect {}: {}", dir, std::strerror(errno)));
+  if (!S_ISDIR(st.st_mode)) return Fail(ErrorKind::kPermission, fmt::format("{} is not a directory", dir));
+  if (st.st_uid != uid)
+    return Fail(ErrorKind::kPermission, fmt::format("{} belongs to UID {}, not to you; choose another BK_JOB_DIR", dir,
+                                                    st.st_uid));
+  if ((st.st_mode & 07777) != 0700 && chmod(dir.c_str(), 0700) != 0)
+    return Fail(ErrorKind::kIo, fmt::format("cannot make {} private: {}", dir, std::strerror(errno)));
+  return Ok();
+}
+
+bool PlainUuid(const std::string& id) {
+  if (id.size() != 36) return false;
+  for (size_t i = 0; i < id.size(); ++i) {
+    char c = id[i];
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status EnsureJobDir(const std::string& root, uid_t uid) {
+  if (!sys::Exists(root)) BK_TRY(sys::EnsurePrivateDir(root, 0700, uid));
+  BK_TRY(Tighten(root, uid));
+  std::string specs = SpecsDir(root);
+  if (mkdir(specs.c_str(), 0700) != 0 && errno != EEXIST)
+    return Fail(ErrorKind::kIo, fmt::format("cannot create {}: {}", specs, std::strerror(errno)));
+  return Tighten(specs, uid);
+}
+
+bool JobDirExists(const std::string& root) {
+  struct stat st{};
+  return lstat(root.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string SpecsDir(const std::string& root) { return root + "/specs"; }
+
+std::string LogPath(const std::string& root, const std::string& reservation_id) {
+  std::string name = PlainUuid(reservation_id) ? reservation_id : sys::Sha256Hex(reservation_id);
+  return root + "/" + name + ".log";
+}
+
+}  // namespace bk::worker

@@ -1,0 +1,24 @@
+#pragma once
+// The user's private job directory (upstream-runtime.md 4.2): specs/ with the
+// command specs, <reservation>.log(.1) with the logs, the worker leases.
+// Directories are 0700 and must belong to the user; files are 0600.
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "base/result.h"
+
+namespace bk::worker {
+
+// Creates (or checks and tightens to 0700) `root` and `root/specs`.
+Status EnsureJobDir(const std::string& root, uid_t uid);
+// True when `root` exists and is a private directory of `uid` (no changes).
+bool JobDirExists(const std::string& root);
+
+std::string SpecsDir(const std::string& root);
+// <root>/<reservation-id>.log; an ID that is not a plain UUID is hashed so the
+// file always lands directly inside root.
+std::string LogPath(const std::string& root, const std::string& reservation_id);
+
+}  // namespace bk::worker

@@ -1,0 +1,55 @@
+#pragma once
+// The private spec of a scheduled command (upstream-runtime.md 4.1, 4.2): the
+// argv, working directory and PATH of the submitter, in a 0600 file under the
+// user's private job directory. The shared ledger only ever sees its digest
+// (SHA-256 of the canonical JSON) and a short summary.
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "engine/types.h"
+
+namespace bk::worker {
+
+struct JobSpec {
+  std::string spec_id;  // UUID, also the file name
+  uid_t uid = 0;
+  std::vector<std::string> argv;
+  std::string cwd;
+  std::string path;  // PATH at submission: the only environment captured
+  engine::Seconds created_at = 0;
+  std::string digest;
+};
+
+// argv: 1-256 items, no NUL, non-empty argv[0] that is not an option, at most
+// 64 KiB in total. cwd: absolute, an existing directory, at most 4096 bytes.
+// PATH: at most 32 KiB, no control characters.
+Status ValidateCommand(const std::vector<std::string>& argv, const std::string& cwd, const std::string& path);
+
+// A new spec for `argv` run from this process's working directory and PATH.
+Result<JobSpec> CaptureSpec(const std::vector<std::string>& argv, uid_t uid, engine::Seconds now);
+
+// {"argv":[...],"cwd":"...","environment":{"PATH":"..."},"uid":U,"version":2}:
+// compact, sorted keys, ASCII (the hash input).
+std::string CanonicalJson(const JobSpec& spec);
+std::string Digest(const JobSpec& spec);
+
+// "python train.py (+2 args)": argv[0]'s basename, for Python also -m MODULE,
+// -c or the script's basename, then the count of the remaining arguments.
+// At most 200 printable characters.
+std::string Summary(const std::vector<std::string>& argv);
+
+// <specs_dir>/<spec_id>.json, created 0600 with O_EXCL|O_NOFOLLOW and fsynced
+// with its directory. A partial file is removed.
+Status WriteSpec(const std::string& specs_dir, const JobSpec& spec);
+// Reads and checks a spec: owned by `uid`, no group/other bits, one link, at
+// most 128 KiB, matching IDs, and a digest equal to its own and `digest`.
+Result<JobSpec> ReadSpec(const std::string& specs_dir, const std::string& spec_id, uid_t uid,
+                         const std::string& digest);
+// Removes a spec if it is a safe file of `uid`; absent is fine.
+Status RemoveSpec(const std::string& specs_dir, const std::string& spec_id, uid_t uid);
+
+}  // namespace bk::worker

@@ -1,0 +1,449 @@
+"""Shared server with real Unix accounts: one owner serves, two users connect and book.
+
+Needs root (it creates the accounts bksrvown, bksrva and bksrvb with
+`useradd -m` when they are missing, and runs every `bk` as them); skipped
+otherwise. Run:
+
+    cd tests/e2e && BK_BIN=/path/to/bk python3 -m unittest -v test_server_users
+
+The daemon's clock is fixed with "test_now" in its config.json (test builds
+only) and every client sets BK_TEST_NOW to the same instant.
+"""
+
+import json
+import os
+import re
+import stat
+import unittest
+
+from ledger_checker import Reservation, check_ledger, find_violations, integrity_check
+from server_fixture import (BK_BIN, NOW, NOW_ISO, OWNER, USER_A, USER_B, Account, Rpc, Server, bk_ok, describe,
+                            is_root, make_base_dir, remove_tree, rpc_as)
+
+GPU_COUNT = 4
+HOST_CPUS = 16
+HOST_RAM_MB = 65536
+CAPACITY = 2
+INIT_ARGS = ("--gpu-count", str(GPU_COUNT), "--cpus", str(HOST_CPUS), "--ram", "64g")
+
+
+def needs_root(cls):
+    return unittest.skipUnless(is_root(), "creates Unix accounts with useradd: run as root (CI does)")(cls)
+
+
+class ServerCase(unittest.TestCase):
+    maxDiff = None
+
+    # -- running bk as someone
+
+    def ok(self, who, *args):
+        p = who.bk(*args)
+        self.assertEqual(p.returncode, 0, "as %s:%s" % (who.name, describe(args, p)))
+        return p.stdout
+
+    def json_ok(self, who, *args):
+        p = who.bk(*args)
+        self.assertEqual(p.returncode, 0, "as %s:%s" % (who.name, describe(args, p)))
+        try:
+            return json.loads(p.stdout)
+        except ValueError as e:
+            self.fail("stdout is not JSON (%s) as %s:%s" % (e, who.name, describe(args, p)))
+
+    def fails(self, who, *args, rc=2):
+        """The text error contract: exit rc, nothing on stdout, one stderr line "bk: ...". Returns it."""
+        p = who.bk(*args)
+        d = "as %s:%s" % (who.name, describe(args, p))
+        self.assertEqual(p.returncode, rc, d)
+        self.assertEqual(p.stdout, "", d)
+        lines = p.stderr.splitlines()
+        self.assertEqual(len(lines), 1, d)
+        self.assertTrue(lines[0].startswith("bk: "), d)
+        return lines[0]
+
+    def book(self, who, *args):
+        doc = self.json_ok(who, *args, "--json")
+        self.assertEqual(doc["kind"], "booking_result", doc)
+        self.assertIn(doc["status"], ("created", "queued"), doc)
+        return doc["reservation"]
+
+    def mine(self, who, history=False):
+        return self.json_ok(who, "l", "--json", *(["--history"] if history else []))["reservations"]
+
+
+@needs_root
+class SharedServerUsers(ServerCase):
+    """One server for the class: the owner serves, USER_A and USER_B are connected."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not bk_ok():
+            raise unittest.SkipTest("bk binary not found at %s; build it or set BK_BIN" % BK_BIN)
+        cls.base = make_base_dir()
+        try:
+            cls.owner = Account.make(OWNER, cls.base)
+            cls.a = Account.make(USER_A, cls.base)
+            cls.b = Account.make(USER_B, cls.base)
+            cls.srv = Server(cls.base, cls.owner)
+            cls.init_out = cls.srv.init(*INIT_ARGS)
+            cls.srv.start()
+            for who in (cls.owner, cls.a, cls.b):
+                p = who.bk("server", "connect", cls.srv.config)
+                if p.returncode != 0:
+                    raise AssertionError("connect as %s failed:%s" % (who.name, describe(["server", "connect"], p)))
+        except BaseException:
+            cls._teardown()
+            raise
+
+    @classmethod
+    def _teardown(cls):
+        srv = getattr(cls, "srv", None)
+        if srv is not None:
+            srv.cleanup()
+        remove_tree(cls.base)
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            # Graceful stop, then the ledger on disk must be sound and nothing over-admitted.
+            rc = cls.srv.stop()
+            if rc != 0:
+                raise AssertionError("bk server serve exited %s after SIGTERM:\n%s" % (rc, cls.srv.log()))
+            problems = check_ledger(cls.srv.ledger, now=NOW, capacity=CAPACITY, gpu_count=GPU_COUNT,
+                                    host_cpus=HOST_CPUS, host_ram_mb=HOST_RAM_MB)
+            integrity = integrity_check(cls.srv.ledger)
+            if problems or integrity != "ok":
+                raise AssertionError("ledger after the users tests: %s; integrity %s" % (problems, integrity))
+        finally:
+            cls._teardown()
+
+    # -- helpers reading the whole ledger through the daemon as root (an administrator)
+
+    def everyone(self, history=False):
+        c = Rpc(self.srv.socket)
+        try:
+            reply = c.call("reservations.list", {"everyone": True, "history": history, "limit": 100000})
+        finally:
+            c.close()
+        self.assertIn("result", reply, reply)
+        return reply["result"]["reservations"]
+
+    def assertDaemonAlive(self):
+        self.assertTrue(self.srv.alive(), "the daemon died:\n" + self.srv.log())
+        self.srv.ping()
+
+    # ------------------------------------------------------------------ tests
+
+    def test_init_layout_and_next_commands(self):
+        self.assertIn("bk server connect %s" % self.srv.config, self.init_out)
+        self.assertIn("bk server serve --config %s" % self.srv.config, self.init_out)
+        modes = {p: stat.S_IMODE(os.lstat(os.path.join(self.srv.dir, p)).st_mode)
+                 for p in (".", "run", "data", "config.json", "data/ledger.db")}
+        self.assertEqual(modes, {".": 0o711, "run": 0o711, "data": 0o700, "config.json": 0o644,
+                                 "data/ledger.db": 0o600})
+        for p in (".", "run", "data", "config.json", "data/ledger.db", "run/broker.sock"):
+            self.assertEqual(os.lstat(os.path.join(self.srv.dir, p)).st_uid, self.owner.uid, p)
+        sock = os.lstat(self.srv.socket)
+        self.assertTrue(stat.S_ISSOCK(sock.st_mode))
+        self.assertEqual(stat.S_IMODE(sock.st_mode), 0o666)
+        cfg = self.srv.read_config()
+        self.assertEqual(cfg["schema_version"], "gpubk.server.v1")
+        self.assertEqual((cfg["owner_uid"], cfg["owner"], cfg["socket"]), (self.owner.uid, OWNER, self.srv.socket))
+        self.assertEqual((cfg["gpu_count"], cfg["host_cpus"], cfg["host_ram_mb"]), (GPU_COUNT, HOST_CPUS, HOST_RAM_MB))
+        # A user cannot read the ledger directly: only through the daemon.
+        p = self.a.run(["cat", self.srv.ledger])
+        self.assertNotEqual(p.returncode, 0)
+
+    def test_ready_notification_and_log(self):
+        self.assertTrue(any("READY=1" in m for m in self.srv.notified), self.srv.notified)
+        self.assertIn("listening on %s" % self.srv.socket, self.srv.log())
+        with open(self.srv.lock, encoding="utf-8") as f:
+            self.assertEqual(f.read().strip(), str(self.srv.proc.pid))
+
+    def test_status_json_per_user(self):
+        for who, admin in ((self.a, False), (self.b, False), (self.owner, True)):
+            doc = self.json_ok(who, "server", "status", "--json")
+            self.assertEqual(doc["schema_version"], "gpubk.server-status.v1")
+            self.assertEqual(doc["deployment"], "server")
+            self.assertTrue(doc["reachable"], doc)
+            self.assertEqual(doc["socket"], self.srv.socket)
+            self.assertEqual(doc["config"], self.srv.config)
+            self.assertEqual((doc["owner"], doc["owner_uid"]), (OWNER, self.owner.uid))
+            self.assertEqual(doc["actor"], {"uid": who.uid, "username": who.name, "admin": admin})
+        text = self.ok(self.a, "server", "status")
+        self.assertIn("daemon: reachable; you are %s" % USER_A, text)
+        self.assertNotIn("administrator", text)
+
+    def test_config_names_socket_transport(self):
+        text = self.ok(self.a, "config")
+        self.assertIn("deployment: server", text)
+        self.assertIn("transport: socket %s" % self.srv.socket, text)
+        doc = self.json_ok(self.a, "config", "--json")
+        self.assertEqual(doc["transport"], "socket")
+        self.assertEqual(doc["deployment"], "server")
+
+    def test_each_sees_the_others_bookings_as_not_theirs(self):
+        ra = self.book(self.a, "1", "40m")
+        rb = self.book(self.b, "1", "40m")
+        # Identity comes from the kernel: each booking carries its maker's UID and name.
+        self.assertEqual((ra["uid"], ra["username"], ra["mine"]), (self.a.uid, USER_A, True))
+        self.assertEqual((rb["uid"], rb["username"], rb["mine"]), (self.b.uid, USER_B, True))
+        for who, own, other in ((self.a, ra, rb), (self.b, rb, ra)):
+            listed = self.mine(who)
+            ids = {r["id"] for r in listed}
+            self.assertIn(own["id"], ids)
+            self.assertNotIn(other["id"], ids, "%s's bk l lists %s's booking" % (who.name, other["username"]))
+            self.assertTrue(all(r["mine"] and r["uid"] == who.uid for r in listed), listed)
+        # bk st: the counts agree with the ledger as the daemon sees it; the other's is under "Other".
+        rows = self.everyone()
+        for who, other in ((self.a, rb), (self.b, ra)):
+            active = [r for r in rows if r["status"] == "active" and r["start"] <= NOW < r["end"]]
+            yours = [r for r in active if r["uid"] == who.uid]
+            text = self.ok(who, "st", "-v")
+            m = re.search(r"Reservations: (\d+) active, (\d+) yours", text)
+            self.assertIsNotNone(m, text)
+            self.assertEqual((int(m.group(1)), int(m.group(2))), (len(active), len(yours)), text)
+            self.assertGreater(len(active), len(yours), text)
+            other_part = text.split("Other reservations", 1)
+            self.assertEqual(len(other_part), 2, text)
+            theirs = other["id"][:8]
+            self.assertIn(theirs, other_part[1])
+            self.assertIn(other["username"], other_part[1])
+            self.assertNotIn(theirs, other_part[0], "the other's booking is listed as yours:\n" + text)
+
+    def test_users_cannot_cancel_edit_or_renew_each_others(self):
+        ra = self.book(self.a, "1", "45m")
+        before = {r["id"]: r for r in self.mine(self.a)}[ra["id"]]
+        ref = ra["id"][:8]
+        for args in (("d", ref), ("d", ref, "--reason", "mine now"), ("e", ref, "--duration", "2h"),
+                     ("renew", ref, "30m"), ("d", ra["id"])):
+            line = self.fails(self.b, *args)
+            self.assertIn("belongs to %s" % USER_A, line, args)
+        p = self.b.bk("renew", ref, "30m", "--json")
+        self.assertEqual(p.returncode, 2, describe(("renew", ref, "30m", "--json"), p))
+        err = json.loads(p.stdout)
+        self.assertEqual(err["kind"], "error")
+        self.assertIn("belongs to %s" % USER_A, err["error"]["message"])
+        # Untouched: same end, still active, no edits.
+        after = {r["id"]: r for r in self.mine(self.a)}[ra["id"]]
+        self.assertEqual(after, before)
+        # The same commands work for the booking's own user (so the refusals above were about ownership).
+        self.ok(self.a, "renew", ref, "30m")
+        self.ok(self.a, "d", ref)
+        self.assertNotIn(ra["id"], {r["id"] for r in self.mine(self.a)})
+
+    def test_owner_reasoned_cancel_reaches_the_victim(self):
+        victim = self.book(self.a, "1", "50m")
+        ref = victim["id"][:8]
+        line = self.fails(self.owner, "d", ref)
+        self.assertIn("--reason", line)
+        self.assertIn(ref, {r["id"][:8] for r in self.mine(self.a)})
+        out = self.ok(self.owner, "d", ref, "--reason", "maintenance")
+        self.assertIn("cancelled: %s" % ref, out)
+        self.assertIn("owner=%s" % USER_A, out)
+        self.assertNotIn(victim["id"], {r["id"] for r in self.mine(self.a)})
+        # The victim's notifications, text and JSON.
+        notes = self.json_ok(self.a, "n", "--json")["notifications"]
+        mine = [n for n in notes if n["reservation_id"] == victim["id"]]
+        self.assertEqual(len(mine), 1, notes)
+        self.assertEqual((mine[0]["reason"], mine[0]["actor_username"], mine[0]["actor_uid"]),
+                         ("maintenance", OWNER, self.owner.uid))
+        self.assertEqual(mine[0]["type"], "reservation-admin-cancelled")
+        text = self.ok(self.a, "n")
+        self.assertIn(ref, text)
+        self.assertIn("maintenance", text)
+        # ... and the booking's history.
+        hist = self.json_ok(self.a, "history", ref, "--json")
+        self.assertEqual(hist["cancellation"]["reason"], "maintenance")
+        self.assertEqual(hist["cancellation"]["actor_username"], OWNER)
+        self.assertIn("admin-cancel", [e["action"] for e in hist["events"]])
+        self.assertIn("maintenance", self.ok(self.a, "history", ref))
+        # The bystander hears nothing about it.
+        other_notes = self.json_ok(self.b, "n", "--json")["notifications"]
+        self.assertNotIn(victim["id"], [n["reservation_id"] for n in other_notes])
+
+    def test_forged_identity_fields_are_refused(self):
+        rb = self.book(self.b, "1", "55m")
+        before = self.everyone(history=True)
+        forged = [
+            {"jsonrpc": "2.0", "id": 1, "method": "booking.create",
+             "params": {"count": 1, "duration_seconds": 1800, "uid": 0}},
+            {"jsonrpc": "2.0", "id": 2, "method": "booking.create",
+             "params": {"count": 1, "duration_seconds": 1800, "username": OWNER}},
+            {"jsonrpc": "2.0", "id": 3, "method": "booking.create",
+             "params": {"count": 1, "duration_seconds": 1800, "actor": {"uid": 0, "admin": True}}},
+            {"jsonrpc": "2.0", "id": 4, "method": "booking.cancel",
+             "params": {"ref": rb["id"], "uid": self.b.uid}},
+            {"jsonrpc": "2.0", "id": 5, "method": "booking.cancel",
+             "params": {"ref": rb["id"], "reason": "forged", "admin": True}},
+            {"jsonrpc": "2.0", "id": 6, "method": "booking.renew",
+             "params": {"ref": rb["id"], "extend_seconds": 1800, "uid": self.b.uid}},
+        ]
+        replies = rpc_as(self.a, self.srv.socket, forged)
+        self.assertEqual(len(replies), len(forged), replies)
+        for req, reply in zip(forged, replies):
+            self.assertIsNotNone(reply, req)
+            self.assertEqual(reply["id"], req["id"], reply)
+            self.assertNotIn("result", reply, "forged request accepted: %r -> %r" % (req, reply))
+            self.assertEqual(reply["error"]["code"], -32602, reply)
+            self.assertEqual(reply["error"]["data"]["kind"], "invalid", reply)
+            self.assertIn("unknown field", reply["error"]["message"])
+        # An identity field outside params is not a JSON-RPC request at all.
+        top = rpc_as(self.a, self.srv.socket, [
+            {"jsonrpc": "2.0", "id": 7, "method": "booking.create", "uid": 0,
+             "params": {"count": 1, "duration_seconds": 1800}}])
+        self.assertEqual(top[0]["error"]["code"], -32600, top)
+        # Nothing was written; B's booking stands.
+        after = self.everyone(history=True)
+        self.assertEqual(after, before)
+        # Control: the same request without the forged field books, and as the kernel says.
+        ok = rpc_as(self.a, self.srv.socket, [
+            {"jsonrpc": "2.0", "id": 8, "method": "booking.create",
+             "params": {"count": 1, "duration_seconds": 1800}}])[0]
+        self.assertIn("result", ok, ok)
+        made = ok["result"]["reservation"]
+        self.assertEqual((made["uid"], made["username"]), (self.a.uid, USER_A))
+        gone = rpc_as(self.a, self.srv.socket, [
+            {"jsonrpc": "2.0", "id": 9, "method": "booking.cancel", "params": {"ref": made["id"]}}])[0]
+        self.assertIn("result", gone, gone)
+
+    def test_second_serve_by_owner_exits_75_naming_the_pid(self):
+        p = self.owner.run(self.srv.serve_cmd(), timeout=30)
+        self.assertEqual(p.returncode, 75, describe(["server", "serve"], p))
+        self.assertIn("pid %d" % self.srv.proc.pid, p.stderr)
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        self.assertDaemonAlive()
+
+    def test_non_owner_serve_exits_77(self):
+        root = Account("root", 0, 0, self.base)
+        for who in (self.a, root):
+            p = who.run(self.srv.serve_cmd(), timeout=30)
+            self.assertEqual(p.returncode, 77, "as %s:%s" % (who.name, describe(["server", "serve"], p)))
+            self.assertIn("owner %s" % OWNER, p.stderr)
+            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        self.assertDaemonAlive()
+        with open(self.srv.lock, encoding="utf-8") as f:
+            self.assertEqual(f.read().strip(), str(self.srv.proc.pid))
+
+    def test_host_cpu_budget_spans_both_users(self):
+        at = "2026-11-30T10:00:00Z"
+        ra = self.book(self.a, "1", "1h", "-t", at, "--cpus", "10")
+        line = self.fails(self.b, "1", "1h", "-t", at, "--cpus", "7")
+        self.assertRegex(line.lower(), r"cpu")
+        rb = self.book(self.b, "1", "1h", "-t", at, "--cpus", "6")
+        self.assertEqual((ra["start_at"], rb["start_at"]), (at, at))
+        self.fails(self.a, "1", "30m", "-t", at, "--cpus", "1")
+        rows = [r for r in self.everyone() if r["status"] == "active"]
+        res = [Reservation(r["id"], r["uid"], r["mode"], ",".join(map(str, r["gpus"])), r["share_units"],
+                           r["cpus"], r["ram_mb"], r["start"], r["end"], r["status"]) for r in rows]
+        self.assertEqual(find_violations(res, now=NOW, capacity=CAPACITY, gpu_count=GPU_COUNT,
+                                         host_cpus=HOST_CPUS, host_ram_mb=HOST_RAM_MB), [])
+        at_ten = [r for r in rows if r["id"] in (ra["id"], rb["id"])]
+        self.assertEqual(sum(r["cpus"] for r in at_ten), 16)
+        self.assertEqual({r["uid"] for r in at_ten}, {self.a.uid, self.b.uid})
+
+
+@needs_root
+class ServerLifecycle(ServerCase):
+    """A server of its own: graceful stops, the daemon down, restarts, access by group."""
+
+    def setUp(self):
+        if not bk_ok():
+            self.skipTest("bk binary not found at %s" % BK_BIN)
+        self.base = make_base_dir()
+        self.addCleanup(remove_tree, self.base)
+        self.owner = Account.make(OWNER, self.base)
+        self.a = Account.make(USER_A, self.base)
+        self.srv = Server(self.base, self.owner)
+        self.addCleanup(self.srv.cleanup)
+
+    def test_daemon_down_then_up(self):
+        self.srv.init(*INIT_ARGS)
+        # Connecting while the daemon is not running works, with a clear warning.
+        p = self.a.bk("server", "connect", self.srv.config)
+        self.assertEqual(p.returncode, 0, describe(["server", "connect"], p))
+        self.assertIn("bk server serve", p.stderr)
+        # A booking: one line naming `bk server serve`, exit 2, nothing on stdout.
+        line = self.fails(self.a, "1", "1h")
+        self.assertIn("bk server serve --config %s" % self.srv.config, line)
+        self.assertIn(OWNER, line)
+        p = self.a.bk("1", "1h", "--json")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("bk server serve", json.loads(p.stdout)["error"]["message"])
+        line = self.fails(self.a, "l")
+        self.assertIn("bk server serve", line)
+        p = self.a.bk("server", "status", "--json")
+        self.assertEqual(p.returncode, 2, describe(["server", "status", "--json"], p))
+        doc = json.loads(p.stdout)
+        self.assertFalse(doc["reachable"])
+        self.assertIn("bk server serve", doc["error"])
+        # Up: the same booking works; SIGTERM stops it cleanly, the socket goes away.
+        self.srv.start()
+        self.assertTrue(any(m.startswith("READY=1") for m in self.srv.notified), self.srv.notified)
+        r = self.book(self.a, "1", "1h")
+        self.assertEqual(self.srv.stop(), 0, self.srv.log())
+        self.assertFalse(os.path.exists(self.srv.socket), "socket left behind after a graceful stop")
+        self.srv.drain_notify(0)
+        self.assertTrue(any("STOPPING=1" in m for m in self.srv.notified), self.srv.notified)
+        self.assertRegex(self.srv.log(), r"serve: stopped: \d+ requests, 1 writes")
+        self.assertIn("bk server serve", self.fails(self.a, "l"))
+        # Up again (SIGINT this time): the booking survived.
+        self.srv.start()
+        self.assertEqual([x["id"] for x in self.mine(self.a)], [r["id"]])
+        self.srv.proc.send_signal(2)
+        self.assertEqual(self.srv.proc.wait(15), 0, self.srv.log())
+        self.assertEqual(integrity_check(self.srv.ledger), "ok")
+
+    def test_disconnect_returns_to_the_private_ledger(self):
+        self.srv.init(*INIT_ARGS)
+        self.srv.start()
+        self.ok(self.a, "server", "connect", self.srv.config)
+        self.book(self.a, "1", "1h")
+        self.assertEqual(len(self.mine(self.a)), 1)
+        out = self.ok(self.a, "server", "disconnect")
+        self.assertIn("private ledger", out)
+        doc = self.json_ok(self.a, "server", "status", "--json")
+        self.assertEqual(doc["deployment"], "private")
+        self.assertEqual(self.mine(self.a), [])
+        self.assertEqual(self.srv.stop(), 0, self.srv.log())
+
+    def test_access_by_group(self):
+        import grp
+        import subprocess
+        group = "bksrvgrp"
+        try:
+            grp.getgrnam(group)
+        except KeyError:
+            subprocess.run(["groupadd", group], check=True, capture_output=True)
+        # The owner must belong to the group to hand its files to it (no root involved).
+        for name in (OWNER, USER_A):
+            subprocess.run(["usermod", "-a", "-G", group, name], check=True, capture_output=True)
+        member = self.a
+        outsider = Account.make(USER_B, self.base)
+        self.srv.init(*INIT_ARGS, "--access", "group", "--group", group)
+        gid = grp.getgrnam(group).gr_gid
+        for p, mode in ((".", 0o710), ("run", 0o710), ("config.json", 0o640)):
+            st = os.lstat(os.path.join(self.srv.dir, p))
+            self.assertEqual((stat.S_IMODE(st.st_mode), st.st_gid), (mode, gid), p)
+        self.srv.start()
+        st = os.lstat(self.srv.socket)
+        self.assertEqual((stat.S_IMODE(st.st_mode), st.st_gid), (0o660, gid))
+        # The member connects and books; the outsider cannot even read the config.
+        self.ok(member, "server", "connect", self.srv.config)
+        self.book(member, "1", "1h")
+        for args, env in ((("server", "connect", self.srv.config), None),
+                          (("1", "1h"), outsider.env(BK_CONFIG_FILE=self.srv.config))):
+            p = outsider.bk(*args, env=env)
+            d = describe(args, p)
+            self.assertEqual(p.returncode, 2, d)
+            # The config exists; the outsider is simply not let in, and should be told so.
+            self.assertNotIn("does not exist", p.stderr, d)
+            self.assertRegex(p.stderr.lower(), r"permission|access", d)
+        with self.assertRaisesRegex(AssertionError, "PermissionError"):
+            rpc_as(outsider, self.srv.socket, [{"jsonrpc": "2.0", "id": 1, "method": "server.ping"}])
+        self.assertEqual(rpc_as(member, self.srv.socket, [{"jsonrpc": "2.0", "id": 1, "method": "server.ping"}])
+                         [0]["result"]["actor"]["username"], USER_A)
+        self.assertEqual(self.srv.stop(), 0, self.srv.log())
+
+
+if __name__ == "__main__":
+    unittest.main()

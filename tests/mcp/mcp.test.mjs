@@ -1,0 +1,379 @@
+// `bk mcp` driven by the official MCP TypeScript SDK client over stdio, on a
+// private ledger with 8 count-only GPUs and a fixed clock. The SDK validates
+// every structuredContent against the tool's outputSchema by itself, so each
+// successful call below is also a schema check.
+//
+// Run: cd tests/mcp && npm ci && BK_BIN=/path/to/bk node --test
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+import Ajv from 'ajv';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const BK = process.env.BK_BIN;
+assert.ok(BK, 'set BK_BIN to the bk binary');
+
+const dataDir = mkdtempSync(join(tmpdir(), 'bk-mcp-test-'));
+const bkEnv = {
+  BK_DATA_DIR: dataDir,
+  BK_GPU_COUNT: '8',
+  BK_TEST_NOW: '2026-11-29T18:49:00Z',
+  TZ: 'UTC',
+};
+
+let client;
+let transport;
+let initializeMs;
+
+before(async () => {
+  transport = new StdioClientTransport({ command: BK, args: ['mcp'], env: bkEnv, stderr: 'pipe' });
+  client = new Client({ name: 'gpubk-tests', version: '1.0.0' });
+  const t0 = performance.now();
+  await client.connect(transport);
+  initializeMs = performance.now() - t0;
+});
+
+after(async () => {
+  await client?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function structured(result) {
+  assert.notEqual(result.isError, true, JSON.stringify(result.content));
+  assert.equal(result.structuredContent.schema_version, 'bk.agent.v1');
+  // The same document as JSON text, for clients that only read text.
+  assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent);
+  return result.structuredContent;
+}
+
+function errorText(result) {
+  assert.equal(result.isError, true, JSON.stringify(result));
+  assert.equal(result.structuredContent, undefined);
+  return result.content[0].text;
+}
+
+async function stillServing() {
+  assert.deepEqual(await client.ping(), {});
+}
+
+test('initialize: server identity, version, capabilities', (t) => {
+  t.diagnostic(`connect (spawn + initialize) took ${initializeMs.toFixed(1)} ms`);
+  assert.equal(client.getServerVersion().name, 'GPUBK');
+  const caps = client.getServerCapabilities();
+  assert.ok(caps.tools && caps.resources && caps.prompts);
+  assert.match(client.getInstructions(), /operation_id/);
+});
+
+test('tools/list: every schema is a valid JSON Schema object; annotations are set', async () => {
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name);
+  assert.deepEqual(names, [
+    'get_gpu_context',
+    'recommend_gpu_booking',
+    'create_gpu_booking',
+    'list_gpu_reservations',
+    'edit_my_gpu_booking',
+    'renew_my_gpu_booking',
+    'cancel_my_gpu_booking',
+    'get_my_gpu_operation',
+  ]);
+  // Strict Ajv with meta-schema validation: unknown keywords or malformed
+  // schemas fail here even though the SDK itself is lenient.
+  const ajv = new Ajv({ strict: true, allowUnionTypes: true, validateSchema: true, allErrors: true });
+  for (const tool of tools) {
+    for (const key of ['inputSchema', 'outputSchema']) {
+      const schema = tool[key];
+      assert.equal(schema.type, 'object', `${tool.name} ${key}`);
+      assert.ok(ajv.validateSchema(schema), `${tool.name} ${key}: ${ajv.errorsText(ajv.errors)}`);
+      assert.doesNotThrow(() => ajv.compile(schema), `${tool.name} ${key}`);
+    }
+    const a = tool.annotations;
+    for (const hint of ['readOnlyHint', 'idempotentHint', 'destructiveHint']) {
+      assert.equal(typeof a[hint], 'boolean', `${tool.name} ${hint}`);
+    }
+    assert.equal(typeof tool.description, 'string');
+  }
+  const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+  assert.equal(byName.get_gpu_context.annotations.readOnlyHint, true);
+  assert.equal(byName.create_gpu_booking.annotations.readOnlyHint, false);
+  assert.equal(byName.create_gpu_booking.annotations.idempotentHint, true);
+  assert.equal(byName.cancel_my_gpu_booking.annotations.destructiveHint, true);
+  assert.deepEqual(byName.create_gpu_booking.inputSchema.required, ['count', 'duration', 'operation_id']);
+  assert.deepEqual(byName.renew_my_gpu_booking.inputSchema.required, ['reservation_id', 'duration', 'operation_id']);
+});
+
+test('context, recommend, book, replay, list, edit, renew, cancel', async () => {
+  const ctx = structured(await client.callTool({ name: 'get_gpu_context', arguments: {} }));
+  assert.equal(ctx.kind, 'context');
+  assert.equal(ctx.deployment, 'private');
+  assert.equal(ctx.policy.gpu_count, 8);
+  assert.equal(ctx.policy.host_cpus, null);
+
+  const rec = structured(
+    await client.callTool({
+      name: 'recommend_gpu_booking',
+      arguments: { count: 1, duration: '2h', gpus: [1], expected_memory: '24g', cpus: 4, ram: '32g' },
+    }),
+  );
+  assert.equal(rec.kind, 'recommendation');
+  assert.equal(rec.available, true);
+  assert.deepEqual(rec.recommendation.gpus, [1]);
+
+  const args = {
+    count: 1,
+    duration: '2h',
+    gpus: [1],
+    expected_memory: '24g',
+    cpus: 4,
+    ram: '32g',
+    operation_id: 'experiment-001',
+  };
+  const booked = structured(await client.callTool({ name: 'create_gpu_booking', arguments: args }));
+  assert.equal(booked.kind, 'booking_result');
+  assert.equal(booked.status, 'created');
+  assert.deepEqual(booked.reservation.gpus, [1]);
+  assert.equal(booked.reservation.expected_memory_mb_per_gpu, 24576);
+  assert.equal(booked.reservation.cpus, 4);
+  assert.equal(booked.reservation.ram_mb, 32768);
+  const id = booked.reservation.id;
+
+  // An exact retry replays: same reservation, nothing booked twice.
+  const replay = structured(await client.callTool({ name: 'create_gpu_booking', arguments: args }));
+  assert.equal(replay.status, 'exists');
+  assert.equal(replay.reservation.id, id);
+  assert.equal(replay.allocator.source, 'idempotent-replay');
+  // The same ID for a different write is refused.
+  assert.match(
+    errorText(await client.callTool({ name: 'create_gpu_booking', arguments: { ...args, duration: '3h' } })),
+    /different write/,
+  );
+
+  const mine = structured(await client.callTool({ name: 'list_gpu_reservations', arguments: { mine_only: true } }));
+  assert.equal(mine.kind, 'reservations');
+  assert.deepEqual(
+    mine.reservations.map((r) => r.id),
+    [id],
+  );
+
+  const edited = structured(
+    await client.callTool({
+      name: 'edit_my_gpu_booking',
+      arguments: { reservation_id: id.slice(0, 8), operation_id: 'edit-001', duration: '3h' },
+    }),
+  );
+  assert.equal(edited.status, 'updated');
+  assert.equal(edited.reservation.end_at, '2026-11-29T21:45:00Z');
+  const editReplay = structured(
+    await client.callTool({
+      name: 'edit_my_gpu_booking',
+      arguments: { reservation_id: id.slice(0, 8), operation_id: 'edit-001', duration: '3h' },
+    }),
+  );
+  assert.equal(editReplay.status, 'exists');
+
+  const renewed = structured(
+    await client.callTool({
+      name: 'renew_my_gpu_booking',
+      arguments: { reservation_id: id, duration: '30m', operation_id: 'renew-001' },
+    }),
+  );
+  assert.equal(renewed.reservation.end_at, '2026-11-29T22:15:00Z');
+  const renewReplay = structured(
+    await client.callTool({
+      name: 'renew_my_gpu_booking',
+      arguments: { reservation_id: id, duration: '30m', operation_id: 'renew-001' },
+    }),
+  );
+  assert.equal(renewReplay.status, 'exists');
+  assert.equal(renewReplay.reservation.end_at, '2026-11-29T22:15:00Z', 'a replayed renewal extends nothing');
+
+  const op = structured(await client.callTool({ name: 'get_my_gpu_operation', arguments: { operation_id: 'renew-001' } }));
+  assert.equal(op.found, true);
+  assert.equal(op.action, 'renew');
+  assert.equal(op.reservation.id, id);
+
+  const cancelled = structured(
+    await client.callTool({ name: 'cancel_my_gpu_booking', arguments: { reservation_id: id, operation_id: 'cancel-001' } }),
+  );
+  assert.equal(cancelled.kind, 'cancellation_result');
+  assert.equal(cancelled.reservation.status, 'cancelled');
+  const cancelReplay = structured(
+    await client.callTool({ name: 'cancel_my_gpu_booking', arguments: { reservation_id: id, operation_id: 'cancel-001' } }),
+  );
+  assert.equal(cancelReplay.reservation.id, id);
+
+  const after = structured(await client.callTool({ name: 'list_gpu_reservations', arguments: {} }));
+  assert.deepEqual(after.reservations, []);
+});
+
+test('exclusive booking blocks an exact overlapping recommendation', async () => {
+  structured(
+    await client.callTool({
+      name: 'create_gpu_booking',
+      arguments: { count: 1, duration: '1h', gpus: [5], mode: 'exclusive', operation_id: 'bench-gpu5' },
+    }),
+  );
+  const rec = structured(
+    await client.callTool({
+      name: 'recommend_gpu_booking',
+      arguments: { count: 1, duration: '30m', gpus: [5], start: '2026-11-29T19:00:00Z' },
+    }),
+  );
+  assert.equal(rec.available, false);
+  assert.equal(rec.recommendation, null);
+  assert.deepEqual(rec.nearest_available.gpus, [5]);
+});
+
+test('bad arguments are isError results and the server keeps answering', async () => {
+  const cases = [
+    ['create_gpu_booking', { count: 1, duration: '1h' }, /operation_id is required/],
+    ['create_gpu_booking', { count: 1, duration: '1h', operation_id: '' }, /operation_id is required/],
+    ['create_gpu_booking', { count: 1, duration: '1h', operation_id: 'bad id!' }, /op/i],
+    ['create_gpu_booking', { count: 1, duration: '1h', operation_id: 'x', command: ['nvidia-smi'] }, /cannot schedule commands/],
+    ['recommend_gpu_booking', { count: 'two', duration: '1h' }, /count must be an integer/],
+    ['recommend_gpu_booking', { count: 1, duration: '7m' }, /multiple of 5 minutes/],
+    ['recommend_gpu_booking', { count: 99, duration: '1h' }, /GPU count must be between 1 and 8/],
+    ['recommend_gpu_booking', { count: 1, duration: '1h', mode: 'turbo' }, /mode must be s\/shared or x\/exclusive/],
+    ['recommend_gpu_booking', { count: 1, duration: '1h', gpus: [1], exclude_gpus: [2] }, /mutually exclusive/],
+    ['recommend_gpu_booking', { count: 1, duration: '1h', gpus: [-1] }, /gpus must be a list of GPU indexes/],
+    ['recommend_gpu_booking', { count: 1, duration: '1h', expected_memory: 'lots' }, /expected_memory/],
+    ['recommend_gpu_booking', { count: 1, duration: '1h', uid: 0 }, /unknown argument: uid/],
+    ['edit_my_gpu_booking', { reservation_id: 'abc', operation_id: 'e', allow_queue: true }, /at least one changed field/],
+    ['edit_my_gpu_booking', { reservation_id: 'abc', operation_id: 'e', count: 0 }, /GPU count must be >= 1/],
+    ['edit_my_gpu_booking', { reservation_id: 'ffffffff', operation_id: 'e', duration: '1h' }, /not found for current user/],
+    ['renew_my_gpu_booking', { reservation_id: 'ffffffff', duration: '30m' }, /operation_id is required/],
+    ['cancel_my_gpu_booking', { reservation_id: 'ffffffff' }, /not found for current user/],
+    ['get_my_gpu_operation', { operation_id: '' }, /operation_id is required/],
+  ];
+  for (const [name, args, pattern] of cases) {
+    const text = errorText(await client.callTool({ name, arguments: args }));
+    assert.match(text, new RegExp(`^Error executing tool ${name}: `), text);
+    assert.match(text, pattern, `${name} ${JSON.stringify(args)}: ${text}`);
+    await stillServing();
+  }
+  // An unknown tool is a protocol error, not a dead server.
+  await assert.rejects(client.callTool({ name: 'no_such_tool', arguments: {} }), /Unknown tool/);
+  await stillServing();
+});
+
+test('bk://context resource and plan_gpu_experiment prompt', async () => {
+  const { resources } = await client.listResources();
+  assert.deepEqual(
+    resources.map((r) => r.uri),
+    ['bk://context'],
+  );
+  const read = await client.readResource({ uri: 'bk://context' });
+  const doc = JSON.parse(read.contents[0].text);
+  assert.equal(doc.kind, 'context');
+  assert.equal(read.contents[0].mimeType, 'application/json');
+  await assert.rejects(client.readResource({ uri: 'bk://nothing' }));
+
+  const { prompts } = await client.listPrompts();
+  assert.deepEqual(
+    prompts.map((p) => p.name),
+    ['plan_gpu_experiment'],
+  );
+  const prompt = await client.getPrompt({
+    name: 'plan_gpu_experiment',
+    arguments: { count: '2', duration: '4h', expected_memory: '24g' },
+  });
+  assert.equal(prompt.messages[0].role, 'user');
+  assert.match(prompt.messages[0].content.text, /2 GPU\(s\) for 4h, expected memory 24g per GPU/);
+  assert.match(prompt.messages[0].content.text, /recommend_gpu_booking/);
+});
+
+// The wire itself, below the SDK: framing, protocol errors, the stateless revision.
+function rawServer() {
+  const child = spawn(BK, ['mcp'], { env: { ...bkEnv, PATH: process.env.PATH }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const lines = createInterface({ input: child.stdout });
+  const pending = [];
+  const queued = [];
+  lines.on('line', (l) => (pending.length ? pending.shift()(l) : queued.push(l)));
+  return {
+    child,
+    send(text) {
+      child.stdin.write(text + '\n');
+    },
+    next() {
+      return queued.length ? Promise.resolve(queued.shift()) : new Promise((r) => pending.push(r));
+    },
+    async request(msg) {
+      this.send(JSON.stringify(msg));
+      return JSON.parse(await this.next());
+    },
+  };
+}
+
+test('raw stdio: malformed JSON, unknown methods, notifications, EOF', async () => {
+  const s = rawServer();
+  s.send('{"jsonrpc":"2.0","id":1,"method":');
+  const parse = JSON.parse(await s.next());
+  assert.equal(parse.error.code, -32700);
+  assert.equal(parse.id, null);
+  assert.equal((await s.request({ jsonrpc: '2.0', id: 2, method: 'tools/frobnicate' })).error.code, -32601);
+  s.send('{"jsonrpc":"2.0","method":"notifications/initialized"}'); // no reply
+  const init = await s.request({
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
+  assert.equal(init.id, 0);
+  assert.equal(init.result.protocolVersion, '2025-03-26');
+  const old = await s.request({ jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocolVersion: '2024-11-05' } });
+  assert.equal(old.result.protocolVersion, '2025-11-25');
+  assert.deepEqual((await s.request({ jsonrpc: '2.0', id: 4, method: 'ping' })).result, {});
+
+  const exit = new Promise((resolve) => s.child.on('exit', (code) => resolve(code)));
+  s.child.stdin.end();
+  assert.equal(await exit, 0, 'bk mcp exits 0 on stdin EOF');
+});
+
+test('raw stdio: the stateless 2026-07-28 revision', async () => {
+  const s = rawServer();
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  };
+  const discover = await s.request({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: meta } });
+  assert.equal(discover.result.resultType, 'complete');
+  assert.deepEqual(discover.result.supportedVersions, ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26']);
+  assert.equal(discover.result._meta['io.modelcontextprotocol/serverInfo'].name, 'GPUBK');
+  assert.equal(typeof discover.result.ttlMs, 'number');
+  assert.ok(['public', 'private'].includes(discover.result.cacheScope));
+
+  // No initialize: each request stands alone.
+  const list = await s.request({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: meta } });
+  assert.equal(list.result.resultType, 'complete');
+  assert.equal(list.result.tools.length, 8);
+  const call = await s.request({
+    jsonrpc: '2.0',
+    id: 3,
+    method: 'tools/call',
+    params: { _meta: meta, name: 'get_gpu_context', arguments: {} },
+  });
+  assert.equal(call.result.structuredContent.kind, 'context');
+  assert.equal(call.result.resultType, 'complete');
+
+  const bad = await s.request({
+    jsonrpc: '2.0',
+    id: 4,
+    method: 'tools/list',
+    params: { _meta: { ...meta, 'io.modelcontextprotocol/protocolVersion': '1900-01-01' } },
+  });
+  assert.equal(bad.error.code, -32022);
+  assert.equal(bad.error.data.requested, '1900-01-01');
+  assert.ok(bad.error.data.supported.includes('2026-07-28'));
+
+  const exit = new Promise((resolve) => s.child.on('exit', (code) => resolve(code)));
+  s.child.stdin.end();
+  assert.equal(await exit, 0);
+});
