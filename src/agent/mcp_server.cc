@@ -88,10 +88,6 @@ std::optional<std::string> PromptArg(const json& args, const char* name) {
   return v.is_string() ? v.get<std::string>() : Dump(v);
 }
 
-}  // namespace
-
-namespace {
-
 // One request's handling, with the era it arrived in.
 class Request {
  public:
@@ -181,10 +177,6 @@ class Request {
   const json& params_;
   bool modern_;
 };
-
-}  // namespace
-
-namespace {
 
 // The stateless revision's additions to every result: resultType, the server
 // identity, and cache hints on discover, list and read results.

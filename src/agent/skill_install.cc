@@ -80,7 +80,8 @@ Status CheckComponents(const std::string& dir, const std::string& anchor) {
   return Ok();
 }
 
-// mkdir -p with exactly 0755 on what we create; existing directories stay as they are.
+// mkdir -p with exactly 0755 on what we create; existing directories stay as
+// they are (CheckComponents judges them, before and after).
 Status MakeParents(const std::string& dir) {
   std::string path;
   for (const auto& part : Split(dir, '/')) {
@@ -93,8 +94,8 @@ Status MakeParents(const std::string& dir) {
     }
     if (errno != EEXIST) return IoFail(fmt::format("cannot create {}", path), errno);
     struct stat st {};
-    if (lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode))
-      return Invalid(fmt::format("refusing to install through {}: not a real directory", path));
+    if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return Invalid(fmt::format("not a directory: {}", path));
   }
   return Ok();
 }

@@ -184,6 +184,17 @@ TEST_F(SkillInstallTest, RefusesSymlinksAnywhereOnThePath) {
   EXPECT_FALSE(fs::exists(home_ + "/elsewhere/skills/gpubk"));
 }
 
+TEST_F(SkillInstallTest, AHomeReachedThroughASymlinkIsTheAccountsBusiness) {
+  // /home -> /data/home style layouts: only what lies below the home directory is judged.
+  fs::create_directories(home_ + "/real/home");
+  fs::create_directory_symlink(home_ + "/real", home_ + "/link");
+  std::string home = home_ + "/link/home";
+  std::string dest = *SkillDir(SkillAgent::kClaude, {home, std::nullopt});
+  auto r = InstallSkill({dest, home, false});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_TRUE(fs::exists(home_ + "/real/home/.claude/skills/gpubk/SKILL.md"));
+}
+
 TEST_F(SkillInstallTest, RollsBackWhenTheStagedCopyCannotBeSwappedIn) {
   std::string dest = Dest(SkillAgent::kCodex);
   ASSERT_TRUE(Install(dest).has_value());

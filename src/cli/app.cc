@@ -76,11 +76,24 @@ const std::map<std::string, Command>& Commands() {
       {"config", RunConfig},
       {"cfg", RunConfig},
       {"admin", RunAdmin},
+      {"gpu-probe", RunGpuProbe},  // hidden: NVML diagnostics (tests/gpu/run-on-gpu.sh)
       {"agent", RunAgent},
       {"ai", RunAgent},
       {"mcp", RunMcp},
       {"skill", RunSkill},
       {"server", RunServer},
+      {"run", RunRun},
+      {"r", RunRun},
+      {"worker", RunWorker},
+      {"w", RunW},
+      {"service", RunService},
+      {"j", RunJobs},
+      {"jobs", RunJobs},
+      {"jl", RunJobLog},
+      {"job-log", RunJobLog},
+      {"jr", RunJobRetry},
+      {"job-retry", RunJobRetry},
+      {"shell", RunShell},
       {"m", RunMonitor},
       {"monitor", RunMonitor},
       {"u", RunUsage},
@@ -91,6 +104,8 @@ const std::map<std::string, Command>& Commands() {
 
 // JSON errors when --json or --compact appears before `--`.
 bool WantsJson(const std::vector<std::string>& args) {
+  // Agents always read JSON, even when the configuration itself is broken.
+  if (!args.empty() && (args[0] == "agent" || args[0] == "ai")) return true;
   for (const auto& a : args) {
     if (a == "--") break;
     if (a == "--json" || a == "--compact") return true;

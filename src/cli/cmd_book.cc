@@ -1,5 +1,7 @@
 // bk N DUR [MEM], bk book, bk s|shared, bk x|exclusive.
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -8,6 +10,9 @@
 #include "engine/parse.h"
 #include "surface/documents.h"
 #include "surface/text.h"
+#include "worker/lease.h"
+#include "worker/spec.h"
+#include "worker/submit.h"
 
 namespace bk::cli {
 
@@ -54,6 +59,11 @@ void PrintAdvice(const Context& ctx, const service::BookingOutcome& o, const ser
 }  // namespace
 
 Result<int> RunBook(Context& ctx, const std::vector<std::string>& all, const std::string& prog, bool exclusive) {
+  return RunBookThen(ctx, all, prog, exclusive, nullptr);
+}
+
+Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const std::string& prog, bool exclusive,
+                        const AfterBooking& after) {
   std::vector<std::string> command;
   std::vector<std::string> args = BeforeCommand(all, &command);
   BookingArgs a;
@@ -64,22 +74,43 @@ Result<int> RunBook(Context& ctx, const std::vector<std::string>& all, const std
   spec.Flag("-q,--quiet", &a.quiet, "print only the result line");
   spec.Footer(
       "Examples:\n  bk 1 30m\n  bk 2 1h 12g\n  bk x 1 2h --gpu 1 -t 20:00\n  bk 1 2h --gpu 1 --mem 24g --cpus 4 --ram 32g "
-      "--op-id experiment-001 --json");
+      "--op-id experiment-001 --json\n  bk x 1 2h --gpu 1 -- python train.py   (your worker starts it at the booking's "
+      "start; `bk run ...` runs it here)");
   BK_TRY(spec.Parse(args));
   if (spec.help_requested()) {
     ctx.Print(spec.Help());
     return 0;
   }
-  if (std::find(all.begin(), all.end(), std::string("--")) != all.end()) {
-    if (command.empty()) return Invalid("-- must be followed by a job command");
-    return Invalid("this bk cannot schedule commands; book without `-- COMMAND`, then start it on the booked GPUs");
-  }
+  bool with_command = std::find(all.begin(), all.end(), std::string("--")) != all.end();
+  if (with_command && command.empty()) return Invalid("-- must be followed by a job command");
   BK_ASSIGN_OR_RETURN(service::CreateRequest req, ToRequest(ctx, a, exclusive));
-  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
-  BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Create(req));
+  // The command goes to a private spec before the booking; the ledger only
+  // gets its digest and summary, and an unused spec is withdrawn.
+  std::optional<worker::Submission> submission;
+  std::optional<worker::Settings> settings;
+  if (with_command) {
+    BK_ASSIGN_OR_RETURN(settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
+    BK_ASSIGN_OR_RETURN(submission, worker::Submit(*settings, command, getuid(), ctx.clock->Now()));
+    req.job = submission->binding;
+  }
+  auto ledger_or = ctx.Ledger();
+  Result<service::BookingOutcome> booked = ledger_or ? (*ledger_or)->Create(req)
+                                                     : Result<service::BookingOutcome>(std::unexpected(ledger_or.error()));
+  if (submission) worker::Withdraw(*submission, booked ? &*booked : nullptr, getuid());
+  if (!booked) return std::unexpected(booked.error());
+  client::Ledger* ledger = *ledger_or;
+  const service::BookingOutcome& o = *booked;
+  if (after) return after(ctx, o);
   const engine::Policy& p = ledger->policy();
+  std::optional<worker::WorkerStatus> worker_status;
+  if (with_command)
+    worker_status = worker::Inspect(settings->job_dir, worker::InstanceIdentity(ctx.config), getuid(), ledger->Now());
   if (a.json || a.compact) {
-    ctx.Print(surface::BookingResultDoc(o, ledger->actor().uid, p, ledger->Now()));
+    if (worker_status)
+      ctx.Print(surface::BookingResultDoc(o, ledger->actor().uid, p, ledger->Now(),
+                                          worker::StatusJson(*worker_status, ledger->actor().username)));
+    else
+      ctx.Print(surface::BookingResultDoc(o, ledger->actor().uid, p, ledger->Now()));
     return 0;
   }
   ctx.Print(BookingLine(o.status, o.reservation, p, *ctx.zone));
@@ -89,6 +120,18 @@ Result<int> RunBook(Context& ctx, const std::vector<std::string>& all, const std
       for (const auto& v : o.selected)
         ctx.Print(fmt::format("selection: GPU {} score={:.1f} now={} pressure={:.1f} priority={}", v.gpu, v.load_score,
                               v.live_status, v.pressure, v.priority));
+    }
+  }
+  if (with_command) {
+    if (o.job) {
+      ctx.Print(fmt::format("job: {} command={}", o.job->status, o.job->summary));
+      ctx.Print(worker::StatusLine(*worker_status, *ctx.zone));
+      if (!worker_status->running.value_or(false))
+        ctx.Warn(fmt::format("scheduled command worker is {}; start `bk w start` now or enable bk-worker.service "
+                             "(`bk service install worker`), otherwise the command cannot launch",
+                             worker_status->state));
+    } else {
+      ctx.Warn("this booking already existed, so the command was not attached; `bk run ID -- COMMAND` runs it there");
     }
   }
   for (const auto& w : o.warnings) ctx.Warn(w);

@@ -1,6 +1,8 @@
 // bk u / bk usage: what the monitor recorded in usage.db (docs/monitor.md).
 // Read-only: a missing usage.db reads as empty history and is not created.
 
+#include <time.h>
+
 #include <fmt/format.h>
 
 #include "base/strings.h"
@@ -117,11 +119,18 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
     }
     if (opened) usage = std::move(*opened);
   }
+  // The heartbeat's age in milliseconds: a test clock has whole seconds only.
+  int64_t now_ms = now * 1000;
+  if (!ctx.config.test_now) {
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    now_ms = static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+  }
   if (json) {
-    BK_ASSIGN_OR_RETURN(std::string doc, monitor::UsageJson(usage.get(), q, now * 1000));
+    BK_ASSIGN_OR_RETURN(std::string doc, monitor::UsageJson(usage.get(), q, now_ms));
     ctx.Print(doc);
   } else {
-    BK_ASSIGN_OR_RETURN(std::string text, monitor::UsageText(usage.get(), q, now * 1000, *ctx.zone));
+    BK_ASSIGN_OR_RETURN(std::string text, monitor::UsageText(usage.get(), q, now_ms, *ctx.zone));
     std::fputs(text.c_str(), ctx.out);
   }
   return 0;

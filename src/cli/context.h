@@ -3,6 +3,7 @@
 // (opened on first use) and where to print.
 
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,10 +47,25 @@ Result<int> RunLog(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args);  // hidden
 Result<int> RunAgent(Context& ctx, const std::vector<std::string>& args);  // bk agent|ai
 Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args);    // bk mcp
 Result<int> RunSkill(Context& ctx, const std::vector<std::string>& args);  // bk skill
 Result<int> RunServer(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunRun(Context& ctx, const std::vector<std::string>& args);        // bk run|r
+Result<int> RunWorker(Context& ctx, const std::vector<std::string>& args);     // bk worker
+Result<int> RunW(Context& ctx, const std::vector<std::string>& args);          // bk w [start|once|status]
+Result<int> RunService(Context& ctx, const std::vector<std::string>& args);    // bk service install|show|uninstall worker
+Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args);       // bk j|jobs
+Result<int> RunJobLog(Context& ctx, const std::vector<std::string>& args);     // bk jl|job-log
+Result<int> RunJobRetry(Context& ctx, const std::vector<std::string>& args);   // bk jr|job-retry
+Result<int> RunShell(Context& ctx, const std::vector<std::string>& args);      // bk shell init|env
+
+// A booking with `-- COMMAND` binds a job; `after` (bk run) takes over once it
+// is booked, otherwise the result and the worker's status are printed.
+using AfterBooking = std::function<Result<int>(Context&, const service::BookingOutcome&)>;
+Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& args, const std::string& prog, bool exclusive,
+                        const AfterBooking& after);
 Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args);  // bk m|monitor
 Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args);    // bk u|usage
 

@@ -173,7 +173,7 @@ TEST_F(ConfigTest, SlotMinutes) {
   Config c = LoadOk({{"BK_SLOT_MINUTES", "15"}});
   EXPECT_EQ(c.policy.slot, 900);
   EXPECT_EQ(c.sources["slot_minutes"], "environment");
-  EXPECT_EQ(c.values["slot_minutes"], "\"15\"");
+  EXPECT_EQ(c.values["slot_minutes"], "15");  // rendered as a number, not the env text
   EXPECT_EQ(LoadOk({{"BK_SLOT_MINUTES", " 60 "}}).policy.slot, 3600);
   EXPECT_EQ(LoadOk({{"BK_SLOT_MINUTES", "1"}}).policy.slot, 60);
 }

@@ -5,6 +5,7 @@
 #include <pwd.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -265,6 +266,12 @@ pid_t SpawnAs(uid_t uid, gid_t gid) {
   pid_t pid = fork();
   if (pid == 0) {
     if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(127);
+    // Die with the test binary even if it crashes (set after setuid, which
+    // clears it), and keep the test's output pipe free.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 1);
+    dup2(null, 2);
     execl("/bin/sleep", "sleep", "300", static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -334,8 +341,11 @@ TEST_F(RealUsersTest, NvmlProcessesOfRealUsersAreAttributed) {
   fake::g = &nvml;
   NvmlOptions o;
   o.load = fake::Loader(fake::Api());
-  NvmlSource src(o);  // real /proc, real passwd
-  Snapshot s = src.Sample(1);
+  Snapshot s;
+  {
+    NvmlSource src(o);  // real /proc, real passwd
+    s = src.Sample(1);
+  }
   fake::g = nullptr;
   ASSERT_TRUE(s.ok()) << s.error;
   const auto& ps = s.devices[0].processes;

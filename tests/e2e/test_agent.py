@@ -15,7 +15,8 @@ import time
 import unittest
 
 from bktest import BK_BIN, BkTestCase
-from server_fixture import OWNER, USER_A, Account, Server, bk_ok, describe, is_root, make_base_dir, remove_tree
+from server_fixture import (OWNER, USER_A, Account, Server, bk_ok, describe, ensure_user, is_root, make_base_dir,
+                            remove_tree)
 
 SEED_COMMANDS = (
     ("agent", "context", "--compact"),
@@ -288,6 +289,17 @@ class SharedServerAgentTest(unittest.TestCase):
     def setUpClass(cls):
         if not bk_ok():
             raise unittest.SkipTest("bk binary not found at %s" % BK_BIN)
+        # The accounts are shared with test_server_users, which ctest may run at the same time:
+        # a concurrent first useradd can lose the /etc/passwd lock, so try again.
+        for name in (OWNER, USER_A):
+            for attempt in range(5):
+                try:
+                    ensure_user(name)
+                    break
+                except RuntimeError:
+                    if attempt == 4:
+                        raise
+                    time.sleep(0.2 * (attempt + 1))
         cls.base = make_base_dir("bk-agent-srv-")
         try:
             cls.owner = Account.make(OWNER, cls.base)

@@ -360,7 +360,7 @@ class ProtocolAbuse(unittest.TestCase):
             self.assertEqual(c.read(PROMPT)["id"], "abc")
             # Application errors carry -32000 and a kind.
             c.send(req("booking.cancel", {"ref": "ffffffff"}))
-            self.assertError(c.read(PROMPT), -32000, id_=1, kind="not_found")
+            self.assertError(c.read(PROMPT), -32000, id_=1, kind="not-found")
         self.assertProber(prober)
         self.assertEqual(self.everyone_total(), before, "a refused request wrote something")
         self.assertServing()

@@ -225,6 +225,13 @@ class SkillContentTest(BkTestCase):
                             "SKILL.md's managed-launch section is out of date with `bk x ... -- CMD`:"
                             + self._describe(("x", "1", "30m", "--", "true"), p))
 
+    def test_shell_visibility_claim_matches_the_binary(self):
+        has_hook = self.bk("shell", "--help").returncode == 0
+        mentions_refresh = "bk_gpu_refresh" in self.skill()
+        says_none = "no shell hook" in self.skill()
+        self.assertEqual((has_hook, has_hook), (mentions_refresh, not says_none),
+                         "SKILL.md's shell-visibility advice is out of date with `bk shell`")
+
     def test_protocol_reference_examples_are_real_documents(self):
         text = self.ok("skill", "show", "references/protocol.md")
         blocks = re.findall(r"```json\n(.*?)\n```", text, re.S)

@@ -1,0 +1,180 @@
+// bk worker, bk w [start|once|status], bk service install|show|uninstall worker.
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "cli/args.h"
+#include "cli/context.h"
+#include "sys/fs.h"
+#include "sys/users.h"
+#include "worker/lease.h"
+#include "worker/live_clock.h"
+#include "worker/settings.h"
+#include "worker/unit.h"
+#include "worker/worker.h"
+
+extern char** environ;
+
+namespace bk::cli {
+namespace {
+
+Result<double> PositiveNumber(const std::optional<std::string>& text, const char* name, double lo, double hi,
+                              double def) {
+  if (!text) return def;
+  std::string s(Trim(*text));
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || v < lo || v > hi)
+    return Invalid(fmt::format("{} must be a number between {:g} and {:g}", name, lo, hi));
+  return v;
+}
+
+Result<int> Status(Context& ctx, const worker::Settings& settings, bool json, bool require_running) {
+  worker::WorkerStatus s =
+      worker::Inspect(settings.job_dir, worker::InstanceIdentity(ctx.config), getuid(), ctx.clock->Now());
+  if (json) ctx.Print(worker::StatusJson(s, sys::UserName(getuid())));
+  else ctx.Print(worker::StatusLine(s, *ctx.zone));
+  if (require_running && !s.running.value_or(false)) return 2;
+  return 0;
+}
+
+std::string SelfPath() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return "bk";
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::string UnitDir(const std::optional<std::string>& target) {
+  if (target) return *target;
+  const char* xdg = getenv("XDG_CONFIG_HOME");
+  std::string base = xdg && xdg[0] == '/' ? xdg : sys::HomeDir() + "/.config";
+  return base + "/systemd/user";
+}
+
+}  // namespace
+
+Result<int> RunWorker(Context& ctx, const std::vector<std::string>& args) {
+  bool once = false, quiet = false, status = false, require = false, json = false;
+  std::optional<std::string> poll, parallel;
+  ArgSpec spec("bk worker", "Run your worker: it launches your booked commands at their start on exactly the booked "
+                            "GPUs and stops them when the booking ends.");
+  spec.Flag("--once", &once, "launch what is due, wait for it, then exit (3 when work is still waiting)");
+  spec.Option("--poll", &poll, "seconds between checks (default worker_poll_seconds, 1)", "S");
+  spec.Option("--max-parallel", &parallel, "at most N jobs at once (default worker_max_parallel, 64)", "N");
+  spec.Flag("--quiet", &quiet, "no per-job lines");
+  spec.Flag("--status", &status, "print the worker's status and exit");
+  spec.Flag("--require-running", &require, "like --status, exit 2 unless it runs");
+  spec.Flag("--json", &json, "with --status: the gpubk.worker.v1 document");
+  spec.Footer("Exit codes: 0 done, 1 a job failed, 3 work still waiting (--once), 75 another worker is active, 78 "
+              "ledger policy mismatch.\nShortcuts: bk w (status), bk w start, bk w once.");
+  BK_TRY(spec.Parse(args));
+  if (spec.help_requested()) {
+    ctx.Print(spec.Help());
+    return 0;
+  }
+  if (json && !status && !require) return Invalid("--json requires --status or --require-running");
+  if ((status || require) && (once || quiet || poll || parallel))
+    return Invalid("worker run options cannot be combined with status inspection");
+  BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
+  if (status || require) return Status(ctx, settings, json, require);
+  worker::WorkerOptions o;
+  o.once = once;
+  o.quiet = quiet;
+  BK_ASSIGN_OR_RETURN(o.poll, PositiveNumber(poll, "--poll", 0.1, 3600, settings.poll_seconds));
+  BK_ASSIGN_OR_RETURN(double par, PositiveNumber(parallel, "--max-parallel", 1, 4096, settings.max_parallel));
+  o.max_parallel = static_cast<int>(par);
+  BK_ASSIGN_OR_RETURN(auto clock, worker::LiveClock(ctx.config));
+  BK_ASSIGN_OR_RETURN(auto ledger, client::Open(ctx.config, *clock));
+  worker::Worker w(*ledger, *clock, ctx.config, settings, o, *ctx.zone, ctx.out, ctx.err);
+  return w.Run();
+}
+
+Result<int> RunW(Context& ctx, const std::vector<std::string>& args) {
+  if (args.empty()) return RunWorker(ctx, {"--status"});
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "status") {
+    rest.insert(rest.begin(), "--status");
+    return RunWorker(ctx, rest);
+  }
+  if (args[0] == "once") {
+    rest.insert(rest.begin(), "--once");
+    return RunWorker(ctx, rest);
+  }
+  if (args[0] == "start") return RunWorker(ctx, rest);
+  return RunWorker(ctx, args);
+}
+
+Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> action, what, target;
+  bool force = false;
+  ArgSpec spec("bk service", "Write, show or remove the systemd user unit of your worker. bk never runs systemctl.");
+  spec.Positional("action", &action, "install | show | uninstall");
+  spec.Positional("unit", &what, "worker");
+  spec.Option("--target-dir", &target, "where the unit goes (default ~/.config/systemd/user)", "DIR");
+  spec.Flag("--force", &force, "replace an existing unit");
+  BK_TRY(spec.Parse(args));
+  if (spec.help_requested()) {
+    ctx.Print(spec.Help());
+    return 0;
+  }
+  if (!action || (*action != "install" && *action != "show" && *action != "uninstall"))
+    return Invalid("give an action: bk service install|show|uninstall worker");
+  if (!what || *what != "worker") return Invalid("only the worker unit is managed here: bk service install worker");
+  if (target && !StartsWith(*target, "/")) return Invalid("--target-dir must be an absolute path");
+  BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
+  worker::UnitSpec unit;
+  unit.bk_path = SelfPath();
+  std::vector<std::string> overrides;
+  // What this shell's bk uses, so the unit's worker serves the same ledger.
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || !StartsWith(kv, "BK_")) continue;
+    std::string k = kv.substr(0, eq);
+    if (k == "BK_TEST_NOW" || k == "BK_JOB_DIR" || k == "BK_JOB_LOG_DIR") continue;
+    unit.environment.emplace_back(k, kv.substr(eq + 1));
+    if (k != "BK_DATA_DIR" && k != "BK_CONFIG_FILE") overrides.push_back(k);
+  }
+  unit.environment.emplace_back("BK_JOB_DIR", settings.job_dir);
+  std::sort(unit.environment.begin(), unit.environment.end());
+  std::string text = worker::RenderWorkerUnit(unit);
+  std::string dir = UnitDir(target);
+  std::string path = dir + "/bk-worker.service";
+  if (*action == "show") {
+    std::fputs(text.c_str(), ctx.out);
+    return 0;
+  }
+  if (*action == "uninstall") {
+    if (!sys::Exists(path)) {
+      ctx.Print(fmt::format("no unit at {}", path));
+      return 0;
+    }
+    if (unlink(path.c_str()) != 0) return Fail(ErrorKind::kIo, fmt::format("cannot remove {}", path));
+    ctx.Print("removed unit: " + path);
+    ctx.Print("not stopped or disabled; run systemctl --user disable --now bk-worker.service and systemctl --user "
+              "daemon-reload");
+    return 0;
+  }
+  if (sys::Exists(path) && !force)
+    return Invalid(fmt::format("systemd unit already exists: {}; pass --force to replace it", path));
+  BK_TRY(sys::EnsurePrivateDir(dir, 0700, getuid()));
+  BK_TRY(sys::WriteFileAtomic(path, text, 0644));
+  ctx.Print("installed unit: " + path);
+  ctx.Print("captured data directory: " +
+            (ctx.config.deployment == config::Deployment::kPrivate ? ctx.config.data_dir : ctx.config.server_config));
+  ctx.Print("captured job log directory: " + settings.job_dir);
+  ctx.Print("captured config overrides: " + (overrides.empty() ? std::string("none") : Join(overrides, ",")));
+  ctx.Print("not enabled or started; review it, then run: systemctl --user daemon-reload && systemctl --user enable "
+            "--now bk-worker.service");
+  ctx.Print("verify: bk w (worker: running ...)");
+  ctx.Print(fmt::format("to keep it running after logout an administrator runs: sudo loginctl enable-linger {}",
+                        sys::UserName(getuid())));
+  return 0;
+}
+
+}  // namespace bk::cli

@@ -1,0 +1,136 @@
+#include "worker/cleanup.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "base/strings.h"
+#include "worker/job_dir.h"
+
+namespace bk::worker {
+namespace {
+
+using nlohmann::json;
+
+// May this job still launch or be retried? Then its files stay.
+bool Needed(const service::JobView& v, engine::Seconds now) {
+  const std::string& s = v.job.status;
+  if (s == "claimed" || s == "running") return true;
+  bool live = v.reservation.ActiveAt(now);
+  return live && (s == "pending" || s == "failed" || s == "interrupted" || s == "uncertain");
+}
+
+bool SafeFile(const struct stat& st, uid_t uid) {
+  return S_ISREG(st.st_mode) && st.st_uid == uid && st.st_nlink == 1 && (st.st_mode & 077) == 0;
+}
+
+std::vector<std::string> Names(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') out.push_back(e->d_name);
+    closedir(d);
+  }
+  return out;
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+CleanupReport CleanupSpecs(const std::string& root, const std::vector<service::JobView>& jobs, engine::Seconds now,
+                           uid_t uid) {
+  CleanupReport r;
+  std::map<std::string, const service::JobView*> by_spec;
+  for (const auto& v : jobs) by_spec[v.job.spec_id] = &v;
+  std::string dir = SpecsDir(root);
+  for (const auto& name : Names(dir)) {
+    if (!EndsWith(name, ".json")) continue;
+    std::string path = dir + "/" + name;
+    struct stat st{};
+    if (lstat(path.c_str(), &st) != 0) continue;
+    if (!SafeFile(st, uid)) {
+      r.warnings.push_back(fmt::format("{} is not a private file of yours; left alone", path));
+      ++r.failed;
+      continue;
+    }
+    auto it = by_spec.find(name.substr(0, name.size() - 5));
+    bool remove;
+    if (it == by_spec.end()) {
+      // Written just before a booking that may still be committing: 24 h grace.
+      remove = now - st.st_mtime > 86400;
+      if (!remove) ++r.deferred;
+    } else {
+      remove = !Needed(*it->second, now);
+    }
+    if (!remove) {
+      ++r.retained;
+      continue;
+    }
+    if (unlink(path.c_str()) == 0) ++r.removed;
+    else ++r.failed;
+  }
+  return r;
+}
+
+CleanupReport CleanupLogs(const std::string& root, const std::vector<service::JobView>& jobs, engine::Seconds now,
+                          int64_t retention_days, uid_t uid) {
+  CleanupReport r;
+  std::map<std::string, const service::JobView*> by_log;
+  for (const auto& v : jobs) by_log[LogPath(root, v.reservation.id)] = &v;
+  for (const auto& name : Names(root)) {
+    if (!EndsWith(name, ".log") && !EndsWith(name, ".log.1")) continue;
+    std::string path = root + "/" + name;
+    std::string group = EndsWith(name, ".log.1") ? path.substr(0, path.size() - 2) : path;
+    struct stat st{};
+    if (lstat(path.c_str(), &st) != 0) continue;
+    if (!SafeFile(st, uid)) {
+      r.warnings.push_back(fmt::format("{} is not a private file of yours; left alone", path));
+      ++r.failed;
+      continue;
+    }
+    auto it = by_log.find(group);
+    bool needed = it != by_log.end() && Needed(*it->second, now);
+    bool old = retention_days > 0 && now - st.st_mtime > retention_days * 86400;
+    if (needed || !old) {
+      ++r.retained;
+      r.bytes_retained += st.st_size;
+      continue;
+    }
+    if (unlink(path.c_str()) == 0) {
+      ++r.removed;
+      r.bytes_removed += st.st_size;
+    } else {
+      ++r.failed;
+    }
+  }
+  return r;
+}
+
+std::string SpecReportJson(const CleanupReport& r) {
+  return json{{"deferred_orphans", r.deferred},
+              {"failed", r.failed},
+              {"removed", r.removed},
+              {"retained", r.retained},
+              {"warnings", r.warnings}}
+      .dump();
+}
+
+std::string LogReportJson(const CleanupReport& r) {
+  return json{{"bytes_removed", r.bytes_removed},
+              {"bytes_retained", r.bytes_retained},
+              {"failed", r.failed},
+              {"quota_excess_bytes", 0},
+              {"removed", r.removed},
+              {"retained", r.retained},
+              {"warnings", r.warnings}}
+      .dump();
+}
+
+}  // namespace bk::worker

@@ -1,0 +1,29 @@
+#pragma once
+// The private half of `bk N DUR -- CMD` (upstream-runtime.md 4.1): the spec
+// is written before the booking transaction and withdrawn again when the
+// booking fails or does not use it, so no command outlives its booking.
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "service/types.h"
+#include "worker/settings.h"
+#include "worker/spec.h"
+
+namespace bk::worker {
+
+struct Submission {
+  JobSpec spec;
+  service::JobBinding binding;
+  std::string specs_dir;
+};
+
+// Captures argv, the working directory and PATH, writes the 0600 spec.
+Result<Submission> Submit(const Settings& settings, const std::vector<std::string>& argv, uid_t uid,
+                          engine::Seconds now);
+// Removes the spec unless `outcome` bound it (a failed booking or a replay).
+void Withdraw(const Submission& s, const service::BookingOutcome* outcome, uid_t uid);
+
+}  // namespace bk::worker

@@ -1,0 +1,116 @@
+// Supervising running jobs (upstream-runtime.md 4.8), against the booking as
+// it stands now: TERM at end - grace and KILL at end of the *current* end (a
+// renewal or edit moves both), TERM then KILL after the grace on a cancel or
+// a worker stop. A job is finished when its whole process group is gone.
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "worker/procs.h"
+#include "worker/worker.h"
+
+namespace bk::worker {
+
+void Worker::Reap() {
+  int status = 0;
+  pid_t pid;
+  // As a subreaper we also collect orphaned grandchildren here; only the
+  // leaders' statuses matter.
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+    for (auto& c : children_)
+      if (c->pid == pid) c->wait_status = status;
+}
+
+void Worker::RequestTermination(Child& c, const std::string& reason) {
+  c.reason = reason;
+  if (c.term_sent) return;
+  c.term_sent = true;
+  c.term_at = std::chrono::steady_clock::now();
+  // Ctrl-C on a foreground run reaches the command as the SIGINT it expects.
+  int sig = options_.foreground && reason == "worker-stop" && StopSignal() == SIGINT ? SIGINT : SIGTERM;
+  SignalGroup(c.pid, sig, uid_);
+}
+
+void Worker::Reconcile(const std::optional<std::vector<service::JobView>>& jobs, engine::Seconds now, bool stopping) {
+  if (children_.empty()) return;
+  auto grace = static_cast<engine::Seconds>(std::ceil(settings_.grace_seconds));
+  for (auto& cp : children_) {
+    Child& c = *cp;
+    if (jobs && !c.claim_token.empty()) {
+      const service::JobView* view = nullptr;
+      for (const auto& v : *jobs)
+        if (v.reservation.id == c.reservation_id) view = &v;
+      bool cancelled = true;  // gone from the open jobs: someone settled it
+      if (view) {
+        c.end = view->reservation.end;
+        cancelled = view->reservation.status == engine::Status::kCancelled || view->job.cancel_requested_at ||
+                    (view->job.status != "running" && view->job.status != "claimed");
+      }
+      if (cancelled && c.reason != "cancelled") RequestTermination(c, "cancelled");
+    }
+    if (c.reason.empty() && now >= c.end - grace) RequestTermination(c, "deadline");
+    if (stopping && c.reason.empty()) RequestTermination(c, now >= c.end ? "deadline" : "worker-stop");
+    if (c.term_sent && !c.kill_sent) {
+      bool due = c.reason == "deadline"
+                     ? now >= c.end
+                     : std::chrono::steady_clock::now() - c.term_at >=
+                           std::chrono::milliseconds(static_cast<int64_t>(settings_.grace_seconds * 1000));
+      if (due) {
+        c.kill_sent = true;
+        SignalGroup(c.pid, SIGKILL, uid_);
+      }
+    }
+  }
+  Reap();
+  auto procs = ListProcesses();
+  for (size_t i = 0; i < children_.size();) {
+    Child& c = *children_[i];
+    if (c.wait_status && GroupMembers(procs, c.pid).empty()) {
+      Finish(c);
+      children_.erase(children_.begin() + static_cast<long>(i));
+    } else {
+      ++i;
+    }
+  }
+}
+
+void Worker::Finish(Child& c) {
+  bool complete = c.log ? c.log->Finish(2000) : true;
+  std::string log_error = c.log ? c.log->error() : "";
+  int status = c.wait_status.value_or(0);
+  int64_t code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -1;
+  std::string result = c.reason == "cancelled"     ? "cancelled"
+                       : c.reason == "deadline"    ? "timed-out"
+                       : c.reason == "worker-stop" ? "interrupted"
+                       : code == 0                 ? "succeeded"
+                                                   : "failed";
+  std::string warning;
+  if (!complete) warning = "job log stream remained open after the command exited";
+  else if (!log_error.empty()) warning = log_error;
+  if (!warning.empty()) Warn(fmt::format("{} private job log is incomplete: {}", Short(c.reservation_id), warning));
+  if (!c.claim_token.empty()) {
+    service::JobPatch p;
+    p.reservation_id = c.reservation_id;
+    p.if_status = {"running"};
+    p.if_claim_token = c.claim_token;
+    p.status = result;
+    p.exit_code = code;
+    p.message = c.reason;
+    if (c.log) p.log_rotated = c.log->rotated();
+    if (!warning.empty()) p.log_warning = "private job log is incomplete; inspect the owning worker";
+    p.audit_action = "job-" + result;
+    p.audit_message = fmt::format("exit={}", code);
+    Apply(p);
+  }
+  if (result == "succeeded") ++counts_.succeeded;
+  else if (result == "cancelled") ++counts_.cancelled;
+  else ++counts_.failed;
+  if (options_.foreground) foreground_ = {result, static_cast<int>(code), c.reason};
+  Say(fmt::format("finished: {} status={} exit={}", Short(c.reservation_id), result, code));
+}
+
+}  // namespace bk::worker
