@@ -14,7 +14,7 @@
 // daemon is stopped with SIGTERM and must exit 0. Only POSIX calls are used.
 //
 // usage: server_bench --bk PATH [--clients 32] [--seconds 3] [--dir DIR]
-//                     [--json FILE] [--runs 100] [--order plb]
+//                     [--json FILE] [--runs 100] [--order plb] [--seed 320]
 // Reported, never asserted: the targets are printed next to the figures.
 
 #include <fcntl.h>
@@ -61,6 +61,7 @@ struct Options {
   double seconds = 3.0;
   int runs = 100;
   std::string order = "plb";  // phases: p = server.ping, l = reservations.list, b = booking.create
+  long long seed = 320;       // bookings made before the timed phases, so reads return something
 };
 
 // ---- processes --------------------------------------------------------------
@@ -86,8 +87,10 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  if (out_fd >= 0) posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-  else posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  if (out_fd >= 0)
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+  else
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   if (err_fd >= 0) posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
   pid_t pid = -1;
   int rc = posix_spawnp(&pid, a[0], &fa, nullptr, a.data(), e.data());
@@ -316,10 +319,12 @@ double MedianBkListMs(const std::string& bk, const std::vector<std::string>& env
   return ms[ms.size() / 2];
 }
 
-double HyperfineBkListMs(const std::string& bk, std::vector<std::string> env, int runs, const std::string& json) {
+double HyperfineBkListMs(const std::string& bk, const std::vector<std::string>& env, int runs,
+                         const std::string& json) {
   // hyperfine passes its environment on: the child's is ours, filtered, plus BK_CONFIG_FILE.
-  std::vector<std::string> argv = {"hyperfine", "-N", "--style", "basic", "--warmup", "10", "--runs",
-                                   std::to_string(runs), "--export-json", json, bk + " l"};
+  std::vector<std::string> argv = {"hyperfine",     "-N", "--style", "basic",
+                                   "--warmup",      "10", "--runs",  std::to_string(runs),
+                                   "--export-json", json, bk + " l"};
   int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
   int rc = Wait(Spawn(argv, env, null_fd, null_fd));
   close(null_fd);
@@ -345,16 +350,29 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) Die("missing value after " + a);
       return argv[++i];
     };
-    if (a == "--bk") o.bk = next();
-    else if (a == "--dir") o.dir = next();
-    else if (a == "--json") o.json_out = next();
-    else if (a == "--clients") o.clients = std::max(1, std::atoi(next().c_str()));
-    else if (a == "--seconds") o.seconds = std::max(0.2, std::atof(next().c_str()));
-    else if (a == "--runs") o.runs = std::max(5, std::atoi(next().c_str()));
-    else if (a == "--order") o.order = next();
+    if (a == "--bk")
+      o.bk = next();
+    else if (a == "--dir")
+      o.dir = next();
+    else if (a == "--json")
+      o.json_out = next();
+    else if (a == "--clients")
+      o.clients = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--seconds")
+      o.seconds = std::max(0.2, std::atof(next().c_str()));
+    else if (a == "--runs")
+      o.runs = std::max(5, std::atoi(next().c_str()));
+    else if (a == "--order")
+      o.order = next();
+    else if (a == "--seed")
+      o.seed = std::max(0LL, std::atoll(next().c_str()));
     else if (a == "-h" || a == "--help") {
-      std::puts("usage: server_bench --bk PATH [--clients 32] [--seconds 3] [--dir DIR] [--json FILE] [--runs 100]\n"
-                "                    [--order plb]   (phases: p server.ping, l reservations.list, b booking.create)");
+      std::puts(
+          "usage: server_bench --bk PATH [--clients 32] [--seconds 3] [--dir DIR] [--json FILE] [--runs "
+          "100]\n"
+          "                    [--order plb] [--seed 320]\n"
+          "  --order: phases, p server.ping, l reservations.list (limit 20), b booking.create\n"
+          "  --seed: bookings made before the phases (the reads list them)");
       return 0;
     } else {
       Die("unknown argument " + a + " (see --help)");
@@ -385,10 +403,12 @@ int main(int argc, char** argv) {
   env.push_back("HOME=" + work);
 
   // 8 GPUs, 2 share slots each, 5-minute slots: 16 bookings fit in every slot.
-  int rc = Run({o.bk, "server", "init", "--directory", srv, "--gpu-count", "8", "--max-shared", "2"}, env, true);
+  int rc =
+      Run({o.bk, "server", "init", "--directory", srv, "--gpu-count", "8", "--max-shared", "2"}, env, true);
   if (rc != 0) {
     RemoveTree(work);
-    Die("bk server init failed (exit " + std::to_string(rc) + "); the directory's parents must not be writable by "
+    Die("bk server init failed (exit " + std::to_string(rc) +
+        "); the directory's parents must not be writable by "
         "others: use --dir");
   }
   std::string notify = work + "/notify.sock";
@@ -417,14 +437,19 @@ int main(int argc, char** argv) {
            std::to_string(start) + R"(,"op_id":")" + tag + "-" + run_id + "-" + std::to_string(k) + R"("}})";
   };
 
-  std::printf("== server: %d clients, %.1f s per phase, daemon pid %d, ledger %s/data/ledger.db\n", o.clients,
-              o.seconds, static_cast<int>(daemon), srv.c_str());
+  std::printf(
+      "== server: %d clients, %.1f s per phase, %lld seeded bookings, daemon pid %d, ledger "
+      "%s/data/ledger.db\n",
+      o.clients, o.seconds, o.seed, static_cast<int>(daemon), srv.c_str());
   std::fflush(stdout);
 
-  // Seed a small ledger so that reads have something to return: 320 bookings.
-  const long long seed = 320;
-  PhaseResult seeded = Phase("seed", sock, o.clients, 0, seed, [&](int, long long k) { return booking(k, "seed"); });
-  if (seeded.ok != seed) Die("seeding failed: " + seeded.first_error);
+  // Seed the ledger so that reads have something to return (all of them the caller's own).
+  const long long seed = o.seed;
+  if (seed > 0) {
+    PhaseResult seeded =
+        Phase("seed", sock, o.clients, 0, seed, [&](int, long long k) { return booking(k, "seed"); });
+    if (seeded.ok != seed) Die("seeding failed: " + seeded.first_error);
+  }
 
   PhaseResult ping, list, book;
   for (char phase : o.order) {
@@ -461,9 +486,12 @@ int main(int argc, char** argv) {
   line(book, "durable bookings/s", "  target >= 1000");
   line(ping, "reads/s", "  target >= 20000");
   line(list, "reads/s", "  target >= 20000");
-  std::printf("%-34s %10.2f ms  (median of %d spawns)  target < 10 ms\n", "bk l through the daemon", bk_l, o.runs);
-  if (hf >= 0) std::printf("%-34s %10.2f ms  (hyperfine -N median, %d runs)\n", "bk l through the daemon", hf, o.runs);
-  else std::printf("%-34s %10s     (hyperfine not installed)\n", "bk l through the daemon", "-");
+  std::printf("%-34s %10.2f ms  (median of %d spawns)  target < 10 ms\n", "bk l through the daemon", bk_l,
+              o.runs);
+  if (hf >= 0)
+    std::printf("%-34s %10.2f ms  (hyperfine -N median, %d runs)\n", "bk l through the daemon", hf, o.runs);
+  else
+    std::printf("%-34s %10s     (hyperfine not installed)\n", "bk l through the daemon", "-");
   std::printf("daemon stopped with SIGTERM: exit %d%s\n", drc, drc == 0 ? "" : "  (expected 0)");
 
   if (!o.json_out.empty()) {

@@ -69,7 +69,7 @@ Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> repeat_text;
   ArgSpec spec("bk gpu-probe", "Diagnostics: one NVML sample as bk sees it (ignores BK_GPU_SIM_FILE).");
   spec.Flag("--json", &json_out, "print the sample as JSON");
-  spec.Flag("--csv", &csv, "print gpu,... and proc,... lines (for scripts without a JSON parser)");
+  spec.Flag("--csv", &csv, "print gpu,index,uuid,name,total,used,util and proc,pid,mib,gpu_uuid,uid,user,kind,identity,start lines");
   spec.Option("--repeat", &repeat_text, "sample N times and report the time per sample", "N");
   spec.Excludes("--json", "--csv");
   BK_TRY(spec.Parse(args));
@@ -128,8 +128,9 @@ Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args) {
                             Cell(d.memory_used_mb),
                             d.utilization_percent ? std::to_string(*d.utilization_percent) : ""));
       for (const gpu::ProcessSample& p : d.processes)
-        ctx.Print(fmt::format("proc,{},{},{},{},{},{},{}", p.pid, p.gpu_memory_mb, d.uuid,
-                              p.uid ? std::to_string(*p.uid) : "", p.username, p.kind, p.identity_source));
+        ctx.Print(fmt::format("proc,{},{},{},{},{},{},{},{}", p.pid, p.gpu_memory_mb, d.uuid,
+                              p.uid ? std::to_string(*p.uid) : "", p.username, p.kind, p.identity_source,
+                              p.host_start_id));
     }
     return rc;
   }

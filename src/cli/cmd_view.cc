@@ -46,18 +46,6 @@ std::string LiveLine(const service::GpuView& v) {
   return fmt::format("{}, {}, {}", v.live_status, util, FreeText(v));
 }
 
-// When the GPU is next free of every reservation.
-Seconds NextFree(const std::vector<Reservation>& rs, int g, Seconds now) {
-  Seconds t = now;
-  bool moved = true;
-  while (moved) {
-    moved = false;
-    for (const auto& r : rs)
-      if (r.ActiveAt(now) && OnGpu(r, g) && r.start <= t && r.end > t) t = r.end, moved = true;
-  }
-  return t;
-}
-
 std::string WhenText(Seconds t, Seconds now, const engine::Zone& zone) {
   if (t <= now) return "now";
   if (engine::FormatLocalShort(t, zone).substr(0, 5) == engine::FormatLocalShort(now, zone).substr(0, 5))
@@ -208,8 +196,21 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   const engine::Policy& p = ledger->policy();
   BK_ASSIGN_OR_RETURN(std::vector<int> gpus, GpuFilter(gpu, p.gpu_count));
   Seconds now = ledger->Now();
-  Seconds horizon = now + p.horizon;
-  BK_ASSIGN_OR_RETURN(service::StatusView view, ledger->Status(now, horizon + p.max_duration));
+  // Plain `bk st` needs only what covers now; the timeline and -v need more.
+  Seconds to = now + 1;
+  if (verbose) to = now + p.horizon + p.max_duration;
+  if (timeline) {
+    Seconds window = ctx.config.timeline_hours * 3600;
+    if (ta.window) {
+      BK_ASSIGN_OR_RETURN(window, engine::ParseDuration(*ta.window));
+    }
+    Seconds from = now;
+    if (ta.from) {
+      BK_ASSIGN_OR_RETURN(from, engine::ParseViewTime(*ta.from, now, *ctx.zone));
+    }
+    to = std::max(to, from + window + engine::kDay);
+  }
+  BK_ASSIGN_OR_RETURN(service::StatusView view, ledger->Status(now - 2 * engine::kDay, to));
   uint32_t me = ledger->actor().uid;
   int width = surface::TerminalWidth(1, 100);
   bool model = width >= 88;
@@ -221,15 +222,10 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   for (int g : gpus) {
     const service::GpuView& v = view.gpus[g];
     const gpu::DeviceSample& d = view.snapshot.devices[g];
-    std::set<uint32_t> owners;
-    int used = 0;
-    bool excl = false;
-    for (const auto& r : view.reservations) {
-      if (!r.ActiveAt(now) || !OnGpu(r, g) || r.start > now) continue;
-      owners.insert(r.uid);
-      if (r.mode == engine::Mode::kExclusive) excl = true;
-      else used += r.share_units;
-    }
+    const service::GpuUsage& u = view.usage[g];
+    std::set<uint32_t> owners(u.owners_now.begin(), u.owners_now.end());
+    int used = u.used_units;
+    bool excl = u.exclusive;
     std::string state = v.live_status;
     int procs = 0;
     for (const auto& pr : d.processes) {
@@ -240,7 +236,7 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
     std::string name = Clip14(d.name);
     std::string util = v.utilization_percent ? fmt::format("{}%", *v.utilization_percent) : "-";
     std::string used_text = excl ? "X" : std::to_string(used);
-    std::string xfree = WhenText(NextFree(view.reservations, g, now), now, *ctx.zone);
+    std::string xfree = WhenText(u.next_free, now, *ctx.zone);
     if (model)
       out += fmt::format("{:<4} {:<14} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", g, name, util, MemText(v), procs,
                          state, used_text, p.share_capacity, xfree);
@@ -255,13 +251,11 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
                            pr.gpu_memory_mb, Printable(pr.command.substr(0, 60)));
   }
   if (!view.snapshot.error.empty()) out += "telemetry: " + Printable(view.snapshot.error) + "\n";
-  std::vector<Reservation> active, mine;
+  std::vector<Reservation> active;
   for (const auto& r : view.reservations)
-    if (r.ActiveAt(now)) {
-      active.push_back(r);
-      if (r.uid == me) mine.push_back(r);
-    }
-  out += fmt::format("Reservations: {} active, {} yours | `bk l` details | `bk tl` timeline\n", active.size(),
+    if (r.ActiveAt(now)) active.push_back(r);
+  const std::vector<Reservation>& mine = view.mine;
+  out += fmt::format("Reservations: {} active, {} yours | `bk l` details | `bk tl` timeline\n", view.active_count,
                      mine.size());
   for (size_t i = 0; i < mine.size() && i < 8; ++i) {
     const auto& r = mine[i];

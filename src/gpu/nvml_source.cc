@@ -69,7 +69,7 @@ struct NvmlSource::DeviceState {
   std::string name;
   std::optional<int64_t> total_mb;
   // Metrics switched off for this session, with the stated reason.
-  std::map<std::string, std::string> off;
+  std::map<std::string, std::string, std::less<>> off;
   bool memory_v2_off = false;
   bool list_off[2][kProcessListVersions] = {};  // [graphics][version]
   unsigned long long last_seen_us = 0;           // per-process utilisation cursor
@@ -134,7 +134,7 @@ bool NvmlSource::EnsureSession(int64_t now_ns, NvmlReport& report) {
   if (retry_at_ns_ != 0 && now_ns < retry_at_ns_) {
     report.state = library_missing_ ? NvmlReport::State::kNoLibrary : NvmlReport::State::kBackoff;
     int64_t left_s = (retry_at_ns_ - now_ns + 999'999'999) / 1'000'000'000;
-    report.error = fmt::format("{} (NVML retried in {} s)", error_, left_s);
+    report.error = fmt::format("{} (next NVML attempt in {} s)", error_, left_s);
     return false;
   }
   report.state = NvmlReport::State::kFailed;

@@ -159,7 +159,7 @@ TEST_F(NvmlSourceTest, InitFailureIsAStatedReasonWithBackoff) {
   s = src->Sample(2, &report);
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(report.state, NvmlReport::State::kBackoff);
-  EXPECT_NE(s.error.find("retried in 1 s"), std::string::npos) << s.error;
+  EXPECT_NE(s.error.find("next NVML attempt in 1 s"), std::string::npos) << s.error;
   EXPECT_EQ(nvml_.init_calls, 1);
   EXPECT_FALSE(src->DeviceCount().has_value());
 

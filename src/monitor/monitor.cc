@@ -64,6 +64,18 @@ Status Monitor::Start(int64_t now_ms) {
   // Transition events (paused, telemetry-failed, ...) continue from the last
   // run's state, so repeated `bk m --once` runs do not repeat them.
   if (heartbeat) last_state_ = heartbeat->sample_state;
+  // Identities survive restarts, so even a first sample inside an exclusive
+  // window (a fresh `bk m --once`) shows which GPU is which.
+  BK_ASSIGN_OR_RETURN(auto gpus, opt_.usage->Gpus());
+  for (const store::GpuIdentity& g : gpus) {
+    if (g.gpu < 0 || g.gpu >= opt_.config->policy.gpu_count) continue;
+    if (identities_.size() <= static_cast<size_t>(g.gpu)) identities_.resize(g.gpu + 1);
+    gpu::DeviceSample& id = identities_[g.gpu];
+    id.index = g.gpu;
+    id.uuid = g.uuid;
+    id.name = g.name;
+    id.memory_total_mb = g.memory_total_mb;
+  }
   BK_TRY(opt_.usage->Begin());
   store::UsageEvent e = MonitorEvent(
       "monitor-start", now_ms,
@@ -105,10 +117,13 @@ void Monitor::Remember(const gpu::Snapshot& snapshot) {
     const gpu::DeviceSample& d = snapshot.devices[i];
     if (d.source == gpu::Source::kNone) continue;
     gpu::DeviceSample& id = identities_[i];
-    id.index = d.index;
+    gpu::DeviceSample before = id;
+    id.index = static_cast<int>(i);
     if (!d.uuid.empty()) id.uuid = d.uuid;
     id.name = d.name;
     if (d.memory_total_mb) id.memory_total_mb = d.memory_total_mb;
+    if (id.uuid != before.uuid || id.name != before.name || id.memory_total_mb != before.memory_total_mb)
+      changed_identities_.push_back(static_cast<int>(i));
   }
 }
 
@@ -302,6 +317,10 @@ Status Monitor::Write(TickReport& r, const ProcessTracker::Changes& changes,
     }
     for (const auto& [id, streak] : stored_streaks_)
       if (!streaks_.count(id)) BK_TRY(u.DeleteEvidence(id));
+    for (int g : changed_identities_) {
+      const gpu::DeviceSample& id = identities_[g];
+      BK_TRY(u.PutGpu({g, id.uuid, id.name, id.memory_total_mb, r.at_ms}));
+    }
     BK_TRY(u.PutHeartbeat(r.heartbeat));
     if (r.at_ms >= next_prune_ms_) {
       BK_TRY(u.Prune(r.at_ms, opt_.retention));
@@ -315,6 +334,7 @@ Status Monitor::Write(TickReport& r, const ProcessTracker::Changes& changes,
   }
   BK_TRY(u.Commit());
   stored_streaks_ = streaks_;
+  changed_identities_.clear();
   return Ok();
 }
 

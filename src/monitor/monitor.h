@@ -136,7 +136,8 @@ class Monitor {
   std::map<std::string, Streak> streaks_;
   std::map<std::string, Streak> stored_streaks_;  // as last written, to write only changes
   gpu::Snapshot latest_;
-  std::vector<gpu::DeviceSample> identities_;  // last known identity per GPU
+  std::vector<gpu::DeviceSample> identities_;  // last known identity per GPU (also in usage.db)
+  std::vector<int> changed_identities_;        // to write with this sample
   std::string last_state_;  // ok | failed | paused | "" (none yet)
   int64_t started_ms_ = 0;
   int64_t last_ms_ = 0;

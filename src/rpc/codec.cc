@@ -699,7 +699,14 @@ json Encode(const service::StatusView& v) {
   for (const auto& g : v.gpus) views.push_back(EncodeView(g));
   json rs = json::array();
   for (const auto& r : v.reservations) rs.push_back(Encode(r));
-  return {{"now", v.now}, {"devices", devices}, {"error", v.snapshot.error}, {"gpus", views}, {"reservations", rs}};
+  json usage = json::array();
+  for (const auto& u : v.usage)
+    usage.push_back({{"used_units", u.used_units}, {"exclusive", u.exclusive}, {"next_free", u.next_free},
+                     {"owners_now", u.owners_now}});
+  json mine = json::array();
+  for (const auto& r : v.mine) mine.push_back(Encode(r));
+  return {{"now", v.now},   {"devices", devices}, {"error", v.snapshot.error}, {"gpus", views},
+          {"usage", usage}, {"active_count", v.active_count}, {"mine", mine}, {"reservations", rs}};
 }
 
 Result<service::StatusView> DecodeStatus(const json& j) {
@@ -735,6 +742,11 @@ Result<service::StatusView> DecodeStatus(const json& j) {
     }
     for (const auto& g : j.at("gpus")) v.gpus.push_back(DecodeView(g));
     for (const auto& r : j.at("reservations")) v.reservations.push_back(DecodeReservationUnchecked(r));
+    for (const auto& u : j.at("usage"))
+      v.usage.push_back({u.at("used_units").get<int>(), u.at("exclusive").get<bool>(),
+                         u.at("next_free").get<Seconds>(), u.at("owners_now").get<std::vector<uint32_t>>()});
+    v.active_count = j.at("active_count").get<int>();
+    for (const auto& r : j.at("mine")) v.mine.push_back(DecodeReservationUnchecked(r));
     return v;
   });
 }

@@ -185,7 +185,9 @@ const std::map<std::string, Call>& Methods() {
   return methods;
 }
 
-std::string ErrorLine(const json& id, int code, const std::string& message, std::optional<ErrorKind> kind = {}) {
+// Protocol-level errors are the client's input errors too: kind "invalid".
+std::string ErrorLine(const json& id, int code, const std::string& message,
+                      std::optional<ErrorKind> kind = ErrorKind::kInvalid) {
   return json{{"jsonrpc", "2.0"}, {"id", id}, {"error", rpc::ErrorObject(code, message, kind)}}.dump(
       -1, ' ', false, json::error_handler_t::replace);
 }
@@ -214,11 +216,18 @@ std::optional<std::string> Dispatcher::Handle(const service::Actor& actor, const
   if (req.value("jsonrpc", "") != "2.0") return ErrorLine(id, rpc::kInvalidRequest, "jsonrpc must be \"2.0\"");
   if (!req.contains("method") || !req["method"].is_string())
     return ErrorLine(id, rpc::kInvalidRequest, "method must be a string");
+  // A notification is never answered, not even with an error (JSON-RPC 2.0 section 4.1).
   json params = req.contains("params") ? req["params"] : json::object();
-  if (!params.is_object()) return ErrorLine(id, rpc::kInvalidParams, "params must be a JSON object");
+  if (!params.is_object()) {
+    if (notification) return std::nullopt;
+    return ErrorLine(id, rpc::kInvalidParams, "params must be a JSON object");
+  }
   std::string method = req["method"].get<std::string>();
   auto it = Methods().find(method);
-  if (it == Methods().end()) return ErrorLine(id, rpc::kMethodNotFound, fmt::format("unknown method {}", method));
+  if (it == Methods().end()) {
+    if (notification) return std::nullopt;
+    return ErrorLine(id, rpc::kMethodNotFound, fmt::format("unknown method {}", method));
+  }
   last_write_ = it->second.write;
   Result<json> result = Fail(ErrorKind::kInternal, "not run");
   try {

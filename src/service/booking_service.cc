@@ -27,8 +27,46 @@ Result<store::LedgerStore*> BookingService::Impl::Reader() {
     store::OpenOptions o{deps.config->ledger_path, false, deps.data_owner, 10000, deps.exclusive_store};
     o.busy_timeout_ms = static_cast<int>(deps.config->lock_timeout_seconds * 1000);
     BK_ASSIGN_OR_RETURN(store, store::LedgerStore::Open(o));
+    Watch(*store);
   }
   return store.get();
+}
+
+void BookingService::Impl::Watch(store::LedgerStore& s) {
+  calendar.reset();
+  if (!deps.exclusive_store) return;
+  s.OnCommit([this, &s](const std::vector<std::string>& ids) {
+    if (!calendar) return;
+    for (const auto& id : ids) {
+      auto r = s.Get(id);
+      if (r && *r && (*r)->status == engine::Status::kActive) (*calendar)[id] = (*r)->ToFootprint();
+      else calendar->erase(id);
+    }
+  });
+}
+
+Result<std::vector<engine::Footprint>> BookingService::Impl::Footprints(store::LedgerStore& s, Seconds now,
+                                                                       const std::string& except) {
+  if (!deps.exclusive_store) return s.ActiveFootprints(now, except);
+  if (!calendar) {
+    store::ReservationQuery q;
+    q.active_only = true;
+    q.now = now;
+    BK_ASSIGN_OR_RETURN(auto rows, s.Reservations(q));
+    calendar.emplace();
+    for (const auto& r : rows) (*calendar)[r.id] = r.ToFootprint();
+  }
+  std::vector<engine::Footprint> out;
+  out.reserve(calendar->size());
+  for (auto it = calendar->begin(); it != calendar->end();) {
+    if (it->second.end <= now) {
+      it = calendar->erase(it);  // ended: it never counts again
+      continue;
+    }
+    if (it->first != except) out.push_back(it->second);
+    ++it;
+  }
+  return out;
 }
 
 Result<store::LedgerStore*> BookingService::Impl::Writer() {
@@ -38,6 +76,7 @@ Result<store::LedgerStore*> BookingService::Impl::Writer() {
     store::OpenOptions o{deps.config->ledger_path, true, deps.data_owner, 10000, deps.exclusive_store};
     o.busy_timeout_ms = static_cast<int>(deps.config->lock_timeout_seconds * 1000);
     BK_ASSIGN_OR_RETURN(store, store::LedgerStore::Open(o));
+    Watch(*store);
   }
   return store.get();
 }
@@ -360,7 +399,7 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
     return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, start, start + req.duration));
   }
 
-  BK_ASSIGN_OR_RETURN(auto footprints, s->ActiveFootprints(now));
+  BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now));
   engine::Calendar cal(p, std::move(footprints), now);
   BK_TRY(FillRequiredMemory(p, advice, cal, req));
   auto placed = cal.FindEarliest(ToPlacement(req, start, !exact), advice.engine);
@@ -468,7 +507,7 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   if (cur.uid != actor.uid)
     return Fail(ErrorKind::kPermission, "only the owner can edit a reservation; administrators may cancel it");
   std::string signature = EditSignature(request, cur.id);
-  BK_ASSIGN_OR_RETURN(auto footprints, s->ActiveFootprints(now, cur.id));
+  BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now, cur.id));
   engine::Calendar cal(p, std::move(footprints), now);
 
   Reservation next = cur;
@@ -629,7 +668,7 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
     return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, cur.start, new_end));
   Seconds from = std::max(p.grid().Ceil(now), cur.end);
   if (auto conflict = engine::PolicyConflict(p, now, from, new_end)) return Fail(ErrorKind::kConflict, *conflict);
-  BK_ASSIGN_OR_RETURN(auto footprints, s->ActiveFootprints(now, cur.id));
+  BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now, cur.id));
   engine::Calendar cal(p, std::move(footprints), now);
   engine::PlacementRequest ext;
   ext.count = static_cast<int>(cur.gpus.size());

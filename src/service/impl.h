@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "service/advice.h"
 #include "service/booking_service.h"
@@ -29,6 +30,9 @@ struct BookingService::Impl {
 
   // The ledger for reading: a missing file reads as empty and is not created.
   Result<store::LedgerStore*> Reader();
+  // Like Reader, but a long-running reader (the worker) started before the
+  // ledger file existed switches from the empty in-memory view to the file.
+  Result<store::LedgerStore*> FreshReader();
   // The ledger for writing: created on first use.
   Result<store::LedgerStore*> Writer();
   // A write that fails leaves no trace: a ledger (and data directory) created
@@ -38,6 +42,13 @@ struct BookingService::Impl {
   bool fresh_dir = false;
   // One telemetry sample per service call; a malformed simulation file is bad input.
   Result<gpu::Snapshot> Telemetry();
+
+  // Active footprints for placement. The daemon, which alone writes its
+  // ledger, keeps them in memory and refreshes the ones each commit touched.
+  Result<std::vector<engine::Footprint>> Footprints(store::LedgerStore& s, engine::Seconds now,
+                                                   const std::string& except = "");
+  void Watch(store::LedgerStore& s);
+  std::optional<std::unordered_map<std::string, engine::Footprint>> calendar;
 
   // Binds the policy on the first write; refuses a ledger bound to another one.
   ::bk::Status CheckPolicy(store::LedgerStore& s, bool bind);

@@ -9,6 +9,7 @@
 
 #include "base/strings.h"
 #include "service/impl.h"
+#include "sys/fs.h"
 #include "sys/random.h"
 
 namespace bk::service {
@@ -158,8 +159,13 @@ Status CancelJob(store::LedgerStore& s, const Reservation& r, Seconds now) {
   return s.UpdateJob(*job);
 }
 
+Result<store::LedgerStore*> BookingService::Impl::FreshReader() {
+  if (store && store->in_memory() && sys::Exists(deps.config->ledger_path)) store.reset();
+  return Reader();
+}
+
 Result<std::vector<JobView>> BookingService::Jobs(const Actor& actor, const JobsQuery& query) {
-  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->FreshReader());
   BK_ASSIGN_OR_RETURN(auto jobs, s->JobsForUid(actor.uid, query.open_only));
   std::vector<JobView> out;
   for (auto& j : jobs) {

@@ -71,7 +71,7 @@ Result<Recommendation> BookingService::Recommend(const Actor& actor, const Creat
     start = *request.start;
   }
   rec.start = start;
-  BK_ASSIGN_OR_RETURN(auto footprints, s->ActiveFootprints(now));
+  BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now));
   engine::Calendar cal(p, std::move(footprints), now);
   auto placed = cal.FindEarliest(Shape(rec.request, start, rec.allow_queue), advice.engine);
   if (!placed) {
@@ -120,7 +120,7 @@ Result<SlotsResult> BookingService::Slots(const Actor& actor, const CreateReques
   Seconds now = impl_->Now();
   engine::SlotGrid grid = p.grid();
   Seconds start = from <= now ? grid.Floor(now) : grid.Ceil(from);
-  BK_ASSIGN_OR_RETURN(auto footprints, s->ActiveFootprints(now));
+  BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now));
   engine::Calendar cal(p, std::move(footprints), now);
 
   // Candidate GPU sets: the pinned one, or combinations of eligible GPUs in advice order.
@@ -196,19 +196,16 @@ Result<ListResult> BookingService::List(const Actor& actor, const ListQuery& q) 
   if (!q.everyone) query.uid = actor.uid;
   query.now = now;
   query.active_only = !q.history;
-  BK_ASSIGN_OR_RETURN(auto rows, s->Reservations(query));
-  if (q.history) {
-    std::sort(rows.begin(), rows.end(), [](const Reservation& a, const Reservation& b) {
-      return std::tie(b.start, b.id) < std::tie(a.start, a.id);
-    });
-  }
+  query.newest_first = q.history;
+  query.limit = q.limit;
   ListResult out;
-  out.total = static_cast<int>(rows.size());
-  if (q.limit && static_cast<int>(rows.size()) > *q.limit) {
-    rows.resize(*q.limit);
-    out.truncated = true;
+  BK_ASSIGN_OR_RETURN(out.reservations, s->Reservations(query));
+  out.total = static_cast<int>(out.reservations.size());
+  if (q.limit && out.total >= *q.limit) {
+    BK_ASSIGN_OR_RETURN(int64_t total, s->CountReservations(query));
+    out.total = static_cast<int>(total);
   }
-  out.reservations = std::move(rows);
+  out.truncated = out.total > static_cast<int>(out.reservations.size());
   // The caller's jobs on the listed reservations, for the public "job" field.
   BK_ASSIGN_OR_RETURN(auto jobs, s->JobsForUid(actor.uid));
   for (auto& j : jobs)
@@ -254,13 +251,44 @@ Result<OperationView> BookingService::Operation(const Actor& actor, const std::s
 }
 
 Result<StatusView> BookingService::Status(const Actor& actor, Seconds from, Seconds to) {
-  (void)actor;
   const engine::Policy& p = impl_->policy();
   StatusView v;
   v.now = impl_->Now();
   BK_ASSIGN_OR_RETURN(v.snapshot, impl_->Telemetry());
   v.gpus = BuildAdvice(v.snapshot, p).views;
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
+  // Per-GPU facts from the lean footprints, so a long calendar costs little.
+  BK_ASSIGN_OR_RETURN(auto fps, impl_->Footprints(*s, v.now));
+  v.active_count = static_cast<int>(fps.size());
+  v.usage.resize(p.gpu_count);
+  std::vector<std::vector<engine::Interval>> spans(p.gpu_count);
+  for (const auto& f : fps)
+    for (int g : f.gpus)
+      if (g >= 0 && g < p.gpu_count) {
+        spans[g].push_back({f.start, f.end});
+        if (f.start <= v.now && f.end > v.now) {
+          if (f.mode == engine::Mode::kExclusive) v.usage[g].exclusive = true;
+          else v.usage[g].used_units += f.share_units;
+        }
+      }
+  for (int g = 0; g < p.gpu_count; ++g) {
+    auto& sp = spans[g];
+    std::sort(sp.begin(), sp.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+    Seconds t = v.now;
+    for (const auto& i : sp)
+      if (i.start <= t && i.end > t) t = i.end;
+    v.usage[g].next_free = t;
+  }
+  store::ReservationQuery now_q;
+  now_q.active_only = true;
+  now_q.now = v.now;
+  now_q.overlap_end = v.now + 1;
+  BK_ASSIGN_OR_RETURN(auto current, s->Reservations(now_q));
+  for (const auto& r : current)
+    for (int g : r.gpus)
+      if (g >= 0 && g < p.gpu_count) v.usage[g].owners_now.push_back(r.uid);
+  store::ReservationQuery mine_q{actor.uid, true, true, v.now};
+  BK_ASSIGN_OR_RETURN(v.mine, s->Reservations(mine_q));
   store::ReservationQuery q;
   q.include_cancelled = false;
   q.overlap_start = std::min(from, v.now);

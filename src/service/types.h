@@ -204,11 +204,22 @@ struct OperationView {
   std::optional<engine::Reservation> reservation;
 };
 
+// Calendar facts per GPU, computed from every active reservation.
+struct GpuUsage {
+  int used_units = 0;        // shared slots taken now
+  bool exclusive = false;    // an exclusive reservation covers now
+  engine::Seconds next_free = 0;  // when no reservation covers the GPU any more
+  std::vector<uint32_t> owners_now;  // UIDs holding it now
+};
+
 // Everything `bk st`, `bk g` and `bk tl` draw.
 struct StatusView {
   engine::Seconds now = 0;
   gpu::Snapshot snapshot;
   std::vector<GpuView> gpus;
+  std::vector<GpuUsage> usage;                    // per GPU
+  int active_count = 0;                           // active reservations of everyone
+  std::vector<engine::Reservation> mine;          // the caller's active reservations
   std::vector<engine::Reservation> reservations;  // overlapping the window (all users), not cancelled
 };
 

@@ -114,7 +114,7 @@ __bk_gpu_clock() {
     __bk_gpu_t=$(date +%s)
   fi
 })sh" + kCommon +
-           R"sh(if (( ! ${precmd_functions[(Ie)__bk_gpu_hook]} )); then
+           R"sh(if [[ " ${precmd_functions[*]-} " != *" __bk_gpu_hook "* ]]; then
   precmd_functions+=(__bk_gpu_hook)
 fi
 bk_gpu_refresh

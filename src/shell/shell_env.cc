@@ -35,7 +35,8 @@ bool NeedsSnapshot(const std::vector<engine::Reservation>& mine, engine::Seconds
 }
 
 ShellEnv ComputeShellEnv(const std::vector<engine::Reservation>& mine, engine::Seconds now,
-                         const gpu::Snapshot& snapshot, const std::string& until_text) {
+                         const gpu::Snapshot& snapshot,
+                         const std::function<std::string(engine::Seconds)>& clock_text) {
   ShellEnv e;
   e.now = now;
   std::vector<engine::Reservation> sorted = mine;
@@ -59,7 +60,7 @@ ShellEnv ComputeShellEnv(const std::vector<engine::Reservation>& mine, engine::S
   }
   e.state = "ok";
   e.tokens = Tokens(e.gpus, snapshot);
-  e.notice = fmt::format("bk: this shell now sees GPU {} (booked until {})", JoinInts(e.gpus), until_text);
+  e.notice = fmt::format("bk: this shell now sees GPU {} (booked until {})", JoinInts(e.gpus), clock_text(*e.until));
   return e;
 }
 

@@ -4,6 +4,7 @@
 // instant that can change that (a start or an end), so the prompt hook can
 // stay silent until then.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,10 +29,11 @@ struct ShellEnv {
 inline constexpr engine::Seconds kUnreachableRetry = 60;
 
 // `mine` are the caller's bookings (any status; only active ones count);
-// `snapshot` supplies GPU UUIDs (indexes when any is unknown); `until_text` is
-// the earliest active end as the user reads it, for the notice.
+// `snapshot` supplies GPU UUIDs (indexes when any is unknown); `clock_text`
+// renders the earliest active end for the notice, as the user reads times.
 ShellEnv ComputeShellEnv(const std::vector<engine::Reservation>& mine, engine::Seconds now,
-                         const gpu::Snapshot& snapshot, const std::string& until_text);
+                         const gpu::Snapshot& snapshot,
+                         const std::function<std::string(engine::Seconds)>& clock_text);
 // True when a booking is active now, so its GPUs' UUIDs need a sample.
 bool NeedsSnapshot(const std::vector<engine::Reservation>& mine, engine::Seconds now);
 ShellEnv Unreachable(engine::Seconds now, const std::string& why);

@@ -279,7 +279,10 @@ constexpr const char* kNotificationColumns =
 }  // namespace
 
 WriteTxn::~WriteTxn() {
-  if (store_) (void)store_->db_->Exec("ROLLBACK");
+  if (store_) {
+    (void)store_->db_->Exec("ROLLBACK");
+    store_->changed_.clear();
+  }
 }
 
 Status WriteTxn::Commit() {
@@ -287,8 +290,12 @@ Status WriteTxn::Commit() {
   store_ = nullptr;
   if (auto st = s->db_->Exec("COMMIT"); !st) {
     (void)s->db_->Exec("ROLLBACK");
+    s->changed_.clear();
     return st;
   }
+  std::vector<std::string> changed;
+  changed.swap(s->changed_);
+  if (s->on_commit_ && !changed.empty()) s->on_commit_(changed);
   return Ok();
 }
 
@@ -320,18 +327,26 @@ Status LedgerStore::Configure(const OpenOptions& o) {
   sqlite3_busy_timeout(db_->raw(), o.busy_timeout_ms);
   // Look before touching: a file that is not ours must be refused unchanged,
   // so the journal mode is switched only after the schema check.
-  BK_ASSIGN_OR_RETURN(int64_t version, UserVersion());
-  if (version == 0) {
-    BK_ASSIGN_OR_RETURN(int64_t tables, TableCount());
-    if (tables > 0)
+  // One statement, one snapshot: a concurrent first writer may create the
+  // schema between two separate reads.
+  {
+    BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT (SELECT user_version FROM pragma_user_version), "
+                                              "(SELECT count(*) FROM sqlite_master)"));
+    BK_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (row && st.Int(0) == 0 && st.Int(1) > 0)
       return Fail(ErrorKind::kCorrupt,
                   fmt::format("{} is an SQLite database but not a GPUBK ledger; move it aside", path_));
   }
   if (o.exclusive) BK_TRY(db_->Exec("PRAGMA locking_mode=EXCLUSIVE"));
-  {
-    BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("PRAGMA journal_mode=WAL"));
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    (void)row;
+  // Switching a new file to WAL needs a moment alone with it; concurrent first
+  // bookings may all try at once, and SQLite answers some of them "busy"
+  // without waiting, so retry for as long as the busy timeout allows.
+  for (int waited_ms = 0;; waited_ms += 5) {
+    auto st = db_->Prepare("PRAGMA journal_mode=WAL");
+    Result<bool> row = st ? st->Step() : Result<bool>(std::unexpected(st.error()));
+    if (row) break;
+    if (row.error().kind != ErrorKind::kBusy || waited_ms >= o.busy_timeout_ms) return std::unexpected(row.error());
+    usleep(5000);
   }
   BK_TRY(db_->Exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON"));
   return Ok();
@@ -347,7 +362,7 @@ Result<int64_t> LedgerStore::UserVersion() {
 }
 
 Result<int64_t> LedgerStore::TableCount() {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT count(*) FROM sqlite_master"));
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("SELECT count(*) FROM sqlite_master"));
   BK_ASSIGN_OR_RETURN(bool row, st.Step());
   return row ? st.Int(0) : 0;
 }
@@ -393,22 +408,21 @@ Result<WriteTxn> LedgerStore::BeginWrite() {
 }
 
 Result<std::optional<std::string>> LedgerStore::BoundPolicy() {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT value FROM meta WHERE key='policy'"));
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("SELECT value FROM meta WHERE key='policy'"));
   BK_ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<std::string>();
   return std::optional(st.Text(0));
 }
 
 Status LedgerStore::BindPolicy(const std::string& policy_json) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('policy', ?)"));
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("INSERT OR REPLACE INTO meta(key, value) VALUES('policy', ?)"));
   st.Bind(1, policy_json);
   return st.Run();
 }
 
 Result<std::vector<engine::Footprint>> LedgerStore::ActiveFootprints(engine::Seconds now,
                                                                      const std::string& except_id) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
-                                   "SELECT mode, gpus, share_units, memory_mb, cpus, ram_mb, start_at, end_at, id "
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("SELECT mode, gpus, share_units, memory_mb, cpus, ram_mb, start_at, end_at, id "
                                    "FROM reservations WHERE status='active' AND end_at > ?"));
   st.Bind(1, now);
   std::vector<engine::Footprint> out;
@@ -430,20 +444,36 @@ Result<std::vector<engine::Footprint>> LedgerStore::ActiveFootprints(engine::Sec
   return out;
 }
 
-Result<std::vector<engine::Reservation>> LedgerStore::Reservations(const ReservationQuery& q) {
-  std::string sql = fmt::format("SELECT {} FROM reservations WHERE 1=1", kReservationColumns);
+namespace {
+
+std::string Where(const ReservationQuery& q) {
+  std::string sql = " WHERE 1=1";
   if (q.uid) sql += " AND uid = ?";
   if (q.active_only) sql += " AND status = 'active' AND end_at > ?";
   if (!q.include_cancelled) sql += " AND status != 'cancelled'";
   if (q.overlap_start) sql += " AND end_at > ?";
   if (q.overlap_end) sql += " AND start_at < ?";
-  sql += " ORDER BY start_at, end_at, id";
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(sql));
+  return sql;
+}
+
+int BindWhere(Stmt& st, const ReservationQuery& q) {
   int i = 1;
   if (q.uid) st.Bind(i++, int64_t{*q.uid});
   if (q.active_only) st.Bind(i++, q.now.value_or(0));
   if (q.overlap_start) st.Bind(i++, *q.overlap_start);
   if (q.overlap_end) st.Bind(i++, *q.overlap_end);
+  return i;
+}
+
+}  // namespace
+
+Result<std::vector<engine::Reservation>> LedgerStore::Reservations(const ReservationQuery& q) {
+  std::string sql = fmt::format("SELECT {} FROM reservations{}", kReservationColumns, Where(q));
+  sql += q.newest_first ? " ORDER BY start_at DESC, id DESC" : " ORDER BY start_at, end_at, id";
+  if (q.limit) sql += " LIMIT ?";
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
+  int i = BindWhere(st, q);
+  if (q.limit) st.Bind(i, int64_t{*q.limit});
   std::vector<engine::Reservation> out;
   while (true) {
     BK_ASSIGN_OR_RETURN(bool row, st.Step());
@@ -453,8 +483,15 @@ Result<std::vector<engine::Reservation>> LedgerStore::Reservations(const Reserva
   return out;
 }
 
+Result<int64_t> LedgerStore::CountReservations(const ReservationQuery& q) {
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("SELECT count(*) FROM reservations" + Where(q)));
+  BindWhere(st, q);
+  BK_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.Int(0) : 0;
+}
+
 Result<std::optional<engine::Reservation>> LedgerStore::Get(const std::string& id) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(fmt::format("SELECT {} FROM reservations WHERE id = ?", kReservationColumns)));
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format("SELECT {} FROM reservations WHERE id = ?", kReservationColumns)));
   st.Bind(1, id);
   BK_ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<engine::Reservation>();
@@ -468,7 +505,7 @@ Result<std::vector<engine::Reservation>> LedgerStore::ByPrefix(const std::string
   upper.push_back('\x7f');
   std::string sql = fmt::format("SELECT {} FROM reservations WHERE id >= ? AND id < ?{} ORDER BY id LIMIT ?",
                                 kReservationColumns, uid ? " AND uid = ?" : "");
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(sql));
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
   st.Bind(1, prefix);
   st.Bind(2, upper);
   int i = 3;
@@ -484,7 +521,8 @@ Result<std::vector<engine::Reservation>> LedgerStore::ByPrefix(const std::string
 }
 
 Status LedgerStore::Insert(const engine::Reservation& r) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(fmt::format(
+  changed_.push_back(r.id);
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format(
                                    "INSERT INTO reservations({}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                    kReservationColumns)));
   BindReservation(st, r);
@@ -492,8 +530,8 @@ Status LedgerStore::Insert(const engine::Reservation& r) {
 }
 
 Status LedgerStore::Update(const engine::Reservation& r) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
-                                   "UPDATE reservations SET id=?1, uid=?2, username=?3, mode=?4, gpus=?5, "
+  changed_.push_back(r.id);
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("UPDATE reservations SET id=?1, uid=?2, username=?3, mode=?4, gpus=?5, "
                                    "share_units=?6, memory_mb=?7, cpus=?8, ram_mb=?9, start_at=?10, end_at=?11, "
                                    "status=?12, created_at=?13, updated_at=?14, op_id=?15, op_signature=?16, "
                                    "edit_count=?17, cancel_at=?18, cancel_kind=?19, cancel_reason=?20, "
@@ -505,14 +543,13 @@ Status LedgerStore::Update(const engine::Reservation& r) {
 }
 
 Result<int64_t> LedgerStore::CountReservations() {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT count(*) FROM reservations"));
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("SELECT count(*) FROM reservations"));
   BK_ASSIGN_OR_RETURN(bool row, st.Step());
   return row ? st.Int(0) : 0;
 }
 
 Result<std::optional<Operation>> LedgerStore::FindOperation(uint32_t uid, const std::string& op_id) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
-                                   "SELECT uid, op_id, action, reservation_id, signature, created_at FROM operations "
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("SELECT uid, op_id, action, reservation_id, signature, created_at FROM operations "
                                    "WHERE uid = ? AND op_id = ?"));
   st.Bind(1, int64_t{uid}).Bind(2, op_id);
   BK_ASSIGN_OR_RETURN(bool row, st.Step());
@@ -522,8 +559,7 @@ Result<std::optional<Operation>> LedgerStore::FindOperation(uint32_t uid, const 
 }
 
 Status LedgerStore::InsertOperation(const Operation& op) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
-                                   "INSERT INTO operations(uid, op_id, action, reservation_id, signature, created_at) "
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("INSERT INTO operations(uid, op_id, action, reservation_id, signature, created_at) "
                                    "VALUES(?,?,?,?,?,?)"));
   st.Bind(1, int64_t{op.uid}).Bind(2, op.op_id).Bind(3, op.action).Bind(4, op.reservation_id);
   st.Bind(5, op.signature).Bind(6, op.created_at);
@@ -531,8 +567,7 @@ Status LedgerStore::InsertOperation(const Operation& op) {
 }
 
 Status LedgerStore::AppendEvent(const Event& e) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
-                                   "INSERT INTO events(event_id, transaction_id, ts, uid, username, actor_uid, "
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("INSERT INTO events(event_id, transaction_id, ts, uid, username, actor_uid, "
                                    "actor_username, action, reservation_id, op_id, gpus, mode, share_units, start_at, "
                                    "end_at, result, message, before, after, signature) "
                                    "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
@@ -549,7 +584,7 @@ Status LedgerStore::AppendEvent(const Event& e) {
 }
 
 Result<std::vector<Event>> LedgerStore::EventsForUid(uint32_t uid, int limit) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(fmt::format(
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format(
                                    "SELECT * FROM (SELECT {} FROM events WHERE uid = ? ORDER BY seq DESC LIMIT ?) "
                                    "ORDER BY seq",
                                    kEventColumns)));
@@ -564,7 +599,7 @@ Result<std::vector<Event>> LedgerStore::EventsForUid(uint32_t uid, int limit) {
 }
 
 Result<std::vector<Event>> LedgerStore::EventsForReservation(const std::string& id) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(fmt::format(
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format(
                                    "SELECT {} FROM events WHERE reservation_id = ? ORDER BY seq", kEventColumns)));
   st.Bind(1, id);
   std::vector<Event> out;
@@ -577,7 +612,7 @@ Result<std::vector<Event>> LedgerStore::EventsForReservation(const std::string& 
 }
 
 Status LedgerStore::InsertNotification(const Notification& n) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(fmt::format("INSERT INTO notifications({}) VALUES(?,?,?,?,?,?,?,?,?)",
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format("INSERT INTO notifications({}) VALUES(?,?,?,?,?,?,?,?,?)",
                                                         kNotificationColumns)));
   st.Bind(1, n.id).Bind(2, int64_t{n.uid}).Bind(3, n.reservation_id).Bind(4, n.type).Bind(5, n.created_at);
   st.Bind(6, int64_t{n.actor_uid}).Bind(7, n.actor_username).Bind(8, n.reason).Bind(9, n.message);
@@ -585,7 +620,7 @@ Status LedgerStore::InsertNotification(const Notification& n) {
 }
 
 Result<std::vector<Notification>> LedgerStore::NotificationsForUid(uint32_t uid, int limit) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(fmt::format(
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format(
                                    "SELECT {} FROM notifications WHERE uid = ? ORDER BY created_at DESC, id LIMIT ?",
                                    kNotificationColumns)));
   st.Bind(1, int64_t{uid}).Bind(2, int64_t{limit});
@@ -599,7 +634,7 @@ Result<std::vector<Notification>> LedgerStore::NotificationsForUid(uint32_t uid,
 }
 
 Result<std::vector<Notification>> LedgerStore::NotificationsForReservation(const std::string& id) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(fmt::format(
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format(
                                    "SELECT {} FROM notifications WHERE reservation_id = ? ORDER BY created_at, id",
                                    kNotificationColumns)));
   st.Bind(1, id);
@@ -613,7 +648,7 @@ Result<std::vector<Notification>> LedgerStore::NotificationsForReservation(const
 }
 
 Status LedgerStore::InsertJob(const JobRecord& job) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(fmt::format(
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format(
                                    "INSERT INTO jobs({}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                    kJobColumns)));
   BindJob(st, job);
@@ -621,8 +656,7 @@ Status LedgerStore::InsertJob(const JobRecord& job) {
 }
 
 Status LedgerStore::UpdateJob(const JobRecord& job) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(
-                                   "UPDATE jobs SET reservation_id=?1, uid=?2, spec_id=?3, digest=?4, summary=?5, "
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("UPDATE jobs SET reservation_id=?1, uid=?2, spec_id=?3, digest=?4, summary=?5, "
                                    "status=?6, submitted_at=?7, updated_at=?8, claimed_at=?9, started_at=?10, "
                                    "finished_at=?11, waiting_since=?12, cancel_requested_at=?13, recovered_at=?14, "
                                    "exit_code=?15, runner_pid=?16, runner_host=?17, worker_id=?18, claim_token=?19, "
@@ -636,7 +670,7 @@ Status LedgerStore::UpdateJob(const JobRecord& job) {
 
 Result<std::optional<JobRecord>> LedgerStore::GetJob(const std::string& reservation_id) {
   BK_ASSIGN_OR_RETURN(Stmt st,
-                      db_->Prepare(fmt::format("SELECT {} FROM jobs WHERE reservation_id = ?", kJobColumns)));
+                      db_->Cached(fmt::format("SELECT {} FROM jobs WHERE reservation_id = ?", kJobColumns)));
   st.Bind(1, reservation_id);
   BK_ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<JobRecord>();
@@ -646,7 +680,7 @@ Result<std::optional<JobRecord>> LedgerStore::GetJob(const std::string& reservat
 Result<std::vector<JobRecord>> LedgerStore::JobsForUid(uint32_t uid, bool open_only) {
   std::string cols;
   for (const auto& c : Split(kJobColumns, ',')) cols += (cols.empty() ? "j." : ", j.") + std::string(Trim(c));
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(fmt::format(
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format(
                                    "SELECT {} FROM jobs j JOIN reservations r ON r.id = j.reservation_id "
                                    "WHERE j.uid = ?{} ORDER BY r.start_at, r.id",
                                    cols,

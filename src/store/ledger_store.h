@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,8 @@ struct ReservationQuery {
   std::optional<engine::Seconds> now;   // for active_only / overlap
   std::optional<engine::Seconds> overlap_start;  // end > overlap_start
   std::optional<engine::Seconds> overlap_end;    // start < overlap_end
+  bool newest_first = false;            // order by start descending (history)
+  std::optional<int> limit;
 };
 
 class LedgerStore;
@@ -65,6 +68,8 @@ class LedgerStore {
 
   Result<std::vector<engine::Footprint>> ActiveFootprints(engine::Seconds now, const std::string& except_id = "");
   Result<std::vector<engine::Reservation>> Reservations(const ReservationQuery& q);
+  // How many rows Reservations(q) would return without its limit.
+  Result<int64_t> CountReservations(const ReservationQuery& q);
   Result<std::optional<engine::Reservation>> Get(const std::string& id);
   // IDs starting with `prefix` (at most `limit`).
   Result<std::vector<engine::Reservation>> ByPrefix(const std::string& prefix, std::optional<uint32_t> uid, int limit);
@@ -92,6 +97,10 @@ class LedgerStore {
   // ones a worker may still act on (pending, claimed, running, uncertain).
   Result<std::vector<JobRecord>> JobsForUid(uint32_t uid, bool open_only = false);
 
+  // Called after each committed write transaction with the IDs of the
+  // reservations it inserted or updated (the daemon's in-memory calendar).
+  void OnCommit(std::function<void(const std::vector<std::string>&)> listener) { on_commit_ = std::move(listener); }
+
   // PRAGMA integrity_check; "ok" when healthy.
   Result<std::string> IntegrityCheck();
   Db& db() { return *db_; }
@@ -108,6 +117,8 @@ class LedgerStore {
   std::unique_ptr<Db> db_;
   std::string path_;
   bool in_memory_;
+  std::vector<std::string> changed_;
+  std::function<void(const std::vector<std::string>&)> on_commit_;
 };
 
 }  // namespace bk::store

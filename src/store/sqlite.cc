@@ -4,19 +4,30 @@
 
 namespace bk::store {
 
+namespace {
+void Release(sqlite3_stmt* st, bool owned) {
+  if (!st) return;
+  if (owned) {
+    sqlite3_finalize(st);
+  } else {
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+  }
+}
+}  // namespace
+
 Stmt& Stmt::operator=(Stmt&& o) noexcept {
   if (this != &o) {
-    if (stmt_) sqlite3_finalize(stmt_);
+    Release(stmt_, owned_);
     db_ = o.db_;
     stmt_ = o.stmt_;
+    owned_ = o.owned_;
     o.stmt_ = nullptr;
   }
   return *this;
 }
 
-Stmt::~Stmt() {
-  if (stmt_) sqlite3_finalize(stmt_);
-}
+Stmt::~Stmt() { Release(stmt_, owned_); }
 
 Stmt& Stmt::Bind(int i, int64_t v) {
   sqlite3_bind_int64(stmt_, i, v);
@@ -86,7 +97,21 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int flags) {
   return std::unique_ptr<Db>(new Db(db, path));
 }
 
-Db::~Db() { sqlite3_close_v2(db_); }
+Db::~Db() {
+  for (auto& [sql, st] : cache_) sqlite3_finalize(st);
+  sqlite3_close_v2(db_);
+}
+
+Result<Stmt> Db::Cached(const std::string& sql) {
+  auto it = cache_.find(sql);
+  if (it == cache_.end()) {
+    sqlite3_stmt* st = nullptr;
+    int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &st, nullptr);
+    if (rc != SQLITE_OK) return std::unexpected(SqliteError(db_, rc, path_));
+    it = cache_.emplace(sql, st).first;
+  }
+  return Stmt(db_, it->second, false);
+}
 
 Status Db::Exec(std::string_view sql) {
   char* err = nullptr;

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,8 +17,8 @@ namespace bk::store {
 class Stmt {
  public:
   Stmt() = default;
-  Stmt(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
-  Stmt(Stmt&& o) noexcept : db_(o.db_), stmt_(o.stmt_) { o.stmt_ = nullptr; }
+  Stmt(sqlite3* db, sqlite3_stmt* stmt, bool owned = true) : db_(db), stmt_(stmt), owned_(owned) {}
+  Stmt(Stmt&& o) noexcept : db_(o.db_), stmt_(o.stmt_), owned_(o.owned_) { o.stmt_ = nullptr; }
   Stmt& operator=(Stmt&& o) noexcept;
   ~Stmt();
 
@@ -40,6 +41,7 @@ class Stmt {
  private:
   sqlite3* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
+  bool owned_ = true;  // false: borrowed from Db's cache, reset instead of finalised
 };
 
 class Db {
@@ -49,6 +51,9 @@ class Db {
   ~Db();
   Status Exec(std::string_view sql);
   Result<Stmt> Prepare(std::string_view sql);
+  // A prepared statement kept for the connection's life. The returned handle
+  // resets it when destroyed, so no read snapshot outlives its use.
+  Result<Stmt> Cached(const std::string& sql);
   int64_t Changes() const { return sqlite3_changes64(db_); }
   std::string ErrorText() const { return sqlite3_errmsg(db_); }
   sqlite3* raw() { return db_; }
@@ -58,6 +63,7 @@ class Db {
   Db(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   sqlite3* db_;
   std::string path_;
+  std::map<std::string, sqlite3_stmt*> cache_;
 };
 
 // Maps an SQLite result code to an Error naming the database file.

@@ -80,6 +80,13 @@ CREATE TABLE evidence(
   last_ms INTEGER,
   used_ms INTEGER
 ) STRICT;
+CREATE TABLE gpus(
+  gpu INTEGER PRIMARY KEY,
+  uuid TEXT NOT NULL,
+  name TEXT NOT NULL,
+  memory_total_mb INTEGER,
+  seen_ms INTEGER NOT NULL
+) STRICT;
 CREATE TABLE heartbeat(
   id INTEGER PRIMARY KEY CHECK (id = 1),
   monitor_id TEXT NOT NULL,
@@ -109,6 +116,7 @@ enum Slot {
   kPutEvidence,
   kDeleteEvidence,
   kSumRange,
+  kPutGpu,
   kSlotCount
 };
 
@@ -392,6 +400,25 @@ Status UsageStore::DeleteEvidence(const std::string& reservation_id) {
   BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kDeleteEvidence, "DELETE FROM evidence WHERE reservation_id=?"));
   st->Bind(1, reservation_id);
   return RunReset(*st);
+}
+
+Status UsageStore::PutGpu(const GpuIdentity& g) {
+  BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kPutGpu,
+                                        "INSERT OR REPLACE INTO gpus(gpu, uuid, name, memory_total_mb, seen_ms) "
+                                        "VALUES(?,?,?,?,?)"));
+  st->Bind(1, int64_t{g.gpu}).Bind(2, g.uuid).Bind(3, g.name).Bind(4, g.memory_total_mb).Bind(5, g.seen_ms);
+  return RunReset(*st);
+}
+
+Result<std::vector<GpuIdentity>> UsageStore::Gpus() {
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT gpu, uuid, name, memory_total_mb, seen_ms FROM gpus ORDER BY gpu"));
+  std::vector<GpuIdentity> out;
+  while (true) {
+    BK_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    out.push_back({static_cast<int>(st.Int(0)), st.Text(1), st.Text(2), st.OptInt(3), st.Int(4)});
+  }
+  return out;
 }
 
 Status UsageStore::Prune(int64_t now_ms, const UsageRetention& r) {

@@ -12,6 +12,7 @@
 //   processes  the live process state, so a restarted monitor diffs against it
 //   evidence   per booking, the no-show streak (reclaim.h), so `bk m --once`
 //              runs in a row count as consecutive samples when no gap separates them
+//   gpus       each GPU's identity (UUID, name, total memory) as last sampled
 //   heartbeat  one row: what the monitor last did, for readers to classify
 // Retention is by age (UsageRetention), applied by Prune.
 
@@ -124,6 +125,16 @@ struct HeartbeatRow {
   std::string sample_state = "ok";  // the last sample: ok | failed | paused (for transition events)
 };
 
+// A GPU's stable identity as last sampled: kept for paused windows, when the
+// GPU is not queried.
+struct GpuIdentity {
+  int gpu = 0;
+  std::string uuid;
+  std::string name;
+  std::optional<int64_t> memory_total_mb;
+  int64_t seen_ms = 0;
+};
+
 struct UsageRetention {
   int64_t device_days = 2;    // per-sample device rows
   int64_t minute_days = 35;   // 60 s rollups
@@ -185,12 +196,14 @@ class UsageStore {
   Status DeleteProcess(int gpu, int64_t pid, const std::string& token);
   Status PutEvidence(const EvidenceRow& e);
   Status DeleteEvidence(const std::string& reservation_id);
+  Status PutGpu(const GpuIdentity& g);
   // Removes what is older than the retention allows, relative to now_ms.
   Status Prune(int64_t now_ms, const UsageRetention& retention);
 
   Result<std::optional<HeartbeatRow>> Heartbeat();
   Result<std::vector<TrackedProcess>> Processes();
   Result<std::vector<EvidenceRow>> Evidence();
+  Result<std::vector<GpuIdentity>> Gpus();
 
   Result<std::vector<RollupRow>> Rollups(const RollupQuery& q);
   // Totals per user over [from, to) (epoch seconds): whole hours from the hour

@@ -18,6 +18,7 @@ struct Submission {
   JobSpec spec;
   service::JobBinding binding;
   std::string specs_dir;
+  std::string created_top;  // the highest directory Submit created ("" when none)
 };
 
 // Captures argv, the working directory and PATH, writes the 0600 spec.

@@ -18,6 +18,7 @@ Only the Python standard library is used.
 """
 
 import calendar
+import grp
 import json
 import os
 import pwd
@@ -56,17 +57,49 @@ def bk_ok():
     return os.path.isfile(BK_BIN) and os.access(BK_BIN, os.X_OK)
 
 
+def account_command(args, done=None, attempts=100):
+    """Runs useradd/groupadd/usermod, retrying while another process holds /etc/passwd's lock
+    (ctest runs test files in parallel). `done()` says whether the goal is already reached."""
+    last = None
+    for _ in range(attempts):
+        if done is not None and done():
+            return
+        last = subprocess.run(args, capture_output=True, text=True)
+        if last.returncode == 0 or (done is not None and done()):
+            return
+        if "lock" not in (last.stderr or "").lower():
+            break
+        time.sleep(0.05)  # pacing between retries of a busy lock, not synchronisation
+    raise RuntimeError("%s failed: %s" % (" ".join(args), (last.stderr or "").strip() if last else "?"))
+
+
 def ensure_user(name):
     """The pwd entry of `name`, created with `useradd -m` when missing (root only)."""
-    try:
-        return pwd.getpwnam(name)
-    except KeyError:
-        pass
-    p = subprocess.run(["useradd", "-m", "-s", "/bin/sh", name], capture_output=True, text=True)
-    try:
-        return pwd.getpwnam(name)
-    except KeyError:
-        raise RuntimeError("useradd %s failed: %s" % (name, p.stderr.strip()))
+    def exists():
+        try:
+            pwd.getpwnam(name)
+            return True
+        except KeyError:
+            return False
+
+    account_command(["useradd", "-m", "-s", "/bin/sh", name], done=exists)
+    return pwd.getpwnam(name)
+
+
+def ensure_group(name, members=()):
+    """The GID of group `name` (created when missing) with `members` added (root only)."""
+    def exists():
+        try:
+            grp.getgrnam(name)
+            return True
+        except KeyError:
+            return False
+
+    account_command(["groupadd", name], done=exists)
+    for m in members:
+        account_command(["usermod", "-a", "-G", name, m],
+                        done=lambda m=m: m in grp.getgrnam(name).gr_mem)
+    return grp.getgrnam(name).gr_gid
 
 
 class Account:

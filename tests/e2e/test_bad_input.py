@@ -68,7 +68,6 @@ REFUSED_UP_FRONT = [
     (["book"], ["give a GPU count and a duration, e.g. `bk 1 30m`"]),
     (["x", "1"], ["give a GPU count and a duration"]),
     (["1", "30m", "--"], ["-- must be followed by a job command"]),
-    (["1", "30m", "--", "echo", "hi"], ["cannot schedule commands"]),
     # operation IDs
     (["1", "30m", "--op-id", "a b"], ["operation ID contains unsupported characters"]),
     (["1", "30m", "--op-id", "a/b"], ["operation ID contains unsupported characters"]),

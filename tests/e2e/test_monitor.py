@@ -21,7 +21,7 @@ import subprocess
 import time
 import unittest
 
-from bktest import BK_BIN, ME_NAME, ME_UID, NOW, BkTestCase, sim_gpu
+from bktest import BK_BIN, ME_NAME, ME_UID, NOW, BkTestCase, sim_gpu, upstream_reservation
 
 T0 = calendar.timegm(time.strptime(NOW, "%Y-%m-%dT%H:%M:%SZ"))  # 18:49:00; a `bk 1 2h` starts at 18:45
 ALICE = 1001
@@ -205,18 +205,39 @@ class ReclaimTimelineTest(MonitorCase):
         self.assertChildrenAlive()
 
     def test_root_container_process_is_inferred_to_the_booking_holder(self):
+        # Alice (UID 1001) holds GPU 0; a root process in a Docker container there is hers.
         job = self.child()
-        self.book_id("1", "2h", "--gpu", "0")
+        self.import_ledger([upstream_reservation("11111111-1111-4111-8111-111111111111", [0],
+                                                 "2026-11-29T18:45:00Z", "2026-11-29T20:45:00Z",
+                                                 uid=ALICE, username="alice")])
         root = self.proc(job, uid=0, username="root", container_runtime="docker",
                          container_id="0123456789abcdef0123456789abcdef")
         self.gpus([root], [])
         docs = self.run_until([T0 + 10 * k for k in range(10)])
         p = docs[0]["snapshot"]["devices"][0]["processes"][0]
         self.assertEqual(p["identity_source"], "container-reservation")
-        self.assertEqual(p["uid"], ME_UID)
+        self.assertEqual(p["uid"], ALICE)
+        self.assertEqual(p["username"], "alice")
         self.assertEqual(p["host_uid"], 0)
         self.assertEqual(p["status"], "ok")
         self.assertEqual(docs[0]["reclaim"][0]["verdict"], "use")
+        self.assertChildrenAlive()
+
+    def test_root_container_process_with_two_holders_is_ambiguous(self):
+        job = self.child()
+        self.import_ledger([
+            upstream_reservation("11111111-1111-4111-8111-111111111111", [0], "2026-11-29T18:45:00Z",
+                                 "2026-11-29T20:45:00Z", uid=ALICE, username="alice"),
+            upstream_reservation("22222222-2222-4222-8222-222222222222", [0], "2026-11-29T18:45:00Z",
+                                 "2026-11-29T20:45:00Z", uid=ALICE + 1, username="bob")])
+        root = self.proc(job, uid=0, username="root", container_runtime="docker",
+                         container_id="0123456789abcdef0123456789abcdef")
+        self.gpus([root], [])
+        docs = self.run_until([T0 + 10 * k for k in range(15)])
+        p = docs[-1]["snapshot"]["devices"][0]["processes"][0]
+        self.assertEqual(p["identity_source"], "container-ambiguous")
+        self.assertEqual(p["status"], "unknown")
+        self.assertEqual([d["verdict"] for d in docs[-1]["reclaim"]], ["untrusted", "untrusted"])
         self.assertChildrenAlive()
 
     def test_no_reclaim_in_a_paused_exclusive_window(self):
@@ -436,7 +457,6 @@ class ServerMonitorTest(BkTestCase):
                            capture_output=True, text=True, cwd=self.tmp, timeout=30)
         self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
         config = os.path.join(server_dir, "config.json")
-        env["BK_MONITOR_INTERVAL_SECONDS"] = "0.2"
         serve = subprocess.Popen([BK_BIN, "server", "serve", "--config", config], env=env,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
         self.addCleanup(lambda: serve.poll() is None and serve.kill())
@@ -448,11 +468,11 @@ class ServerMonitorTest(BkTestCase):
                 break
             time.sleep(0.05)
         self.assertIsNotNone(db, "no usage.db in the server directory")
-        time.sleep(1.0)
+        time.sleep(2.5)  # the first sample at start, the next 2 s later (monitor_interval_seconds)
         serve.send_signal(signal.SIGTERM)
         out, err = serve.communicate(timeout=10)
         self.assertEqual(serve.returncode, 0, err)
-        self.assertIn("monitor started", err)
+        self.assertIn("monitor started: interval=2s reclaim_after=3600s pause_during_exclusive=true", err)
         self.assertRegex(err, r"monitor stopped: samples=\d+")
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         try:

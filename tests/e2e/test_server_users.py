@@ -17,8 +17,8 @@ import stat
 import unittest
 
 from ledger_checker import Reservation, check_ledger, find_violations, integrity_check
-from server_fixture import (BK_BIN, NOW, NOW_ISO, OWNER, USER_A, USER_B, Account, Rpc, Server, bk_ok, describe,
-                            is_root, make_base_dir, remove_tree, rpc_as)
+from server_fixture import (BK_BIN, NOW, OWNER, USER_A, USER_B, Account, Rpc, Server, bk_ok, describe,
+                            ensure_group, is_root, make_base_dir, remove_tree, rpc_as)
 
 GPU_COUNT = 4
 HOST_CPUS = 16
@@ -295,6 +295,13 @@ class SharedServerUsers(ServerCase):
         # Nothing was written; B's booking stands.
         after = self.everyone(history=True)
         self.assertEqual(after, before)
+        # The environment is no identity either: USER/LOGNAME/HOME of someone else change nothing.
+        spoof = self.a.env(USER=OWNER, LOGNAME=OWNER, HOME=self.owner.home, BK_CONFIG_FILE=self.srv.config)
+        p = self.a.bk("1", "25m", "--json", env=spoof)
+        self.assertEqual(p.returncode, 0, describe(("1", "25m", "--json"), p))
+        spoofed = json.loads(p.stdout)["reservation"]
+        self.assertEqual((spoofed["uid"], spoofed["username"]), (self.a.uid, USER_A))
+        self.ok(self.a, "d", spoofed["id"])
         # Control: the same request without the forged field books, and as the kernel says.
         ok = rpc_as(self.a, self.srv.socket, [
             {"jsonrpc": "2.0", "id": 8, "method": "booking.create",
@@ -406,21 +413,31 @@ class ServerLifecycle(ServerCase):
         self.assertEqual(self.mine(self.a), [])
         self.assertEqual(self.srv.stop(), 0, self.srv.log())
 
+    def test_connect_refuses_an_unsafe_config(self):
+        self.srv.init(*INIT_ARGS)
+        self.assertRegex(self.fails(self.a, "server", "connect", "srv/config.json"), "absolute")
+        os.chmod(self.srv.config, 0o666)
+        self.assertIn("writable by other users", self.fails(self.a, "server", "connect", self.srv.config))
+        os.chmod(self.srv.config, 0o644)
+        os.chown(self.srv.config, self.a.uid, self.a.gid)  # a user-controlled file must not be trusted
+        self.assertIn("belongs to %s" % USER_A, self.fails(self.a, "server", "connect", self.srv.config))
+        os.chown(self.srv.config, self.owner.uid, self.owner.gid)
+        self.assertFalse(os.path.exists(os.path.join(self.a.home, ".config", "gpubk", "server.json")))
+        p = self.a.bk("server", "connect", self.srv.config)
+        self.assertEqual(p.returncode, 0, describe(["server", "connect"], p))
+        conn = os.path.join(self.a.home, ".config", "gpubk", "server.json")
+        st = os.stat(conn)
+        self.assertEqual((st.st_uid, stat.S_IMODE(st.st_mode)), (self.a.uid, 0o600))
+        with open(conn, encoding="utf-8") as f:
+            self.assertEqual(json.load(f), {"config": self.srv.config})
+
     def test_access_by_group(self):
-        import grp
-        import subprocess
         group = "bksrvgrp"
-        try:
-            grp.getgrnam(group)
-        except KeyError:
-            subprocess.run(["groupadd", group], check=True, capture_output=True)
         # The owner must belong to the group to hand its files to it (no root involved).
-        for name in (OWNER, USER_A):
-            subprocess.run(["usermod", "-a", "-G", group, name], check=True, capture_output=True)
+        gid = ensure_group(group, members=(OWNER, USER_A))
         member = self.a
         outsider = Account.make(USER_B, self.base)
         self.srv.init(*INIT_ARGS, "--access", "group", "--group", group)
-        gid = grp.getgrnam(group).gr_gid
         for p, mode in ((".", 0o710), ("run", 0o710), ("config.json", 0o640)):
             st = os.lstat(os.path.join(self.srv.dir, p))
             self.assertEqual((stat.S_IMODE(st.st_mode), st.st_gid), (mode, gid), p)

@@ -15,7 +15,8 @@ if [[ -z $CXX ]]; then
   exit 0
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bk-fake-gpu.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+other=""
+trap '[[ -n $other ]] && kill "$other" 2>/dev/null; rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"  # the script's unprivileged GPU process loads the fake libcuda from here
 mkdir -p "$tmp/lib" "$tmp/bin" "$tmp/state/procs"
 chmod 1777 "$tmp/state/procs"
@@ -26,6 +27,11 @@ fi
 cp "$tmp/lib/libnvidia-ml.so.1" "$tmp/lib/libcuda.so.1"
 cp "$here/fake-nvidia-smi" "$tmp/bin/nvidia-smi"
 chmod 755 "$tmp/lib"/* "$tmp/bin/nvidia-smi"
+
+# Somebody else's process already on GPU 1 (100 MiB), for the compute-apps comparison.
+sleep 300 &
+other=$!
+echo "1 $((100 << 20))" >"$tmp/state/procs/$other"
 
 out=$(PATH="$tmp/bin:$PATH" LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKE_GPU_DIR="$tmp/state" \
   bash "$here/run-on-gpu.sh" "$BK" 2>&1)
@@ -42,11 +48,13 @@ expect '^PASS nvml-sample: state ready, library libnvidia-ml.so.1, driver 999.99
 expect '^PASS probe.gpu-count: 2$'
 expect '^PASS probe.gpu1.uuid: GPU-fa4e0001-'
 expect '^PASS probe.gpu0.memory-total: 81559 MiB$'
+expect "^PASS probe.app$other: on GPU-fa4e0001-[0-9a-f-]+, uid $(id -u) \\($(id -un)\\), kind C, 100 MiB"
+expect '^PASS probe.gpu1.memory-used: bk 104 MiB, nvidia-smi 104 MiB$'
 expect '^PASS own-process: '
 expect '^PASS probe.own-process.uid: '
 expect '^PASS probe.own-process.username: '
 expect '^PASS probe.own-process.memory: 556 MiB'
-expect '^PASS own-process.start-token: [0-9]+$'
+expect '^PASS probe.own-process.start-token: [0-9]+$'
 expect '^PASS own-process.gone: '
 expect '^summary: [0-9]+ passed, 0 failed, 0 skipped$'
 if ((rc != 0 || bad != 0)); then

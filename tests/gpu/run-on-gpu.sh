@@ -131,7 +131,7 @@ smi_apps() {
 
 # bk's view, flattened to the lines `bk gpu-probe --csv` prints:
 #   gpu,index,uuid,name,total,used,util
-#   proc,pid,memory,gpu_uuid,uid,username,kind,identity_source
+#   proc,pid,memory,gpu_uuid,uid,username,kind,identity_source,host_start_id
 PY=""
 for c in /usr/bin/python3 /usr/local/bin/python3 "$(command -v python3 2>/dev/null)"; do
   if [[ -n $c && -x $c ]] && "$c" -c 'import json' 2>/dev/null; then PY=$c; break; fi
@@ -142,7 +142,18 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 def n(v):
     return "" if v is None else str(v)
-devices = doc.get("devices") or doc.get("gpus") or []
+def find_devices(node):
+    # bk gpu-probe has them at the top; bk m under "snapshot".
+    if isinstance(node, dict):
+        for key in ("devices", "gpus"):
+            if isinstance(node.get(key), list) and all(isinstance(d, dict) for d in node[key]):
+                return node[key]
+        for value in node.values():
+            found = find_devices(value)
+            if found is not None:
+                return found
+    return None
+devices = find_devices(doc) or []
 for d in devices:
     idx = d.get("index", d.get("gpu"))
     uuid = d.get("uuid") or d.get("device_uuid") or ""
@@ -150,7 +161,8 @@ for d in devices:
                     n(d.get("memory_used_mb")), n(d.get("utilization_percent"))]))
     for p in d.get("processes") or []:
         print(",".join(["proc", n(p.get("pid")), n(p.get("gpu_memory_mb")), uuid, n(p.get("uid")),
-                        n(p.get("username")), n(p.get("kind")), n(p.get("identity_source"))]))
+                        n(p.get("username")), n(p.get("kind")), n(p.get("identity_source")),
+                        n(p.get("host_start_id"))]))
 EOF
 }
 # bk_view NAME OUT: bk's CSV view from source NAME (probe | monitor).
@@ -422,7 +434,7 @@ for src in "${sources[@]}"; do
     check FAIL "$src.own-process.listed" "bk does not list pid $gpu_pid"
     continue
   fi
-  IFS=, read -r _ _ bmem buuid buid buser bkind bsource <<<"$row"
+  IFS=, read -r _ _ bmem buuid buid buser bkind bsource btoken <<<"$row"
   check PASS "$src.own-process.listed" "pid $gpu_pid on $buuid"
   if [[ -n $own_uuid ]]; then
     [[ $buuid == "$own_uuid" ]] && check PASS "$src.own-process.gpu" "$buuid" ||
@@ -440,17 +452,13 @@ for src in "${sources[@]}"; do
   else
     check FAIL "$src.own-process.memory" "bk '$bmem' MiB for 256 MiB allocated (nvidia-smi ${own_mem:-?})"
   fi
+  # The PID-reuse token is starttime (field 22 of /proc/<pid>/stat).
+  if [[ -n $want_token && $btoken == "$want_token" ]]; then
+    check PASS "$src.own-process.start-token" "$btoken"
+  else
+    check FAIL "$src.own-process.start-token" "bk '$btoken', /proc starttime '$want_token'"
+  fi
 done
-# The PID-reuse token is starttime (field 22 of /proc/<pid>/stat).
-probe_json "$work/probe-own.json"
-token=$(awk -v p="\"pid\": $gpu_pid," 'index($0, p) {f = 1} f && /"host_start_id"/ {gsub(/[",]/, "", $2); print $2; exit}' \
-  "$work/probe-own.json")
-if [[ -n $want_token && $token == "$want_token" ]]; then
-  check PASS own-process.start-token "$token"
-else
-  check FAIL own-process.start-token "bk '$token', /proc starttime '$want_token'"
-fi
-
 # Stop it (our own process only) and check that it leaves bk's view.
 kill -TERM "$gpu_pid" 2>/dev/null
 for ((i = 0; i < 20; i++)); do

@@ -1,0 +1,269 @@
+// bk run|r: show your GPUs now, run a command on your current bookings, or
+// book and then run one in the foreground at the booking's start.
+//   bk run                       read-only: your GPUs now, or the next suggestion
+//   bk run [N|ID] -- CMD         now, on your current booking(s)
+//   bk run [x] COUNT DUR ... -- CMD   book, wait for the start, run here
+// bk's own lines go to stderr: stdout belongs to the command.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <set>
+
+#include "base/strings.h"
+#include "cli/booking_args.h"
+#include "cli/context.h"
+#include "engine/parse.h"
+#include "worker/foreground.h"
+#include "worker/guard.h"
+#include "worker/job_dir.h"
+#include "worker/lease.h"
+#include "worker/live_clock.h"
+#include "worker/settings.h"
+#include "worker/worker.h"
+
+namespace bk::cli {
+namespace {
+
+constexpr const char* kHelp =
+    "usage: bk run                                  your GPUs now (read-only)\n"
+    "       bk run [NUMBER|ID] -- COMMAND ARGS...   run now on your current booking(s)\n"
+    "       bk run [x|exclusive] COUNT DURATION [booking options] -- COMMAND ARGS...\n"
+    "                                               book, wait for the start, run here\n"
+    "\n"
+    "The command runs without a shell in its own process group with CUDA_VISIBLE_DEVICES set to exactly the\n"
+    "booked GPUs (UUIDs when known), CUDA_DEVICE_ORDER=PCI_BUS_ID, BK_RESERVED_GPUS and BK_RESERVATION_ID.\n"
+    "It gets SIGTERM worker_termination_grace_seconds (5 s) before the booking's current end and SIGKILL at\n"
+    "the end (exit 124); a renewal moves that end, a cancel stops it. Ctrl-C is passed on to it.\n"
+    "Booking options: see bk --help (same as `bk COUNT DURATION`).\n";
+
+bool IsModeWord(const std::string& a) { return a == "s" || a == "shared" || a == "auto" || a == "x" || a == "exclusive"; }
+
+void Err(Context& ctx, const std::string& line) {
+  std::fprintf(ctx.err, "%s\n", line.c_str());
+  std::fflush(ctx.err);
+}
+
+// The caller's bookings running now, numbered as `bk g` numbers them.
+std::vector<engine::Reservation> Current(const std::vector<engine::Reservation>& mine, engine::Seconds now) {
+  std::vector<engine::Reservation> out;
+  for (const auto& r : mine)
+    if (r.ActiveAt(now) && r.start <= now) out.push_back(r);
+  std::sort(out.begin(), out.end(), [](const engine::Reservation& a, const engine::Reservation& b) {
+    return std::tie(a.end, a.id) < std::tie(b.end, b.id);
+  });
+  return out;
+}
+
+std::vector<int> UnionGpus(const std::vector<engine::Reservation>& rs) {
+  std::vector<int> out;
+  for (const auto& r : rs)
+    for (int g : r.gpus)
+      if (std::find(out.begin(), out.end(), g) == out.end()) out.push_back(g);
+  return out;
+}
+
+std::string ShortIds(const std::vector<engine::Reservation>& rs) {
+  std::vector<std::string> ids;
+  for (const auto& r : rs) ids.push_back(r.ShortId());
+  return Join(ids, ",");
+}
+
+Result<int> Show(Context& ctx) {
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(auto mine, ledger->List(service::ListQuery{}));
+  engine::Seconds now = ledger->Now();
+  auto current = Current(mine.reservations, now);
+  if (!current.empty()) {
+    ctx.Print(fmt::format("run: GPU={} from booking(s) {}", JoinInts(UnionGpus(current)), ShortIds(current)));
+    ctx.Print("example: bk run -- python train.py");
+    return 0;
+  }
+  const engine::Policy& p = ledger->policy();
+  service::CreateRequest req;
+  req.count = 1;
+  req.duration = (1800 + p.slot - 1) / p.slot * p.slot;
+  auto rec = ledger->Recommend(req);
+  if (rec && rec->available && rec->placement)
+    ctx.Print(fmt::format("run: no booking is active now; earliest suggestion is GPU={} at {}",
+                          JoinInts(rec->placement->gpus), engine::FormatLocal(rec->placement->start, *ctx.zone)));
+  else
+    ctx.Print("run: no booking is active now");
+  ctx.Print("book and run: bk run 1 30m -- python train.py");
+  return 0;
+}
+
+Result<int> RunNow(Context& ctx, const std::optional<std::string>& ref, const std::vector<std::string>& command) {
+  BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
+  BK_ASSIGN_OR_RETURN(auto clock, worker::LiveClock(ctx.config));
+  // A ledger on the live clock: its view of "active" follows real time.
+  BK_ASSIGN_OR_RETURN(auto ledger, client::Open(ctx.config, *clock));
+  BK_ASSIGN_OR_RETURN(auto mine, ledger->List(service::ListQuery{}));
+  engine::Seconds now = ledger->Now();
+  auto current = Current(mine.reservations, now);
+  if (current.empty())
+    return Invalid("you have no reservation active now; use `bk run 1 30m -- COMMAND` to book the earliest slot and run");
+  std::vector<engine::Reservation> selected = current;
+  if (ref) {
+    std::string r(Trim(*ref));
+    selected.clear();
+    if (AllDigits(r) && r.size() <= 6) {
+      auto n = ParseUint(r).value_or(0);
+      if (n >= 1 && n <= static_cast<int64_t>(current.size())) selected.push_back(current[n - 1]);
+    }
+    if (selected.empty())
+      for (const auto& c : current)
+        if (StartsWith(c.id, r)) selected.push_back(c);
+    if (selected.empty())
+      return Fail(ErrorKind::kNotFound,
+                  fmt::format("no booking of yours active now matches {}; `bk g` lists them", Printable(r)));
+    if (selected.size() > 1) return Invalid(fmt::format("ambiguous booking ID {}; give more characters", r));
+  }
+  worker::AdhocRun run;
+  run.selected = selected;
+  run.argv = command;
+  std::vector<int> gpus = UnionGpus(selected);
+  run.tokens = worker::CudaTokens(gpus, worker::Sampler(ctx.config).Sample(ledger->policy().gpu_count));
+  Err(ctx, fmt::format("run: GPU={} from booking(s) {}", JoinInts(gpus), ShortIds(selected)));
+  return worker::RunAdhoc(*ledger, *clock, settings, run, ctx.err);
+}
+
+int ExitFor(const std::string& status, std::optional<int> code) {
+  if (status == "succeeded") return 0;
+  if (status == "timed-out" || status == "cancelled" || status == "missed") return 124;
+  if (status == "interrupted") return 130;
+  if (code && *code > 0) return *code;
+  if (code && *code < 0) return 128 - *code;
+  return 2;
+}
+
+// A worker already runs: it launches the job; we show its log as it grows.
+Result<int> Follow(Context& ctx, client::Ledger& ledger, const worker::Settings& settings, const std::string& id) {
+  Err(ctx, fmt::format("run: handed to the running worker; following its log (Ctrl-C stops following, not the "
+                       "job; `bk jl {}` shows it later)",
+                       id.substr(0, 8)));
+  worker::StopHandlers handlers;
+  std::string path = worker::LogPath(settings.job_dir, id);
+  off_t offset = 0;
+  bool header_skipped = false;
+  auto pump = [&] {
+    int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st{};
+    if (fstat(fd, &st) == 0 && st.st_uid == getuid()) {
+      if (st.st_size < offset) offset = 0, header_skipped = false;  // a new segment
+      std::string chunk;
+      char buf[65536];
+      ssize_t n;
+      while ((n = pread(fd, buf, sizeof(buf), offset + static_cast<off_t>(chunk.size()))) > 0) chunk.append(buf, n);
+      if (!header_skipped) {
+        auto nl = chunk.find('\n');
+        if (nl == std::string::npos) chunk.clear();
+        else {
+          offset += static_cast<off_t>(nl + 1);
+          chunk.erase(0, nl + 1);
+          header_skipped = true;
+        }
+      }
+      std::fwrite(chunk.data(), 1, chunk.size(), ctx.out);
+      std::fflush(ctx.out);
+      offset += static_cast<off_t>(chunk.size());
+    }
+    close(fd);
+  };
+  while (true) {
+    pump();
+    auto jobs = ledger.Jobs({false});
+    if (jobs) {
+      for (const auto& v : *jobs) {
+        if (v.reservation.id != id) continue;
+        const std::string& s = v.job.status;
+        if (s != "pending" && s != "claimed" && s != "running") {
+          pump();
+          Err(ctx, fmt::format("run: {} {}{}", s, id.substr(0, 8),
+                               v.job.message.empty() ? "" : " (" + v.job.message + ")"));
+          return ExitFor(s, v.job.exit_code ? std::optional<int>(static_cast<int>(*v.job.exit_code)) : std::nullopt);
+        }
+      }
+    }
+    if (worker::StopRequested()) {
+      Err(ctx, fmt::format("run: stopped following; the job stays with your worker (`bk jl {}`)", id.substr(0, 8)));
+      return 130;
+    }
+    worker::StopHandlers::Sleep(0.5);
+  }
+}
+
+Result<int> RunBooked(Context& ctx, const service::BookingOutcome& o) {
+  const engine::Reservation& r = o.reservation;
+  Err(ctx, BookingLine(o.status, r, ctx.ledger->policy(), *ctx.zone));
+  if (!o.job)
+    return Invalid(fmt::format("this booking already existed without the command; run it with `bk run {} -- ...`",
+                               r.ShortId()));
+  BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
+  BK_ASSIGN_OR_RETURN(auto clock, worker::LiveClock(ctx.config));
+  BK_ASSIGN_OR_RETURN(auto ledger, client::Open(ctx.config, *clock));
+  std::string identity = worker::InstanceIdentity(ctx.config);
+  if (worker::Inspect(settings.job_dir, identity, getuid(), clock->Now()).running.value_or(false))
+    return Follow(ctx, *ledger, settings, r.id);
+  if (r.start > clock->Now())
+    Err(ctx, fmt::format("run: waiting for the booking to start at {} (Ctrl-C leaves the job queued for your worker)",
+                         engine::FormatLocal(r.start, *ctx.zone)));
+  worker::WorkerOptions opts;
+  opts.foreground = true;
+  opts.only_reservation = r.id;
+  opts.poll = settings.poll_seconds;
+  opts.max_parallel = 1;
+  worker::Worker w(*ledger, *clock, ctx.config, settings, opts, *ctx.zone, ctx.err, ctx.err);
+  int rc = w.Run();
+  if (rc == 75) return Follow(ctx, *ledger, settings, r.id);  // a worker started meanwhile
+  if (rc == 78) return 78;
+  const worker::ForegroundOutcome& f = w.foreground();
+  if (f.status.empty()) {
+    if (worker::StopRequested()) {
+      Err(ctx, fmt::format("run: stopped waiting; the job stays queued for your worker (`bk w start`), or cancel "
+                           "the booking with `bk d {}`",
+                           r.ShortId()));
+      return 130;
+    }
+    return rc == 0 ? 2 : rc;
+  }
+  if (f.status != "succeeded")
+    Err(ctx, fmt::format("run: {}{}", f.status, f.message.empty() ? "" : " (" + f.message + ")"));
+  return ExitFor(f.status, f.exit_code);
+}
+
+}  // namespace
+
+Result<int> RunRun(Context& ctx, const std::vector<std::string>& all) {
+  std::vector<std::string> command;
+  std::vector<std::string> args = BeforeCommand(all, &command);
+  bool with_command = std::find(all.begin(), all.end(), std::string("--")) != all.end();
+  for (const auto& a : args)
+    if (a == "-h" || a == "--help") {
+      std::fputs(kHelp, ctx.out);
+      return 0;
+    }
+  if (with_command && command.empty()) return Invalid("-- must be followed by a job command");
+  if (args.empty()) return with_command ? RunNow(ctx, std::nullopt, command) : Show(ctx);
+  if (args.size() == 1 && args[0][0] != '-' && !IsModeWord(args[0])) {
+    if (!with_command)
+      return Invalid(fmt::format("give the command after --, e.g. `bk run {} -- python train.py`", Printable(args[0])));
+    return RunNow(ctx, args[0], command);
+  }
+  if (!with_command)
+    return Invalid("booking-and-run requires a command after --, for example `bk run 1 30m -- python train.py`");
+  bool exclusive = false;
+  std::vector<std::string> rest = all;
+  if (IsModeWord(rest[0])) {
+    exclusive = rest[0] == "x" || rest[0] == "exclusive";
+    rest.erase(rest.begin());
+  }
+  return RunBookThen(ctx, rest, "bk run", exclusive, RunBooked);
+}
+
+}  // namespace bk::cli
