@@ -1,0 +1,120 @@
+#include "worker/spec.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sys/sha256.h"
+
+namespace bk::worker {
+namespace {
+
+class SpecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/bk-spec-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  JobSpec Sample() {
+    JobSpec s;
+    s.spec_id = "79133ddf-0000-4000-8000-000000000001";
+    s.uid = getuid();
+    s.argv = {"python", "train.py", "--lr", "0.1"};
+    s.cwd = "/tmp";
+    s.path = "/usr/bin:/bin";
+    s.created_at = 1795977000;
+    s.digest = Digest(s);
+    return s;
+  }
+  std::string dir_;
+};
+
+TEST(SummaryTest, FollowsTheOriginal) {
+  EXPECT_EQ(Summary({"sh", "-c", "echo hi", "x"}), "sh (+2 args)");
+  EXPECT_EQ(Summary({"echo", "hi"}), "echo (+1 args)");
+  EXPECT_EQ(Summary({"/usr/bin/python3", "/home/a/train.py", "--lr", "1"}), "python3 train.py (+2 args)");
+  EXPECT_EQ(Summary({"python", "-m", "torch.distributed.run", "x"}), "python -m torch.distributed.run (+1 args)");
+  EXPECT_EQ(Summary({"python3", "-c", "print(1)"}), "python3 -c (+1 args)");
+  EXPECT_EQ(Summary({"nvidia-smi"}), "nvidia-smi");
+  EXPECT_LE(Summary({std::string(500, 'a')}).size(), 200u);
+  EXPECT_EQ(Summary({"bad\nname"}).find('\n'), std::string::npos);
+}
+
+TEST(CanonicalTest, CompactSortedAscii) {
+  JobSpec s;
+  s.uid = 7;
+  s.argv = {"echo", "caf\xc3\xa9"};
+  s.cwd = "/w";
+  s.path = "/bin";
+  EXPECT_EQ(CanonicalJson(s),
+            "{\"argv\":[\"echo\",\"caf\\u00e9\"],\"cwd\":\"/w\",\"environment\":{\"PATH\":\"/bin\"},\"uid\":7,"
+            "\"version\":2}");
+  EXPECT_EQ(Digest(s), sys::Sha256Hex(CanonicalJson(s)));
+}
+
+TEST(ValidateTest, RefusesBadCommands) {
+  EXPECT_TRUE(ValidateCommand({"echo"}, "/", "/bin").has_value());
+  EXPECT_FALSE(ValidateCommand({}, "/", "/bin").has_value());
+  EXPECT_FALSE(ValidateCommand({""}, "/", "/bin").has_value());
+  EXPECT_FALSE(ValidateCommand({"--json"}, "/", "/bin").has_value());
+  EXPECT_FALSE(ValidateCommand({std::string("a\0b", 3)}, "/", "/bin").has_value());
+  EXPECT_FALSE(ValidateCommand(std::vector<std::string>(257, "x"), "/", "/bin").has_value());
+  EXPECT_FALSE(ValidateCommand({"echo"}, "relative", "/bin").has_value());
+  EXPECT_FALSE(ValidateCommand({"echo"}, "/no/such/dir/here", "/bin").has_value());
+  EXPECT_FALSE(ValidateCommand({"echo"}, "/", "/bin\n").has_value());
+}
+
+TEST_F(SpecTest, WriteThenReadRoundTrips) {
+  JobSpec s = Sample();
+  ASSERT_TRUE(WriteSpec(dir_, s).has_value());
+  struct stat st{};
+  ASSERT_EQ(stat((dir_ + "/" + s.spec_id + ".json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  auto back = ReadSpec(dir_, s.spec_id, getuid(), s.digest);
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(back->argv, s.argv);
+  EXPECT_EQ(back->path, s.path);
+  EXPECT_FALSE(WriteSpec(dir_, s).has_value());  // O_EXCL: never overwritten
+}
+
+TEST_F(SpecTest, TamperingIsDetected) {
+  JobSpec s = Sample();
+  ASSERT_TRUE(WriteSpec(dir_, s).has_value());
+  EXPECT_FALSE(ReadSpec(dir_, s.spec_id, getuid(), std::string(64, '0')).has_value());  // ledger digest differs
+  std::string file = dir_ + "/" + s.spec_id + ".json";
+  {
+    std::ifstream in(file);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    auto at = text.find("train.py");
+    text.replace(at, 8, "evil.py!");
+    std::ofstream out(file, std::ios::trunc);
+    out << text;
+  }
+  auto r = ReadSpec(dir_, s.spec_id, getuid(), s.digest);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message, "private job spec integrity check failed");
+}
+
+TEST_F(SpecTest, LooseModesAndLinksAreRefused) {
+  JobSpec s = Sample();
+  ASSERT_TRUE(WriteSpec(dir_, s).has_value());
+  std::string file = dir_ + "/" + s.spec_id + ".json";
+  chmod(file.c_str(), 0644);
+  EXPECT_FALSE(ReadSpec(dir_, s.spec_id, getuid(), s.digest).has_value());
+  chmod(file.c_str(), 0600);
+  ASSERT_EQ(link(file.c_str(), (dir_ + "/hard").c_str()), 0);
+  EXPECT_FALSE(ReadSpec(dir_, s.spec_id, getuid(), s.digest).has_value());
+  EXPECT_FALSE(RemoveSpec(dir_, s.spec_id, getuid()).has_value());  // a linked file is left alone
+  unlink((dir_ + "/hard").c_str());
+  EXPECT_TRUE(RemoveSpec(dir_, s.spec_id, getuid()).has_value());
+  EXPECT_FALSE(std::filesystem::exists(file));
+  EXPECT_FALSE(ReadSpec(dir_, "../../etc/passwd", getuid(), s.digest).has_value());
+}
+
+}  // namespace
+}  // namespace bk::worker
