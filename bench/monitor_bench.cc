@@ -87,11 +87,19 @@ std::string SimFileText(const gpu::Snapshot& s) {
   for (const auto& d : s.devices) {
     nlohmann::json procs = nlohmann::json::array();
     for (const auto& p : d.processes)
-      procs.push_back({{"pid", p.pid}, {"uid", *p.uid}, {"username", p.username}, {"command", p.command},
-                       {"gpu_memory_mb", p.gpu_memory_mb}, {"sm_utilization_percent", *p.sm_utilization_percent},
+      procs.push_back({{"pid", p.pid},
+                       {"uid", *p.uid},
+                       {"username", p.username},
+                       {"command", p.command},
+                       {"gpu_memory_mb", p.gpu_memory_mb},
+                       {"sm_utilization_percent", *p.sm_utilization_percent},
                        {"host_start_id", p.host_start_id}});
-    gpus.push_back({{"index", d.index}, {"uuid", d.uuid}, {"name", d.name}, {"memory_used_mb", *d.memory_used_mb},
-                    {"memory_total_mb", *d.memory_total_mb}, {"utilization_percent", *d.utilization_percent},
+    gpus.push_back({{"index", d.index},
+                    {"uuid", d.uuid},
+                    {"name", d.name},
+                    {"memory_used_mb", *d.memory_used_mb},
+                    {"memory_total_mb", *d.memory_total_mb},
+                    {"utilization_percent", *d.utilization_percent},
                     {"processes", procs}});
   }
   return nlohmann::json{{"gpus", gpus}}.dump(2);
@@ -236,37 +244,51 @@ void Seed30Days(store::UsageStore& u, int64_t end) {
   if (!u.Commit()) std::abort();
 }
 
-void BM_Users30d(benchmark::State& state) {
-  const char* keep = std::getenv("MONITOR_BENCH_DB");
-  std::string dir = keep && *keep ? std::string(keep) : TempDir("users");
-  std::filesystem::create_directories(dir);
-  std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
-  std::string path = dir + "/usage.db";
-  std::filesystem::remove(path);
-  const int64_t end = kNow;
-  {
-    auto u = store::UsageStore::Open({path, true, getuid(), 10000});
-    if (!u) std::abort();
-    Seed30Days(**u, end);
+// The seeded history, built once per process (Google Benchmark calls the
+// function several times to choose the iteration count) and removed at exit
+// unless MONITOR_BENCH_DB asked to keep it.
+struct History {
+  std::string dir;
+  bool keep = false;
+  ~History() {
+    if (!keep) std::filesystem::remove_all(dir);
   }
-  auto u = store::UsageStore::Open({path, false, getuid(), 10000});
+};
+
+const std::string& HistoryDir() {
+  static History h;
+  static const bool seeded = [] {
+    const char* keep = std::getenv("MONITOR_BENCH_DB");
+    h.keep = keep && *keep;
+    h.dir = h.keep ? std::string(keep) : TempDir("users");
+    std::filesystem::create_directories(h.dir);
+    std::filesystem::permissions(h.dir, std::filesystem::perms::owner_all);
+    std::filesystem::remove(h.dir + "/usage.db");
+    auto u = store::UsageStore::Open({h.dir + "/usage.db", true, getuid(), 10000});
+    if (!u) std::abort();
+    Seed30Days(**u, kNow);
+    if (h.keep)
+      std::fprintf(stderr,
+                   "kept %s/usage.db; time it with BK_DATA_DIR=%s BK_TEST_NOW=%s bk u users --since 30d\n",
+                   h.dir.c_str(), h.dir.c_str(), engine::FormatIsoUtc(kNow).c_str());
+    return true;
+  }();
+  (void)seeded;
+  return h.dir;
+}
+
+void BM_Users30d(benchmark::State& state) {
+  auto u = store::UsageStore::Open({HistoryDir() + "/usage.db", false, getuid(), 10000});
   if (!u) std::abort();
   size_t users = 0;
   for (auto _ : state) {
     // `bk u users --since 30d` at kNow: [now + 1 - 30d, now + 1)
-    auto r = (*u)->Users(end + 1 - 30 * 86400, end + 1, std::nullopt);
+    auto r = (*u)->Users(kNow + 1 - 30 * 86400, kNow + 1, std::nullopt);
     if (!r) std::abort();
     users = r->size();
     benchmark::DoNotOptimize(users);
   }
   state.counters["users"] = static_cast<double>(users);
-  u->reset();
-  if (keep && *keep) {
-    std::fprintf(stderr, "kept %s; time it with BK_DATA_DIR=%s BK_TEST_NOW=%s bk u users --since 30d\n",
-                 path.c_str(), dir.c_str(), engine::FormatIsoUtc(end).c_str());
-  } else {
-    std::filesystem::remove_all(dir);
-  }
 }
 BENCHMARK(BM_Users30d)->Unit(benchmark::kMillisecond);
 

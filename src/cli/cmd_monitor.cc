@@ -1,6 +1,7 @@
 // bk m / bk monitor: the monitor on a private ledger (docs/monitor.md). A
 // shared server runs the same Monitor inside `bk server serve`.
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -8,7 +9,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fmt/format.h>
 
 #include "base/strings.h"
 #include "cli/args.h"
@@ -79,30 +79,34 @@ bool WaitForSignal(const sigset_t& mask, int64_t ms) {
 Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
   bool once = false, json = false, verbose = false;
   std::optional<std::string> samples_arg, interval_arg;
-  ArgSpec spec("bk monitor",
-               "Sample the GPUs, record usage history in usage.db, and give back no-show bookings of the private "
-               "ledger (a shared server runs this inside `bk server serve`). Never signals a process.");
+  ArgSpec spec(
+      "bk monitor",
+      "Sample the GPUs, record usage history in usage.db, and give back no-show bookings of the private "
+      "ledger (a shared server runs this inside `bk server serve`). Never signals a process.");
   spec.Flag("--once", &once, "take exactly one sample");
   spec.Option("--samples", &samples_arg, "stop after N samples", "N");
-  spec.Option("--interval", &interval_arg, "seconds between samples (0.2-3600; default monitor_interval_seconds)",
-              "S");
+  spec.Option("--interval", &interval_arg,
+              "seconds between samples (0.2-3600; default monitor_interval_seconds)", "S");
   spec.Flag("--json", &json, "one gpubk.monitor.v1 JSON document per sample, one per line");
   spec.Flag("-v,--verbose", &verbose, "print every sample and every booking's no-show evidence");
   spec.Excludes("--once", "--samples");
-  spec.Footer("Exit: 0 stopped (signal or sample limit), 75 another monitor runs, 78 ledger policy drift, 2 error.");
+  spec.Footer(
+      "Exit: 0 stopped (signal or sample limit), 75 another monitor runs, 78 ledger policy drift, 2 error.");
   BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
   if (help) return 0;
 
   const config::Config& c = ctx.config;
   if (c.deployment != config::Deployment::kPrivate)
-    return Invalid(fmt::format("this deployment is {}: its monitor runs inside `bk server serve`; `bk m` monitors a "
-                               "private ledger (set BK_DATA_DIR)",
-                               config::DeploymentName(c.deployment)));
+    return Invalid(
+        fmt::format("this deployment is {}: its monitor runs inside `bk server serve`; `bk m` monitors a "
+                    "private ledger (set BK_DATA_DIR)",
+                    config::DeploymentName(c.deployment)));
   int64_t limit = -1;
   if (once) limit = 1;
   if (samples_arg) {
     auto n = ParseUint(Trim(*samples_arg));
-    if (!n || *n < 1 || *n > 100000000) return Invalid("--samples must be a whole number from 1 to 100000000");
+    if (!n || *n < 1 || *n > 100000000)
+      return Invalid("--samples must be a whole number from 1 to 100000000");
     limit = static_cast<int64_t>(*n);
   }
   double interval_s = c.monitor_interval_seconds;
@@ -137,7 +141,8 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
 
   BK_TRY(sys::EnsurePrivateDir(sys::Dirname(c.ledger_path), 0700, me));
   BK_ASSIGN_OR_RETURN(monitor::UsageLock lock, monitor::UsageLock::Take(monitor::UsageLockPath(c)));
-  store::UsageOpenOptions uo{monitor::UsagePath(c), true, me, static_cast<int>(c.lock_timeout_seconds * 1000)};
+  store::UsageOpenOptions uo{monitor::UsagePath(c), true, me,
+                             static_cast<int>(c.lock_timeout_seconds * 1000)};
   BK_ASSIGN_OR_RETURN(auto usage, store::UsageStore::Open(uo));
 
   monitor::Options o;
@@ -201,14 +206,15 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
     if (limit >= 0 && sample_index >= limit) break;
     int64_t wait_ms = 0;
     if (step_ms == 0) {
-      auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+      auto spent =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
       wait_ms = interval_ms - spent.count();
     }
     if (WaitForSignal(mask, wait_ms)) break;
   }
   // The last sample's time: a stepped clock has not advanced past it.
-  int64_t end_ms = c.test_now ? ctx.clock->Now() * 1000 + std::max<int64_t>(0, sample_index - 1) * step_ms
-                              : RealNowMs();
+  int64_t end_ms =
+      c.test_now ? ctx.clock->Now() * 1000 + std::max<int64_t>(0, sample_index - 1) * step_ms : RealNowMs();
   Status stopped = mon.Stop(end_ms);
   if (!failure) return std::unexpected(failure.error());
   if (!stopped) return std::unexpected(stopped.error());

@@ -1,9 +1,8 @@
 // bk u / bk usage: what the monitor recorded in usage.db (docs/monitor.md).
 // Read-only: a missing usage.db reads as empty history and is not created.
 
-#include <time.h>
-
 #include <fmt/format.h>
+#include <time.h>
 
 #include "base/strings.h"
 #include "cli/args.h"
@@ -38,8 +37,9 @@ Result<uint32_t> ParseUser(const std::string& raw) {
 Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> what, since, from, until, user, gpu, limit, resolution;
   bool json = false, all = false;
-  ArgSpec spec("bk usage", "GPU usage history recorded by the monitor: your summary (me, the default), every "
-                           "user's (users), process and reclaim events (events) or per-minute records (samples).");
+  ArgSpec spec("bk usage",
+               "GPU usage history recorded by the monitor: your summary (me, the default), every "
+               "user's (users), process and reclaim events (events) or per-minute records (samples).");
   spec.Positional("view", &what, "me | users | events | samples");
   spec.Option("-s,--since", &since, "how far back, e.g. 2h, 7d, 30d (default 24h)", "DUR");
   spec.Option("-f,--from", &from, "start time instead of --since", "TIME");
@@ -57,11 +57,16 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
 
   monitor::UsageQuery q;
   std::string view = what ? std::string(Trim(*what)) : "me";
-  if (view == "me") q.kind = monitor::UsageKind::kMe;
-  else if (view == "users") q.kind = monitor::UsageKind::kUsers;
-  else if (view == "events") q.kind = monitor::UsageKind::kEvents;
-  else if (view == "samples") q.kind = monitor::UsageKind::kSamples;
-  else return Invalid(fmt::format("unknown usage view {}; use me, users, events or samples", Printable(view)));
+  if (view == "me")
+    q.kind = monitor::UsageKind::kMe;
+  else if (view == "users")
+    q.kind = monitor::UsageKind::kUsers;
+  else if (view == "events")
+    q.kind = monitor::UsageKind::kEvents;
+  else if (view == "samples")
+    q.kind = monitor::UsageKind::kSamples;
+  else
+    return Invalid(fmt::format("unknown usage view {}; use me, users, events or samples", Printable(view)));
   if (q.kind == monitor::UsageKind::kMe && (all || user))
     return Invalid("`bk u me` shows your own usage; use `bk u users --user NAME` for someone else");
 
@@ -96,27 +101,33 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   }
   if (resolution) {
     std::string r(Trim(*resolution));
-    if (r == "1m" || r == "60") q.resolution = 60;
-    else if (r == "1h" || r == "3600") q.resolution = 3600;
-    else return Invalid("--resolution must be 1m or 1h");
+    if (r == "1m" || r == "60")
+      q.resolution = 60;
+    else if (r == "1h" || r == "3600")
+      q.resolution = 3600;
+    else
+      return Invalid("--resolution must be 1m or 1h");
   }
 
   // usage.db belongs to whoever runs the monitor: this user in private mode,
-  // the server's owner on a shared server.
-  const uid_t owner = ctx.config.deployment == config::Deployment::kPrivate ? sys::CurrentUid()
-                                                                             : ctx.config.owner_uid;
+  // the server's owner on a shared server. Only the owner opens it: even a
+  // read-only SQLite reader of a WAL file creates -wal/-shm files, which the
+  // monitor could not use if another account (root included) owned them.
+  // Usage queries over the socket are not implemented yet.
+  const bool shared = ctx.config.deployment != config::Deployment::kPrivate;
+  const uid_t owner = shared ? ctx.config.owner_uid : sys::CurrentUid();
+  if (shared && sys::CurrentUid() != owner)
+    return Fail(
+        ErrorKind::kUnavailable,
+        fmt::format("the usage history of this server is readable by its owner {} only (on the server: "
+                    "`bk u` as {}); usage over the socket is not available yet",
+                    ctx.config.owner, ctx.config.owner));
   std::unique_ptr<store::UsageStore> usage;
   const std::string path = monitor::UsagePath(ctx.config);
   if (sys::Exists(path)) {
     store::UsageOpenOptions uo{path, false, owner, static_cast<int>(ctx.config.lock_timeout_seconds * 1000)};
     auto opened = store::UsageStore::Open(uo);
-    if (!opened && opened.error().kind != ErrorKind::kNotFound) {
-      if (ctx.config.deployment != config::Deployment::kPrivate && sys::CurrentUid() != owner)
-        return Fail(ErrorKind::kPermission,
-                    fmt::format("the usage history of this server ({}) is readable by its owner {} only",
-                                path, ctx.config.owner));
-      return std::unexpected(opened.error());
-    }
+    if (!opened && opened.error().kind != ErrorKind::kNotFound) return std::unexpected(opened.error());
     if (opened) usage = std::move(*opened);
   }
   // The heartbeat's age in milliseconds: a test clock has whole seconds only.

@@ -124,6 +124,14 @@ class RemoteLedger : public Ledger {
                              config_.socket_path, why, config_.owner, config_.server_config)};
   }
 
+  // Forgets a broken connection, so that a long-running client (the worker)
+  // reconnects on its next call once the daemon is back.
+  void Drop() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+    buffer_.clear();
+  }
+
   Result<json> Call(const std::string& method, json params) {
     if (fd_ < 0) {
       auto fd = server::ConnectUnix(config_.socket_path, 30000);
@@ -142,7 +150,10 @@ class RemoteLedger : public Ledger {
     size_t off = 0;
     while (off < line.size()) {
       ssize_t n = write(fd_, line.data() + off, line.size() - off);
-      if (n <= 0) return std::unexpected(Unreachable("the connection closed while sending"));
+      if (n <= 0) {
+        Drop();
+        return std::unexpected(Unreachable("the connection closed while sending"));
+      }
       off += static_cast<size_t>(n);
     }
     std::string reply;
@@ -155,7 +166,10 @@ class RemoteLedger : public Ledger {
       }
       char buf[65536];
       ssize_t n = read(fd_, buf, sizeof(buf));
-      if (n <= 0) return std::unexpected(Unreachable(n == 0 ? "the daemon closed the connection" : "no answer in 30 s"));
+      if (n <= 0) {
+        Drop();
+        return std::unexpected(Unreachable(n == 0 ? "the daemon closed the connection" : "no answer in 30 s"));
+      }
       buffer_.append(buf, static_cast<size_t>(n));
     }
     json resp;

@@ -5,7 +5,9 @@
 namespace bk::monitor {
 
 namespace {
-bool OnGpu(const ActiveBooking& b, int gpu) { return std::find(b.gpus.begin(), b.gpus.end(), gpu) != b.gpus.end(); }
+bool OnGpu(const ActiveBooking& b, int gpu) {
+  return std::find(b.gpus.begin(), b.gpus.end(), gpu) != b.gpus.end();
+}
 }  // namespace
 
 Classified Classify(const gpu::ProcessSample& p, int gpu, std::span<const ActiveBooking> bookings) {

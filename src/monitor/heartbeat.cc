@@ -39,7 +39,8 @@ std::string CollectorLine(const Collector& c) {
   if (c.state == "not-seen") return "collector: not-seen (no monitor heartbeat has been recorded)";
   std::string age = DurationText(c.age_ms.value_or(0) / 1000);
   if (c.state == "stopped")
-    return fmt::format("collector: stopped at={}", engine::FormatIsoUtc(c.row->stopped_ms.value_or(c.row->written_ms) / 1000));
+    return fmt::format("collector: stopped at={}",
+                       engine::FormatIsoUtc(c.row->stopped_ms.value_or(c.row->written_ms) / 1000));
   std::string line = fmt::format("collector: {} age={}", c.state, age);
   if ((c.state == "degraded" || c.state == "paused") && !c.row->detail.empty())
     line += " (" + Printable(c.row->detail) + ")";

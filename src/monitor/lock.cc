@@ -1,13 +1,13 @@
 #include "monitor/lock.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "sys/fs.h"
 

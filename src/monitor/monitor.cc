@@ -16,7 +16,9 @@ namespace {
 
 constexpr int64_t kPruneEveryMs = 3600 * 1000;
 
-bool SameStreak(const Streak& a, const Streak& b) { return a.since_ms == b.since_ms && a.used_ms == b.used_ms; }
+bool SameStreak(const Streak& a, const Streak& b) {
+  return a.since_ms == b.since_ms && a.used_ms == b.used_ms;
+}
 
 std::string DeviceState(const TickReport& r, const gpu::DeviceSample& d) {
   if (r.paused) return "paused";
@@ -103,11 +105,8 @@ Result<std::vector<ActiveBooking>> Monitor::ActiveAt(int64_t now_s) {
 Result<std::vector<Window>> Monitor::ExclusiveWindows() {
   std::vector<Window> out;
   if (!opt_.pause_during_exclusive) return out;
-  service::ListQuery q;
-  q.everyone = true;
-  BK_ASSIGN_OR_RETURN(service::ListResult list, opt_.service->List(opt_.actor, q));
-  for (const engine::Reservation& r : list.reservations)
-    if (r.mode == engine::Mode::kExclusive && r.status == engine::Status::kActive) out.push_back({r.start, r.end});
+  BK_ASSIGN_OR_RETURN(auto windows, opt_.service->ExclusiveWindows());
+  for (const auto& w : windows) out.push_back({w.start, w.end});
   return out;
 }
 
@@ -252,7 +251,8 @@ Result<TickReport> Monitor::Ingest(RawSample s) {
   for (size_t i = 0; i < r.snapshot.devices.size(); ++i) {
     const auto& procs = r.snapshot.devices[i].processes;
     r.classified[i].reserve(procs.size());
-    for (const gpu::ProcessSample& p : procs) r.classified[i].push_back(Classify(p, static_cast<int>(i), bookings));
+    for (const gpu::ProcessSample& p : procs)
+      r.classified[i].push_back(Classify(p, static_cast<int>(i), bookings));
   }
 
   if (state != last_state_) {
@@ -261,7 +261,8 @@ Result<TickReport> Monitor::Ingest(RawSample s) {
     } else if (state == "failed") {
       r.events.push_back(MonitorEvent("telemetry-failed", s.at_ms, Printable(r.snapshot.error)));
     } else if (last_state_ == "paused") {
-      r.events.push_back(MonitorEvent("resumed", s.at_ms, "no exclusive booking is active; sampling resumed"));
+      r.events.push_back(
+          MonitorEvent("resumed", s.at_ms, "no exclusive booking is active; sampling resumed"));
     } else if (last_state_ == "failed") {
       r.events.push_back(MonitorEvent("telemetry-restored", s.at_ms, "sampling works again"));
     }

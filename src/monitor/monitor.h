@@ -82,17 +82,17 @@ struct ReclaimDecision {
   std::optional<int64_t> since_ms;
   int64_t streak_ms = 0;  // how long the current no-use streak lasts
   int64_t threshold_ms = 0;
-  bool used = false;      // the owner was seen using it: never reclaimed
+  bool used = false;  // the owner was seen using it: never reclaimed
   bool reclaimed = false;
-  std::string reason;     // the recorded reason, when reclaimed
-  std::string error;      // why the reclaim could not be committed
+  std::string reason;  // the recorded reason, when reclaimed
+  std::string error;   // why the reclaim could not be committed
 };
 
 struct TickReport {
   int64_t at_ms = 0;
   bool paused = false;
   bool failed = false;
-  gpu::Snapshot snapshot;                         // attributed; identities only when paused
+  gpu::Snapshot snapshot;                           // attributed; identities only when paused
   std::vector<std::vector<Classified>> classified;  // [device][process]
   std::vector<store::UsageEvent> events;
   std::vector<ReclaimDecision> decisions;
@@ -125,7 +125,8 @@ class Monitor {
   void Remember(const gpu::Snapshot& snapshot);
   std::vector<ReclaimDecision> Reclaims(const RawSample& s, const gpu::Snapshot& attributed,
                                         const std::vector<ActiveBooking>& bookings,
-                                        std::vector<store::UsageEvent>& events, std::vector<std::string>& warnings);
+                                        std::vector<store::UsageEvent>& events,
+                                        std::vector<std::string>& warnings);
   store::HeartbeatRow Heartbeat(const TickReport& r, const std::string& state) const;
   Status Write(TickReport& report, const ProcessTracker::Changes& changes,
                const std::vector<store::RollupRow>& rollups);
@@ -138,7 +139,7 @@ class Monitor {
   gpu::Snapshot latest_;
   std::vector<gpu::DeviceSample> identities_;  // last known identity per GPU (also in usage.db)
   std::vector<int> changed_identities_;        // to write with this sample
-  std::string last_state_;  // ok | failed | paused | "" (none yet)
+  std::string last_state_;                     // ok | failed | paused | "" (none yet)
   int64_t started_ms_ = 0;
   int64_t last_ms_ = 0;
   int64_t samples_ = 0;

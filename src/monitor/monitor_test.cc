@@ -214,8 +214,9 @@ TEST_F(MonitorTest, FailedSamplesPreserveProcessesAndRestartTheCount) {
   // Back: no process-stop was invented, the streak restarts at +10.
   TickReport back = Sample(Snap({{}, {Proc(70, kBob, "bob")}}));
   EXPECT_EQ(Kinds(back), std::vector<std::string>{"telemetry-restored"});
-  for (int i = 0; i < 4; ++i) ASSERT_FALSE(Reclaimed(Sample(Snap({{}, {Proc(70, kBob, "bob")}}))));  // +12..+18
-  EXPECT_TRUE(Reclaimed(Sample(Snap({{}, {Proc(70, kBob, "bob")}}))));  // +20
+  for (int i = 0; i < 4; ++i)
+    ASSERT_FALSE(Reclaimed(Sample(Snap({{}, {Proc(70, kBob, "bob")}}))));  // +12..+18
+  EXPECT_TRUE(Reclaimed(Sample(Snap({{}, {Proc(70, kBob, "bob")}}))));     // +20
   TickReport gone = Sample(Snap({{}, {}}));
   EXPECT_EQ(Kinds(gone), std::vector<std::string>{"process-stop"});
 }
@@ -224,8 +225,8 @@ TEST_F(MonitorTest, SamplingGapRestartsTheCount) {
   Book(kAlice, "alice", {0});
   StartMonitor(10);
   for (int i = 0; i < 4; ++i) Sample(Snap({{}, {}}));  // +0..+6
-  now_ms_ += 10'000;                                    // nothing sampled for 12 s
-  TickReport t = Sample(Snap({{}, {}}));                // +18
+  now_ms_ += 10'000;                                   // nothing sampled for 12 s
+  TickReport t = Sample(Snap({{}, {}}));               // +18
   EXPECT_TRUE(t.decisions[0].gap);
   for (int i = 0; i < 4; ++i) ASSERT_FALSE(Reclaimed(Sample(Snap({{}, {}}))));
   EXPECT_TRUE(Reclaimed(Sample(Snap({{}, {}}))));  // +28 = +18 + 10
@@ -268,16 +269,17 @@ TEST_F(MonitorTest, ARestartWithoutGapContinuesTheStreak) {
   StartMonitor(10);
   for (int i = 0; i < 3; ++i) Sample(Snap({{}, {}}));  // +0, +2, +4
   ASSERT_TRUE(monitor_->Stop(now_ms_ - 2000));
-  StartMonitor(10);                                     // a new process, same usage.db
-  ASSERT_FALSE(Reclaimed(Sample(Snap({{}, {}}))));      // +6
-  ASSERT_FALSE(Reclaimed(Sample(Snap({{}, {}}))));      // +8
-  EXPECT_TRUE(Reclaimed(Sample(Snap({{}, {}}))));       // +10
+  StartMonitor(10);                                 // a new process, same usage.db
+  ASSERT_FALSE(Reclaimed(Sample(Snap({{}, {}}))));  // +6
+  ASSERT_FALSE(Reclaimed(Sample(Snap({{}, {}}))));  // +8
+  EXPECT_TRUE(Reclaimed(Sample(Snap({{}, {}}))));   // +10
 }
 
 TEST_F(MonitorTest, UsageHistoryAndHeartbeat) {
   Book(kAlice, "alice", {0});
   StartMonitor(3600);
-  for (int i = 0; i < 45; ++i) Sample(Snap({{i < 15 ? Proc(80, kAlice, "alice") : Proc(81, kBob, "bob")}, {}}));
+  for (int i = 0; i < 45; ++i)
+    Sample(Snap({{i < 15 ? Proc(80, kAlice, "alice") : Proc(81, kBob, "bob")}, {}}));
   ASSERT_TRUE(monitor_->Stop(now_ms_));
   auto users = usage_->Users(now_ms_ / 1000 - 3600, now_ms_ / 1000 + 1, std::nullopt);
   ASSERT_TRUE(users.has_value());

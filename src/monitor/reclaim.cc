@@ -43,7 +43,8 @@ Judgement Judge(const BookingRef& b, const SampleView& s) {
         continue;
       }
       if (!p.uid) {
-        if (untrusted.empty()) untrusted = fmt::format("GPU {} pid {} cannot be attributed to a user", g, p.pid);
+        if (untrusted.empty())
+          untrusted = fmt::format("GPU {} pid {} cannot be attributed to a user", g, p.pid);
         continue;
       }
       if (*p.uid == b.uid) return {Verdict::kUse, fmt::format("GPU {} pid {}", g, p.pid)};
@@ -58,15 +59,14 @@ Step Advance(const Streak& streak, const BookingRef& b, const SampleView& s, con
   step.next = streak;
   step.judgement = Judge(b, s);
   step.next.last_ms = s.at_ms;
-  step.gap = streak.last_ms && (s.at_ms - *streak.last_ms > 2 * rules.interval_ms || s.at_ms < *streak.last_ms);
+  step.gap =
+      streak.last_ms && (s.at_ms - *streak.last_ms > 2 * rules.interval_ms || s.at_ms < *streak.last_ms);
   switch (step.judgement.verdict) {
     case Verdict::kUse:
       if (!step.next.used_ms) step.next.used_ms = s.at_ms;
       step.next.since_ms.reset();
       break;
-    case Verdict::kUntrusted:
-      step.next.since_ms.reset();
-      break;
+    case Verdict::kUntrusted: step.next.since_ms.reset(); break;
     case Verdict::kNoUse:
       if (!streak.since_ms || step.gap) step.next.since_ms = s.at_ms;
       break;
@@ -76,7 +76,8 @@ Step Advance(const Streak& streak, const BookingRef& b, const SampleView& s, con
   return step;
 }
 
-std::optional<size_t> FirstReclaim(const BookingRef& b, std::span<const SampleView> samples, const Rules& rules) {
+std::optional<size_t> FirstReclaim(const BookingRef& b, std::span<const SampleView> samples,
+                                   const Rules& rules) {
   Streak streak;
   for (size_t i = 0; i < samples.size(); ++i) {
     if (samples[i].at_ms < b.start_ms || samples[i].at_ms >= b.end_ms) continue;
@@ -87,8 +88,8 @@ std::optional<size_t> FirstReclaim(const BookingRef& b, std::span<const SampleVi
   return std::nullopt;
 }
 
-std::string ReclaimReason(const BookingRef& b, const std::string& username, const Streak& streak, int64_t at_ms,
-                          const Rules& rules) {
+std::string ReclaimReason(const BookingRef& b, const std::string& username, const Streak& streak,
+                          int64_t at_ms, const Rules& rules) {
   int64_t since = streak.since_ms.value_or(at_ms);
   return fmt::format(
       "no-show: no process of {} on GPU {} for {} of consecutive trustworthy samples since {} "

@@ -41,8 +41,8 @@ struct BookingRef {
 // What one sample says, as the rule needs it.
 struct SampleView {
   int64_t at_ms = 0;
-  bool paused = false;   // the source was not queried (exclusive-window pause)
-  bool failed = false;   // the whole sample failed (NVML error, unreadable simulation file)
+  bool paused = false;  // the source was not queried (exclusive-window pause)
+  bool failed = false;  // the whole sample failed (NVML error, unreadable simulation file)
   const gpu::Snapshot* snapshot = nullptr;  // attributed (gpu::Attribute already applied)
 };
 

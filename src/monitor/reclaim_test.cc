@@ -7,7 +7,7 @@
 namespace bk::monitor {
 namespace {
 
-constexpr int64_t kS = 1000;          // one second in ms
+constexpr int64_t kS = 1000;  // one second in ms
 constexpr int64_t kStart = 1'000'000 * kS;
 constexpr uint32_t kOwner = 1001;
 constexpr uint32_t kOther = 1002;
@@ -205,7 +205,7 @@ INSTANTIATE_TEST_SUITE_P(Untrustworthy, RestartTest,
 
 TEST(ReclaimTest, GapRestartsTheCount) {
   Timeline t;
-  t.Every(kStart, kStart + 30 * kS, 2 * kS, kIdle);       // ... +28
+  t.Every(kStart, kStart + 30 * kS, 2 * kS, kIdle);             // ... +28
   t.Every(kStart + 33 * kS, kStart + 200 * kS, 2 * kS, kIdle);  // 5 s gap > 2 x 2 s
   auto at = FirstReclaim(Booking(), t.views(), R(60, 2));
   ASSERT_TRUE(at.has_value());
@@ -214,7 +214,7 @@ TEST(ReclaimTest, GapRestartsTheCount) {
 
 TEST(ReclaimTest, TwiceTheIntervalIsNotAGap) {
   Timeline t;
-  t.Every(kStart, kStart + 30 * kS, 2 * kS, kIdle);       // ... +28
+  t.Every(kStart, kStart + 30 * kS, 2 * kS, kIdle);             // ... +28
   t.Every(kStart + 32 * kS, kStart + 200 * kS, 4 * kS, kIdle);  // every 4 s = 2 x interval
   auto at = FirstReclaim(Booking(), t.views(), R(60, 2));
   ASSERT_TRUE(at.has_value());

@@ -98,7 +98,8 @@ std::string TickJson(const TickReport& r, const Collector& collector, const std:
     const gpu::DeviceSample& d = r.snapshot.devices[i];
     json procs = json::array();
     for (size_t j = 0; j < d.processes.size(); ++j)
-      procs.push_back(ProcessJson(d.processes[j], j < r.classified[i].size() ? r.classified[i][j] : Classified{}));
+      procs.push_back(
+          ProcessJson(d.processes[j], j < r.classified[i].size() ? r.classified[i][j] : Classified{}));
     devices.push_back({{"index", d.index},
                        {"uuid", d.uuid},
                        {"name", d.name},
@@ -118,7 +119,9 @@ std::string TickJson(const TickReport& r, const Collector& collector, const std:
               {"kind", "monitor-sample"},
               {"sampled_at", IsoMs(r.at_ms)},
               {"sampled_at_ms", r.at_ms},
-              {"state", r.paused ? "paused" : r.failed ? "failed" : "ok"},
+              {"state", r.paused   ? "paused"
+                        : r.failed ? "failed"
+                                   : "ok"},
               {"paused", r.paused},
               {"error", r.snapshot.error.empty() ? json() : json(r.snapshot.error)},
               {"snapshot", {{"ok", r.snapshot.ok()}, {"error", r.snapshot.error}, {"devices", devices}}},
@@ -141,17 +144,16 @@ std::string TickText(const TickReport& r, bool verbose) {
   int reclaimed = 0;
   for (const auto& d : r.decisions) reclaimed += d.reclaimed;
   const char* state = r.paused ? " paused" : r.failed ? " failed" : "";
-  std::string out = fmt::format("sample {}:{} gpus={} processes={} unbooked={} events={} reclaimed={}\n",
-                                IsoMs(r.at_ms), state, r.snapshot.devices.size(), processes, unbooked,
-                                r.events.size(), reclaimed);
+  std::string out =
+      fmt::format("sample {}:{} gpus={} processes={} unbooked={} events={} reclaimed={}\n", IsoMs(r.at_ms),
+                  state, r.snapshot.devices.size(), processes, unbooked, r.events.size(), reclaimed);
   if (r.failed) out += "  error: " + Printable(r.snapshot.error) + "\n";
   for (const auto& e : r.events) {
     std::string who = e.uid ? fmt::format(" user={}", Printable(e.username)) : "";
     std::string where = e.gpu ? fmt::format(" gpu={}", *e.gpu) : "";
     std::string pid = e.pid ? fmt::format(" pid={}", *e.pid) : "";
-    std::string source = !e.identity_source.empty() && e.identity_source != "host"
-                             ? " source=" + e.identity_source
-                             : "";
+    std::string source =
+        !e.identity_source.empty() && e.identity_source != "host" ? " source=" + e.identity_source : "";
     std::string tail = !e.status.empty() ? " " + e.status : "";
     if (!e.message.empty()) tail += " " + Printable(e.message);
     out += fmt::format("  {}{}{}{}{}{}\n", e.kind, where, pid, who, source, tail);
@@ -162,10 +164,11 @@ std::string TickText(const TickReport& r, bool verbose) {
       out += fmt::format("  reclaimed {} of {}: {}\n", d.reservation_id.substr(0, 8), Printable(d.username),
                          Printable(d.reason));
     } else {
-      out += fmt::format("  booking {} of {}: {}{}{}{}\n", d.reservation_id.substr(0, 8), Printable(d.username),
-                         d.verdict, d.why.empty() ? "" : " (" + Printable(d.why) + ")",
-                         d.since_ms ? fmt::format(" streak={}s/{}s", d.streak_ms / 1000, d.threshold_ms / 1000) : "",
-                         d.error.empty() ? "" : " error: " + Printable(d.error));
+      out += fmt::format(
+          "  booking {} of {}: {}{}{}{}\n", d.reservation_id.substr(0, 8), Printable(d.username), d.verdict,
+          d.why.empty() ? "" : " (" + Printable(d.why) + ")",
+          d.since_ms ? fmt::format(" streak={}s/{}s", d.streak_ms / 1000, d.threshold_ms / 1000) : "",
+          d.error.empty() ? "" : " error: " + Printable(d.error));
     }
   }
   for (const auto& w : r.warnings) out += "  warning: " + Printable(w) + "\n";

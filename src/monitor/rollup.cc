@@ -29,7 +29,8 @@ void RollupAggregator::Add(int64_t at_ms, int64_t interval_ms, const gpu::Snapsh
     const int gpu = static_cast<int>(i);
     std::map<std::pair<uint32_t, std::string>, SampleGroup> here;
     for (const ActiveBooking& b : bookings)
-      if (std::find(b.gpus.begin(), b.gpus.end(), gpu) != b.gpus.end()) here[{b.uid, "ok"}].username = b.username;
+      if (std::find(b.gpus.begin(), b.gpus.end(), gpu) != b.gpus.end())
+        here[{b.uid, "ok"}].username = b.username;
     for (size_t j = 0; j < d.processes.size() && j < classified[i].size(); ++j) {
       const gpu::ProcessSample& p = d.processes[j];
       const std::string& status = classified[i][j].status;

@@ -1,10 +1,10 @@
 #include "monitor/runner.h"
 
+#include <fmt/format.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <fmt/format.h>
 
 #include "gpu/nvml_source.h"
 #include "gpu/select.h"
@@ -20,7 +20,9 @@ std::string NewMonitorId() {
   return id;
 }
 
-std::string UsagePath(const config::Config& c) { return sys::JoinPath(sys::Dirname(c.ledger_path), "usage.db"); }
+std::string UsagePath(const config::Config& c) {
+  return sys::JoinPath(sys::Dirname(c.ledger_path), "usage.db");
+}
 std::string UsageLockPath(const config::Config& c) {
   return sys::JoinPath(sys::Dirname(c.ledger_path), "usage.lock");
 }
@@ -180,7 +182,8 @@ void Runner::OnReadable() {
       continue;
     }
     for (const auto& d : report->decisions)
-      if (d.reclaimed) log_(fmt::format("monitor: reclaimed {} of {}: {}", d.reservation_id, d.username, d.reason));
+      if (d.reclaimed)
+        log_(fmt::format("monitor: reclaimed {} of {}: {}", d.reservation_id, d.username, d.reason));
     for (const auto& w : report->warnings) Warn("monitor: " + w);
     if (report->failed) Warn("monitor: sample failed: " + report->snapshot.error);
   }
@@ -195,8 +198,10 @@ void Runner::Stop() {
   if (!sampler_) return;
   sampler_->Stop();
   OnReadable();
-  if (auto st = monitor_->Stop(now_ms_()); !st) log_("monitor: cannot record the stop: " + st.error().message);
-  else log_(fmt::format("monitor stopped: samples={}", monitor_->samples()));
+  if (auto st = monitor_->Stop(now_ms_()); !st)
+    log_("monitor: cannot record the stop: " + st.error().message);
+  else
+    log_(fmt::format("monitor stopped: samples={}", monitor_->samples()));
   sampler_.reset();
 }
 

@@ -44,16 +44,16 @@ class Sampler {
     int gpu_count = 1;
     int64_t interval_ms = 2000;
     bool pause_during_exclusive = false;
-    std::function<int64_t()> now_ms;   // the sample timestamp (wall clock, or a test clock)
-    std::function<void()> on_pause;    // a pause begins: drop the NVML session
+    std::function<int64_t()> now_ms;  // the sample timestamp (wall clock, or a test clock)
+    std::function<void()> on_pause;   // a pause begins: drop the NVML session
   };
   explicit Sampler(Options options);
   ~Sampler();
 
   Status Start();
-  void Stop();  // joins the thread; samples already queued stay
+  void Stop();                          // joins the thread; samples already queued stay
   int fd() const { return event_fd_; }  // readable when samples wait
-  std::vector<RawSample> Take();       // drains the queue and the eventfd
+  std::vector<RawSample> Take();        // drains the queue and the eventfd
   void SetWindows(std::vector<Window> windows);
 
  private:

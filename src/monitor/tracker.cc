@@ -23,8 +23,8 @@ store::UsageEvent EventOf(const std::string& kind, int64_t at_ms, const store::T
 }
 
 // (gpu, uid) pairs that use a GPU without a booking.
-std::set<std::pair<int, uint32_t>> UnbookedPairs(const std::map<std::tuple<int, int64_t, std::string>,
-                                                                store::TrackedProcess>& state) {
+std::set<std::pair<int, uint32_t>> UnbookedPairs(
+    const std::map<std::tuple<int, int64_t, std::string>, store::TrackedProcess>& state) {
   std::set<std::pair<int, uint32_t>> out;
   for (const auto& [k, p] : state)
     if (p.uid && Unbooked(p.status)) out.insert({p.gpu, *p.uid});
@@ -99,9 +99,10 @@ ProcessTracker::Changes ProcessTracker::Update(int64_t at_ms, const gpu::Snapsho
     for (const auto& [k, p] : state_) {
       if (p.gpu != pair.first || p.uid != pair.second || !Unbooked(p.status)) continue;
       store::UsageEvent e = EventOf("unbooked-use", at_ms, p);
-      e.message = p.status == "wrong-gpu"
-                      ? fmt::format("{} uses GPU {} but holds a booking on other GPUs only", p.username, p.gpu)
-                      : fmt::format("{} uses GPU {} without a booking", p.username, p.gpu);
+      e.message =
+          p.status == "wrong-gpu"
+              ? fmt::format("{} uses GPU {} but holds a booking on other GPUs only", p.username, p.gpu)
+              : fmt::format("{} uses GPU {} without a booking", p.username, p.gpu);
       out.events.push_back(std::move(e));
       break;
     }

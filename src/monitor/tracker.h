@@ -28,7 +28,8 @@ class ProcessTracker {
     std::vector<store::TrackedProcess> removed;
   };
   // `classified[i][j]` is the status of snapshot.devices[i].processes[j].
-  Changes Update(int64_t at_ms, const gpu::Snapshot& snapshot, const std::vector<std::vector<Classified>>& classified);
+  Changes Update(int64_t at_ms, const gpu::Snapshot& snapshot,
+                 const std::vector<std::vector<Classified>>& classified);
 
   size_t size() const { return state_.size(); }
 

@@ -58,7 +58,9 @@ json UserJson(const store::UserUsage& u) {
 }
 
 json RollupJson(const store::RollupRow& r) {
-  auto avg = [](int64_t sum, int64_t n) { return n > 0 ? json(Round3(static_cast<double>(sum) / n)) : json(); };
+  auto avg = [](int64_t sum, int64_t n) {
+    return n > 0 ? json(Round3(static_cast<double>(sum) / n)) : json();
+  };
   return {{"window_start", engine::FormatIsoUtc(r.window_start)},
           {"window_end", engine::FormatIsoUtc(r.window_start + r.resolution)},
           {"resolution_seconds", r.resolution},
@@ -85,16 +87,11 @@ json RollupJson(const store::RollupRow& r) {
 
 json EventJson(const store::UsageEvent& e) {
   auto opt = [](const auto& v) { return v ? json(*v) : json(); };
-  return {{"seq", e.seq},
-          {"timestamp", IsoMs(e.ts_ms)},
-          {"event", e.kind},
-          {"gpu", opt(e.gpu)},
-          {"pid", opt(e.pid)},
-          {"uid", opt(e.uid)},
-          {"username", e.username},
-          {"identity_source", e.identity_source},
-          {"status", e.status},
-          {"reservation_id", e.reservation_id},
+  return {{"seq", e.seq},           {"timestamp", IsoMs(e.ts_ms)},
+          {"event", e.kind},        {"gpu", opt(e.gpu)},
+          {"pid", opt(e.pid)},      {"uid", opt(e.uid)},
+          {"username", e.username}, {"identity_source", e.identity_source},
+          {"status", e.status},     {"reservation_id", e.reservation_id},
           {"message", e.message}};
 }
 
@@ -104,7 +101,9 @@ Result<Collector> ReadCollector(store::UsageStore* store, int64_t now_ms) {
   return ClassifyHeartbeat(row, now_ms);
 }
 
-std::string Mem(int64_t mb) { return mb <= 0 ? "-" : fmt::format("{:.1f}G", static_cast<double>(mb) / 1024.0); }
+std::string Mem(int64_t mb) {
+  return mb <= 0 ? "-" : fmt::format("{:.1f}G", static_cast<double>(mb) / 1024.0);
+}
 std::string Dur(int64_t ms) { return DurationText(ms / 1000); }
 std::string Clip(const std::string& s, size_t n) {
   std::string p = Printable(s);
@@ -201,8 +200,8 @@ Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int
       const store::UserUsage& u = rows[0];
       double use = u.reserved_ms > 0 ? std::min(1.0, static_cast<double>(u.active_ms) / u.reserved_ms) : 0.0;
       out += "YOUR GPU USE\n";
-      out += fmt::format("  ACTIVE {:>8}   RESERVED {:>8}   USE {:.1f}%\n", Dur(u.active_ms), Dur(u.reserved_ms),
-                         100.0 * use);
+      out += fmt::format("  ACTIVE {:>8}   RESERVED {:>8}   USE {:.1f}%\n", Dur(u.active_ms),
+                         Dur(u.reserved_ms), 100.0 * use);
       out += fmt::format("  IDLE RESERVED {}   UNBOOKED {}   INFERRED {}\n", Dur(u.idle_reserved_ms),
                          Dur(u.unbooked_ms), Dur(u.inferred_ms));
       out += fmt::format("  PEAK VRAM {}   AVG SM {}   GPUS {}\n", Mem(u.max_memory_mb),
@@ -213,15 +212,16 @@ Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int
     case UsageKind::kUsers: {
       BK_ASSIGN_OR_RETURN(auto rows, store->Users(q.from, q.to, q.uid));
       if (rows.empty()) return out + "no user usage records in this interval\n";
-      out += fmt::format("{:>6} {:<12} {:>8} {:>8} {:>8} {:>8} {:>7} {:>6} {}\n", "UID", "User", "Active", "Reserved",
-                         "Idle", "Unbooked", "PeakMem", "AvgSM", "GPUs");
+      out += fmt::format("{:>6} {:<12} {:>8} {:>8} {:>8} {:>8} {:>7} {:>6} {}\n", "UID", "User", "Active",
+                         "Reserved", "Idle", "Unbooked", "PeakMem", "AvgSM", "GPUs");
       int n = 0;
       for (const auto& u : rows) {
         if (n++ >= q.limit) break;
-        out += fmt::format("{:>6} {:<12} {:>8} {:>8} {:>8} {:>8} {:>7} {:>6} {}\n", u.uid, Clip(u.username, 12),
-                           Dur(u.active_ms), Dur(u.reserved_ms), Dur(u.idle_reserved_ms), Dur(u.unbooked_ms),
-                           Mem(u.max_memory_mb),
-                           u.avg_sm_percent ? fmt::format("{:.1f}%", *u.avg_sm_percent) : "-", JoinInts(u.gpus));
+        out +=
+            fmt::format("{:>6} {:<12} {:>8} {:>8} {:>8} {:>8} {:>7} {:>6} {}\n", u.uid, Clip(u.username, 12),
+                        Dur(u.active_ms), Dur(u.reserved_ms), Dur(u.idle_reserved_ms), Dur(u.unbooked_ms),
+                        Mem(u.max_memory_mb),
+                        u.avg_sm_percent ? fmt::format("{:.1f}%", *u.avg_sm_percent) : "-", JoinInts(u.gpus));
       }
       return out;
     }
@@ -229,10 +229,11 @@ Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int
       store::RollupQuery rq{q.from, q.to, q.resolution, q.uid, q.gpu, q.limit};
       BK_ASSIGN_OR_RETURN(auto rows, store->Rollups(rq));
       if (rows.empty()) return out + "no usage samples in this interval\n";
-      out += fmt::format("{:<16} {:>4} {:>6} {:<12} {:<10} {:>7} {:>8} {:>6} {:>7} {:>5}\n", "Start", "GPU", "UID",
-                         "User", "State", "Samples", "Active", "AvgSM", "PeakMem", "Util");
+      out += fmt::format("{:<16} {:>4} {:>6} {:<12} {:<10} {:>7} {:>8} {:>6} {:>7} {:>5}\n", "Start", "GPU",
+                         "UID", "User", "State", "Samples", "Active", "AvgSM", "PeakMem", "Util");
       for (const auto& r : rows) {
-        std::string sm = r.sm_count > 0 ? fmt::format("{:.0f}%", static_cast<double>(r.sm_sum) / r.sm_count) : "-";
+        std::string sm =
+            r.sm_count > 0 ? fmt::format("{:.0f}%", static_cast<double>(r.sm_sum) / r.sm_count) : "-";
         std::string util =
             r.util_count > 0 ? fmt::format("{:.0f}%", static_cast<double>(r.util_sum) / r.util_count) : "-";
         out += fmt::format("{:<16} {:>4} {:>6} {:<12} {:<10} {:>7} {:>8} {:>6} {:>7} {:>5}\n",
@@ -245,14 +246,14 @@ Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int
       store::EventQuery eq{q.from * 1000, q.to * 1000, q.uid, q.gpu, q.limit};
       BK_ASSIGN_OR_RETURN(auto rows, store->Events(eq));
       if (rows.empty()) return out + "no usage events in this interval\n";
-      out += fmt::format("{:<16} {:>3} {:>8} {:<12} {:<20} {:<10} {}\n", "Time", "GPU", "PID", "User", "Event",
-                         "State", "Detail");
+      out += fmt::format("{:<16} {:>3} {:>8} {:<12} {:<20} {:<10} {}\n", "Time", "GPU", "PID", "User",
+                         "Event", "State", "Detail");
       for (const auto& e : rows) {
-        out += fmt::format("{:<16} {:>3} {:>8} {:<12} {:<20} {:<10} {}\n",
-                           engine::FormatLocalShort(e.ts_ms / 1000, zone), e.gpu ? std::to_string(*e.gpu) : "-",
-                           e.pid ? std::to_string(*e.pid) : "-",
-                           e.uid ? Clip(e.username, 12) : std::string("-"), e.kind, e.status.empty() ? "-" : e.status,
-                           Printable(e.message));
+        out +=
+            fmt::format("{:<16} {:>3} {:>8} {:<12} {:<20} {:<10} {}\n",
+                        engine::FormatLocalShort(e.ts_ms / 1000, zone), e.gpu ? std::to_string(*e.gpu) : "-",
+                        e.pid ? std::to_string(*e.pid) : "-", e.uid ? Clip(e.username, 12) : std::string("-"),
+                        e.kind, e.status.empty() ? "-" : e.status, Printable(e.message));
       }
       return out;
     }

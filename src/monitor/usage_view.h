@@ -31,6 +31,7 @@ struct UsageQuery {
 // `store` may be null: no usage.db yet (every list empty, collector not-seen).
 // `now_ms` classifies the heartbeat.
 Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int64_t now_ms);
-Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int64_t now_ms, const engine::Zone& zone);
+Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int64_t now_ms,
+                              const engine::Zone& zone);
 
 }  // namespace bk::monitor

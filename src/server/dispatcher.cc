@@ -198,6 +198,15 @@ Dispatcher::Dispatcher(service::BookingService& service, const config::Config& c
     : service_(service), config_(config) {}
 
 std::optional<std::string> Dispatcher::Handle(const service::Actor& actor, const std::string& line) {
+  // Whatever a client sends, the daemon answers and stays up for everyone else.
+  try {
+    return HandleUnchecked(actor, line);
+  } catch (const std::exception& e) {
+    return ErrorLine(nullptr, rpc::kInvalidRequest, fmt::format("malformed request ({})", e.what()));
+  }
+}
+
+std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& actor, const std::string& line) {
   last_write_ = false;
   json req;
   try {
@@ -213,7 +222,8 @@ std::optional<std::string> Dispatcher::Handle(const service::Actor& actor, const
   for (const auto& [k, v] : req.items())
     if (k != "jsonrpc" && k != "id" && k != "method" && k != "params")
       return ErrorLine(id, rpc::kInvalidRequest, fmt::format("unknown request field {}", k));
-  if (req.value("jsonrpc", "") != "2.0") return ErrorLine(id, rpc::kInvalidRequest, "jsonrpc must be \"2.0\"");
+  if (!req.contains("jsonrpc") || !req["jsonrpc"].is_string() || req["jsonrpc"].get<std::string>() != "2.0")
+    return ErrorLine(id, rpc::kInvalidRequest, "jsonrpc must be \"2.0\"");
   if (!req.contains("method") || !req["method"].is_string())
     return ErrorLine(id, rpc::kInvalidRequest, "method must be a string");
   // A notification is never answered, not even with an error (JSON-RPC 2.0 section 4.1).

@@ -19,6 +19,7 @@ class Dispatcher {
   bool last_was_write() const { return last_write_; }
 
  private:
+  std::optional<std::string> HandleUnchecked(const service::Actor& actor, const std::string& line);
   service::BookingService& service_;
   const config::Config& config_;
   bool last_write_ = false;

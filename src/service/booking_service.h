@@ -51,6 +51,9 @@ class BookingService {
   Result<OperationView> Operation(const Actor& actor, const std::string& op_id);
   Result<StatusView> Status(const Actor& actor, engine::Seconds from, engine::Seconds to);
   Result<PolicyStatus> CheckPolicy();
+  // [start, end) of every active exclusive reservation, from the calendar
+  // (cheap: the monitor asks after every write).
+  Result<std::vector<engine::Interval>> ExclusiveWindows();
 
   // Jobs bound to bookings (`bk N DUR -- CMD`), always the caller's own.
   Result<std::vector<JobView>> Jobs(const Actor& actor, const JobsQuery& query);

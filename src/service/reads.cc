@@ -297,6 +297,15 @@ Result<StatusView> BookingService::Status(const Actor& actor, Seconds from, Seco
   return v;
 }
 
+Result<std::vector<engine::Interval>> BookingService::ExclusiveWindows() {
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
+  BK_ASSIGN_OR_RETURN(auto fps, impl_->Footprints(*s, impl_->Now()));
+  std::vector<engine::Interval> out;
+  for (const auto& f : fps)
+    if (f.mode == engine::Mode::kExclusive) out.push_back({f.start, f.end});
+  return out;
+}
+
 Result<PolicyStatus> BookingService::CheckPolicy() {
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
   BK_ASSIGN_OR_RETURN(auto bound, s->BoundPolicy());

@@ -12,7 +12,8 @@
 
 namespace bk::service {
 
-Result<CancelOutcome> BookingService::Reclaim(const std::string& reservation_id, const std::string& raw_reason) {
+Result<CancelOutcome> BookingService::Reclaim(const std::string& reservation_id,
+                                              const std::string& raw_reason) {
   std::string reason(Trim(raw_reason));
   if (reservation_id.empty()) return Invalid("reclaim needs a reservation ID");
   if (reason.empty() || reason.size() > 512) return Invalid("a reclaim reason must be 1-512 characters");
@@ -32,11 +33,12 @@ Result<CancelOutcome> BookingService::Reclaim(const std::string& reservation_id,
   if (!found) return Fail(ErrorKind::kNotFound, fmt::format("reservation not found: {}", reservation_id));
   const engine::Reservation& cur = *found;
   if (!cur.ActiveAt(now))
-    return Fail(ErrorKind::kConflict, fmt::format("reservation {} is {}; only an active booking can be reclaimed",
-                                                  cur.ShortId(), engine::StatusName(cur.StatusAt(now))));
+    return Fail(ErrorKind::kConflict,
+                fmt::format("reservation {} is {}; only an active booking can be reclaimed", cur.ShortId(),
+                            engine::StatusName(cur.StatusAt(now))));
   if (!cur.Started(now))
-    return Fail(ErrorKind::kConflict, fmt::format("reservation {} has not started; it cannot be a no-show yet",
-                                                  cur.ShortId()));
+    return Fail(ErrorKind::kConflict,
+                fmt::format("reservation {} has not started; it cannot be a no-show yet", cur.ShortId()));
 
   std::string op_id = sys::NewUuid();
   engine::Reservation next = cur;

@@ -122,7 +122,8 @@ enum Slot {
 
 constexpr const char* kRollupColumns =
     "resolution, window_start, gpu, uid, status, username, samples, active_samples, observed_ms, active_ms, "
-    "inferred_ms, process_sum, process_max, sm_sum, sm_count, sm_max, memory_sum_mb, memory_max_mb, util_sum, "
+    "inferred_ms, process_sum, process_max, sm_sum, sm_count, sm_max, memory_sum_mb, memory_max_mb, "
+    "util_sum, "
     "util_count, util_max";
 
 RollupRow ReadRollup(const Stmt& s) {
@@ -190,7 +191,8 @@ Status RunReset(Stmt& st) {
 
 }  // namespace
 
-UsageStore::UsageStore(std::unique_ptr<Db> db, std::string path) : db_(std::move(db)), path_(std::move(path)) {
+UsageStore::UsageStore(std::unique_ptr<Db> db, std::string path)
+    : db_(std::move(db)), path_(std::move(path)) {
   cache_.resize(kSlotCount);
 }
 
@@ -202,9 +204,10 @@ UsageStore::~UsageStore() {
 Result<std::unique_ptr<UsageStore>> UsageStore::Open(const UsageOpenOptions& o) {
   std::string dir = sys::Dirname(o.path);
   if (!sys::Exists(o.path) && !o.create)
-    return Fail(ErrorKind::kNotFound, fmt::format("no usage history yet ({} does not exist); the monitor writes it "
-                                                  "(`bk m`, or `bk server serve` on a shared server)",
-                                                  o.path));
+    return Fail(ErrorKind::kNotFound,
+                fmt::format("no usage history yet ({} does not exist); the monitor writes it "
+                            "(`bk m`, or `bk server serve` on a shared server)",
+                            o.path));
   if (o.create) {
     BK_TRY(sys::EnsurePrivateDir(dir, 0700, o.owner));
     BK_TRY(sys::CreateDataFile(o.path, 0600, o.owner));
@@ -300,10 +303,11 @@ void UsageStore::Rollback() {
 
 Status UsageStore::AddDevices(std::span<const DeviceRow> rows) {
   for (const DeviceRow& d : rows) {
-    BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kInsertDevice,
-                                          "INSERT OR REPLACE INTO devices(ts_ms, gpu, state, source, "
-                                          "utilization_percent, memory_used_mb, memory_total_mb, process_count) "
-                                          "VALUES(?,?,?,?,?,?,?,?)"));
+    BK_ASSIGN_OR_RETURN(Stmt * st,
+                        Cached(kInsertDevice,
+                               "INSERT OR REPLACE INTO devices(ts_ms, gpu, state, source, "
+                               "utilization_percent, memory_used_mb, memory_total_mb, process_count) "
+                               "VALUES(?,?,?,?,?,?,?,?)"));
     st->Bind(1, d.ts_ms).Bind(2, int64_t{d.gpu}).Bind(3, d.state).Bind(4, d.source);
     st->Bind(5, d.utilization_percent).Bind(6, d.memory_used_mb).Bind(7, d.memory_total_mb);
     st->Bind(8, d.process_count);
@@ -315,20 +319,23 @@ Status UsageStore::AddDevices(std::span<const DeviceRow> rows) {
 Status UsageStore::UpsertRollup(const RollupRow& r, int64_t resolution, int64_t window_start) {
   BK_ASSIGN_OR_RETURN(
       Stmt * st,
-      Cached(kUpsertRollup,
-             "INSERT INTO rollups(resolution, window_start, gpu, uid, status, username, samples, active_samples, "
-             "observed_ms, active_ms, inferred_ms, process_sum, process_max, sm_sum, sm_count, sm_max, "
-             "memory_sum_mb, memory_max_mb, util_sum, util_count, util_max) "
-             "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21) "
-             "ON CONFLICT(resolution, window_start, gpu, uid, status) DO UPDATE SET "
-             "username=excluded.username, samples=samples+excluded.samples, "
-             "active_samples=active_samples+excluded.active_samples, observed_ms=observed_ms+excluded.observed_ms, "
-             "active_ms=active_ms+excluded.active_ms, inferred_ms=inferred_ms+excluded.inferred_ms, "
-             "process_sum=process_sum+excluded.process_sum, process_max=max(process_max, excluded.process_max), "
-             "sm_sum=sm_sum+excluded.sm_sum, sm_count=sm_count+excluded.sm_count, "
-             "sm_max=max(sm_max, excluded.sm_max), memory_sum_mb=memory_sum_mb+excluded.memory_sum_mb, "
-             "memory_max_mb=max(memory_max_mb, excluded.memory_max_mb), util_sum=util_sum+excluded.util_sum, "
-             "util_count=util_count+excluded.util_count, util_max=max(util_max, excluded.util_max)"));
+      Cached(
+          kUpsertRollup,
+          "INSERT INTO rollups(resolution, window_start, gpu, uid, status, username, samples, "
+          "active_samples, "
+          "observed_ms, active_ms, inferred_ms, process_sum, process_max, sm_sum, sm_count, sm_max, "
+          "memory_sum_mb, memory_max_mb, util_sum, util_count, util_max) "
+          "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21) "
+          "ON CONFLICT(resolution, window_start, gpu, uid, status) DO UPDATE SET "
+          "username=excluded.username, samples=samples+excluded.samples, "
+          "active_samples=active_samples+excluded.active_samples, "
+          "observed_ms=observed_ms+excluded.observed_ms, "
+          "active_ms=active_ms+excluded.active_ms, inferred_ms=inferred_ms+excluded.inferred_ms, "
+          "process_sum=process_sum+excluded.process_sum, process_max=max(process_max, excluded.process_max), "
+          "sm_sum=sm_sum+excluded.sm_sum, sm_count=sm_count+excluded.sm_count, "
+          "sm_max=max(sm_max, excluded.sm_max), memory_sum_mb=memory_sum_mb+excluded.memory_sum_mb, "
+          "memory_max_mb=max(memory_max_mb, excluded.memory_max_mb), util_sum=util_sum+excluded.util_sum, "
+          "util_count=util_count+excluded.util_count, util_max=max(util_max, excluded.util_max)"));
   st->Bind(1, resolution).Bind(2, window_start).Bind(3, int64_t{r.gpu}).Bind(4, int64_t{r.uid});
   st->Bind(5, r.status).Bind(6, r.username).Bind(7, r.samples).Bind(8, r.active_samples);
   st->Bind(9, r.observed_ms).Bind(10, r.active_ms).Bind(11, r.inferred_ms).Bind(12, r.process_sum);
@@ -362,10 +369,11 @@ Status UsageStore::AddEvents(std::span<const UsageEvent> events) {
 }
 
 Status UsageStore::PutHeartbeat(const HeartbeatRow& h) {
-  BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kPutHeartbeat,
-                                        "INSERT OR REPLACE INTO heartbeat(id, monitor_id, pid, uid, status, "
-                                        "interval_ms, started_ms, sampled_ms, written_ms, stopped_ms, samples, "
-                                        "detail, sample_state) VALUES(1,?,?,?,?,?,?,?,?,?,?,?,?)"));
+  BK_ASSIGN_OR_RETURN(Stmt * st,
+                      Cached(kPutHeartbeat,
+                             "INSERT OR REPLACE INTO heartbeat(id, monitor_id, pid, uid, status, "
+                             "interval_ms, started_ms, sampled_ms, written_ms, stopped_ms, samples, "
+                             "detail, sample_state) VALUES(1,?,?,?,?,?,?,?,?,?,?,?,?)"));
   st->Bind(1, h.monitor_id).Bind(2, h.pid).Bind(3, int64_t{h.uid}).Bind(4, h.status).Bind(5, h.interval_ms);
   st->Bind(6, h.started_ms).Bind(7, h.sampled_ms).Bind(8, h.written_ms).Bind(9, h.stopped_ms);
   st->Bind(10, h.samples).Bind(11, h.detail).Bind(12, h.sample_state);
@@ -383,7 +391,8 @@ Status UsageStore::PutProcess(const TrackedProcess& p) {
 }
 
 Status UsageStore::DeleteProcess(int gpu, int64_t pid, const std::string& token) {
-  BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kDeleteProcess, "DELETE FROM processes WHERE gpu=? AND pid=? AND token=?"));
+  BK_ASSIGN_OR_RETURN(Stmt * st,
+                      Cached(kDeleteProcess, "DELETE FROM processes WHERE gpu=? AND pid=? AND token=?"));
   st->Bind(1, int64_t{gpu}).Bind(2, pid).Bind(3, token);
   return RunReset(*st);
 }
@@ -403,15 +412,17 @@ Status UsageStore::DeleteEvidence(const std::string& reservation_id) {
 }
 
 Status UsageStore::PutGpu(const GpuIdentity& g) {
-  BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kPutGpu,
-                                        "INSERT OR REPLACE INTO gpus(gpu, uuid, name, memory_total_mb, seen_ms) "
-                                        "VALUES(?,?,?,?,?)"));
+  BK_ASSIGN_OR_RETURN(Stmt * st,
+                      Cached(kPutGpu,
+                             "INSERT OR REPLACE INTO gpus(gpu, uuid, name, memory_total_mb, seen_ms) "
+                             "VALUES(?,?,?,?,?)"));
   st->Bind(1, int64_t{g.gpu}).Bind(2, g.uuid).Bind(3, g.name).Bind(4, g.memory_total_mb).Bind(5, g.seen_ms);
   return RunReset(*st);
 }
 
 Result<std::vector<GpuIdentity>> UsageStore::Gpus() {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT gpu, uuid, name, memory_total_mb, seen_ms FROM gpus ORDER BY gpu"));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st, db_->Prepare("SELECT gpu, uuid, name, memory_total_mb, seen_ms FROM gpus ORDER BY gpu"));
   std::vector<GpuIdentity> out;
   while (true) {
     BK_ASSIGN_OR_RETURN(bool row, st.Step());
@@ -432,16 +443,19 @@ Status UsageStore::Prune(int64_t now_ms, const UsageRetention& r) {
   if (r.event_days > 0) BK_TRY(run("DELETE FROM events WHERE ts_ms < ?", now_ms - r.event_days * kDayMs));
   const int64_t now_s = now_ms / 1000;
   if (r.minute_days > 0)
-    BK_TRY(run("DELETE FROM rollups WHERE resolution = 60 AND window_start < ?", now_s - r.minute_days * 86400));
+    BK_TRY(
+        run("DELETE FROM rollups WHERE resolution = 60 AND window_start < ?", now_s - r.minute_days * 86400));
   if (r.hour_days > 0)
-    BK_TRY(run("DELETE FROM rollups WHERE resolution = 3600 AND window_start < ?", now_s - r.hour_days * 86400));
+    BK_TRY(
+        run("DELETE FROM rollups WHERE resolution = 3600 AND window_start < ?", now_s - r.hour_days * 86400));
   return Ok();
 }
 
 Result<std::optional<HeartbeatRow>> UsageStore::Heartbeat() {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT monitor_id, pid, uid, status, interval_ms, started_ms, sampled_ms, "
-                                            "written_ms, stopped_ms, samples, detail, sample_state FROM heartbeat "
-                                            "WHERE id = 1"));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st, db_->Prepare("SELECT monitor_id, pid, uid, status, interval_ms, started_ms, sampled_ms, "
+                            "written_ms, stopped_ms, samples, detail, sample_state FROM heartbeat "
+                            "WHERE id = 1"));
   BK_ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<HeartbeatRow>();
   HeartbeatRow h;
@@ -461,8 +475,9 @@ Result<std::optional<HeartbeatRow>> UsageStore::Heartbeat() {
 }
 
 Result<std::vector<TrackedProcess>> UsageStore::Processes() {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT gpu, pid, token, uid, username, identity_source, status, "
-                                            "reservation_id, first_seen_ms FROM processes ORDER BY gpu, pid, token"));
+  BK_ASSIGN_OR_RETURN(Stmt st,
+                      db_->Prepare("SELECT gpu, pid, token, uid, username, identity_source, status, "
+                                   "reservation_id, first_seen_ms FROM processes ORDER BY gpu, pid, token"));
   std::vector<TrackedProcess> out;
   while (true) {
     BK_ASSIGN_OR_RETURN(bool row, st.Step());
@@ -495,8 +510,9 @@ Result<std::vector<EvidenceRow>> UsageStore::Evidence() {
 }
 
 Result<std::vector<RollupRow>> UsageStore::Rollups(const RollupQuery& q) {
-  std::string sql = fmt::format("SELECT {} FROM rollups WHERE resolution = ? AND window_start >= ? AND window_start < ?",
-                                kRollupColumns);
+  std::string sql =
+      fmt::format("SELECT {} FROM rollups WHERE resolution = ? AND window_start >= ? AND window_start < ?",
+                  kRollupColumns);
   if (q.uid) sql += " AND uid = ?";
   if (q.gpu) sql += " AND gpu = ?";
   sql += " ORDER BY window_start, gpu, uid, status LIMIT ?";
@@ -558,7 +574,7 @@ Status UsageStore::SumRange(int64_t resolution, int64_t from, int64_t to, std::o
 Result<std::vector<UserUsage>> UsageStore::Users(int64_t from, int64_t to, std::optional<uint32_t> uid) {
   std::vector<RollupRow> parts;
   const int64_t h0 = FloorTo(from + 3599, 3600);  // first whole hour
-  const int64_t h1 = FloorTo(to, 3600);            // end of the last whole hour
+  const int64_t h1 = FloorTo(to, 3600);           // end of the last whole hour
   if (h0 < h1) {
     BK_TRY(SumRange(60, from, h0, uid, parts));
     BK_TRY(SumRange(3600, h0, h1, uid, parts));
@@ -599,7 +615,8 @@ Result<std::vector<UserUsage>> UsageStore::Users(int64_t from, int64_t to, std::
 }
 
 Result<std::vector<UsageEvent>> UsageStore::Events(const EventQuery& q) {
-  std::string sql = fmt::format("SELECT * FROM (SELECT {} FROM events WHERE ts_ms >= ? AND ts_ms < ?", kEventColumns);
+  std::string sql =
+      fmt::format("SELECT * FROM (SELECT {} FROM events WHERE ts_ms >= ? AND ts_ms < ?", kEventColumns);
   if (q.uid) sql += " AND uid = ?";
   if (q.gpu) sql += " AND gpu = ?";
   sql += " ORDER BY seq DESC LIMIT ?) ORDER BY seq";
@@ -619,10 +636,11 @@ Result<std::vector<UsageEvent>> UsageStore::Events(const EventQuery& q) {
 }
 
 Result<std::vector<DeviceRow>> UsageStore::Devices(int64_t from_ms, int64_t to_ms, int limit) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT * FROM (SELECT ts_ms, gpu, state, source, utilization_percent, "
-                                            "memory_used_mb, memory_total_mb, process_count FROM devices "
-                                            "WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms DESC, gpu DESC LIMIT ?) "
-                                            "ORDER BY ts_ms, gpu"));
+  BK_ASSIGN_OR_RETURN(Stmt st,
+                      db_->Prepare("SELECT * FROM (SELECT ts_ms, gpu, state, source, utilization_percent, "
+                                   "memory_used_mb, memory_total_mb, process_count FROM devices "
+                                   "WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms DESC, gpu DESC LIMIT ?) "
+                                   "ORDER BY ts_ms, gpu"));
   st.Bind(1, from_ms).Bind(2, to_ms).Bind(3, int64_t{limit});
   std::vector<DeviceRow> out;
   while (true) {

@@ -61,15 +61,15 @@ struct RollupRow {
   int64_t active_samples = 0;  // samples with at least one process
   int64_t observed_ms = 0;     // samples x interval
   int64_t active_ms = 0;
-  int64_t inferred_ms = 0;     // active time from container processes inferred to this user
+  int64_t inferred_ms = 0;  // active time from container processes inferred to this user
   int64_t process_sum = 0;
   int64_t process_max = 0;
-  int64_t sm_sum = 0;          // per-sample sums of per-process SM%, over samples that had one
+  int64_t sm_sum = 0;  // per-sample sums of per-process SM%, over samples that had one
   int64_t sm_count = 0;
   int64_t sm_max = 0;
   int64_t memory_sum_mb = 0;
   int64_t memory_max_mb = 0;
-  int64_t util_sum = 0;        // whole-device utilisation, not divided between users
+  int64_t util_sum = 0;  // whole-device utilisation, not divided between users
   int64_t util_count = 0;
   int64_t util_max = 0;
 };
@@ -120,8 +120,8 @@ struct HeartbeatRow {
   int64_t sampled_ms = 0;
   int64_t written_ms = 0;
   std::optional<int64_t> stopped_ms;
-  int64_t samples = 0;  // samples taken by this monitor run
-  std::string detail;   // why degraded or paused, "" when running
+  int64_t samples = 0;              // samples taken by this monitor run
+  std::string detail;               // why degraded or paused, "" when running
   std::string sample_state = "ok";  // the last sample: ok | failed | paused (for transition events)
 };
 
@@ -136,9 +136,9 @@ struct GpuIdentity {
 };
 
 struct UsageRetention {
-  int64_t device_days = 2;    // per-sample device rows
-  int64_t minute_days = 35;   // 60 s rollups
-  int64_t hour_days = 400;    // 3600 s rollups
+  int64_t device_days = 2;   // per-sample device rows
+  int64_t minute_days = 35;  // 60 s rollups
+  int64_t hour_days = 400;   // 3600 s rollups
   int64_t event_days = 365;
 };
 

@@ -251,7 +251,8 @@ TEST_F(UsageStoreTest, PruneByAge) {
   const int64_t day = 86400;
   std::vector<DeviceRow> devices = {{(now - 3 * day) * 1000, 0, "ok", "simulation", 1, 1, 2, 0},
                                     {(now - 1 * day) * 1000, 0, "ok", "simulation", 1, 1, 2, 0}};
-  std::vector<RollupRow> rollups = {Row(now - 40 * day, 0, 1, "ok", 1, 1), Row(now - 10 * day, 0, 1, "ok", 1, 1)};
+  std::vector<RollupRow> rollups = {Row(now - 40 * day, 0, 1, "ok", 1, 1),
+                                    Row(now - 10 * day, 0, 1, "ok", 1, 1)};
   UsageEvent old_event;
   old_event.ts_ms = (now - 400 * day) * 1000;
   old_event.kind = "process-start";

@@ -47,7 +47,7 @@ gpu::ProcessSample Proc(std::optional<uid_t> uid, int pid, std::string user = "a
   return p;
 }
 
-GuardDecision Run(const Reservation& mine, std::vector<gpu::DeviceSample> devices,
+GuardDecision Guard(const Reservation& mine, std::vector<gpu::DeviceSample> devices,
                   std::vector<Reservation> others = {}) {
   GuardInput in;
   in.reservation = &mine;
@@ -69,7 +69,7 @@ TEST(CudaTokensTest, UuidsOnlyWhenAllAreKnown) {
 }
 
 TEST(GuardTest, IdleGpuIsReadyWithItsUuid) {
-  auto d = Run(Booking(1000, {1}), {Device(0), Device(1)});
+  auto d = Guard(Booking(1000, {1}), {Device(0), Device(1)});
   EXPECT_TRUE(d.ready) << d.reason;
   EXPECT_EQ(d.tokens, (std::vector<std::string>{"GPU-00000001-0000-4000-8000-000000000000"}));
 }
@@ -77,21 +77,21 @@ TEST(GuardTest, IdleGpuIsReadyWithItsUuid) {
 TEST(GuardTest, MissingTelemetryWaits) {
   gpu::DeviceSample none = Device(0);
   none.source = gpu::Source::kNone;
-  auto d = Run(Booking(1000, {0}), {none});
+  auto d = Guard(Booking(1000, {0}), {none});
   EXPECT_FALSE(d.ready);
   EXPECT_EQ(d.reason, "GPU 0 live telemetry is unavailable");
   EXPECT_EQ(d.key, "gpu:0:telemetry");
   gpu::DeviceSample blind = Device(0);
   blind.process_telemetry = false;
-  EXPECT_EQ(Run(Booking(1000, {0}), {blind}).key, "gpu:0:process-telemetry");
+  EXPECT_EQ(Guard(Booking(1000, {0}), {blind}).key, "gpu:0:process-telemetry");
   gpu::DeviceSample nvml = Device(0);
   nvml.source = gpu::Source::kNvml;
   nvml.uuid = "";
-  EXPECT_EQ(Run(Booking(1000, {0}), {nvml}).key, "gpu:0:stable-identifier");
+  EXPECT_EQ(Guard(Booking(1000, {0}), {nvml}).key, "gpu:0:stable-identifier");
 }
 
 TEST(GuardTest, UnreservedProcessWaits) {
-  auto d = Run(Booking(1000, {1}), {Device(0), Device(1, {Proc(1001, 4242)})});
+  auto d = Guard(Booking(1000, {1}), {Device(0), Device(1, {Proc(1001, 4242)})});
   EXPECT_FALSE(d.ready);
   EXPECT_EQ(d.reason, "GPU 1 has unreserved process user=alice pid=4242");
   EXPECT_EQ(d.key, "gpu:1:process:unreserved");
@@ -99,31 +99,31 @@ TEST(GuardTest, UnreservedProcessWaits) {
 
 TEST(GuardTest, WrongGpuAndUnknownWait) {
   Reservation theirs = Booking(1001, {0}, Mode::kShared, "r2");
-  auto d = Run(Booking(1000, {1}), {Device(0), Device(1, {Proc(1001, 7)})}, {theirs});
+  auto d = Guard(Booking(1000, {1}), {Device(0), Device(1, {Proc(1001, 7)})}, {theirs});
   EXPECT_EQ(d.key, "gpu:1:process:wrong-gpu");
-  auto u = Run(Booking(1000, {1}), {Device(0), Device(1, {Proc(std::nullopt, 9, "?")})});
+  auto u = Guard(Booking(1000, {1}), {Device(0), Device(1, {Proc(std::nullopt, 9, "?")})});
   EXPECT_EQ(u.reason, "GPU 1 has unknown process user=unknown pid=9");
 }
 
 TEST(GuardTest, AcceptsTheOwnerAndOtherHoldersOfTheGpu) {
   // The owner's own process, even on an exclusive booking.
-  EXPECT_TRUE(Run(Booking(1000, {1}, Mode::kExclusive), {Device(1, {Proc(1000, 5, "me")})}).ready);
+  EXPECT_TRUE(Guard(Booking(1000, {1}, Mode::kExclusive), {Device(1, {Proc(1000, 5, "me")})}).ready);
   // Another user sharing the GPU under their own booking.
   Reservation theirs = Booking(1001, {1}, Mode::kShared, "r2");
-  EXPECT_TRUE(Run(Booking(1000, {1}), {Device(1, {Proc(1001, 6)})}, {theirs}).ready);
+  EXPECT_TRUE(Guard(Booking(1000, {1}), {Device(1, {Proc(1001, 6)})}, {theirs}).ready);
   // A booking that has not started yet does not count.
   theirs.start = kNow + 60;
-  EXPECT_FALSE(Run(Booking(1000, {1}), {Device(1, {Proc(1001, 6)})}, {theirs}).ready);
+  EXPECT_FALSE(Guard(Booking(1000, {1}), {Device(1, {Proc(1001, 6)})}, {theirs}).ready);
 }
 
 TEST(GuardTest, RootContainerProcessFollowsTheMonitorsAttribution) {
   gpu::ProcessSample root = Proc(0, 77, "root");
   root.container_runtime = "docker";
   root.container_id = "abcdef012345";
-  EXPECT_TRUE(Run(Booking(1000, {1}), {Device(1, {root})}).ready);
+  EXPECT_TRUE(Guard(Booking(1000, {1}), {Device(1, {root})}).ready);
   // With two holders it is ambiguous: unknown, so it waits.
   Reservation theirs = Booking(1001, {1}, Mode::kShared, "r2");
-  auto d = Run(Booking(1000, {1}), {Device(1, {root})}, {theirs});
+  auto d = Guard(Booking(1000, {1}), {Device(1, {root})}, {theirs});
   EXPECT_EQ(d.key, "gpu:1:process:unknown");
   // The monitor's eligibility rule is honoured when supplied.
   GuardInput in;
@@ -139,33 +139,34 @@ TEST(GuardTest, RootContainerProcessFollowsTheMonitorsAttribution) {
 TEST(GuardTest, SystemProcessesNeverBlock) {
   gpu::ProcessSample x = Proc(0, 1, "root");
   x.command = "/usr/lib/xorg/Xorg -core";
-  EXPECT_TRUE(Run(Booking(1000, {0}), {Device(0, {x})}).ready);
+  EXPECT_TRUE(Guard(Booking(1000, {0}), {Device(0, {x})}).ready);
 }
 
 TEST(GuardTest, VramHeadroom) {
   gpu::DeviceSample full = Device(0);
   full.memory_used_mb = 60000;
   Reservation r = Booking(1000, {0});
-  auto d = Run(r, {full});  // shared 1/2: (81920-512)/2 = 40704 needed, 21408 free
+  auto d = Guard(r, {full});  // shared 1/2: (81920-512)/2 = 40704 needed, 21408 free
   EXPECT_FALSE(d.ready);
   EXPECT_EQ(d.reason, "GPU 0 has 21408MiB launch headroom; 40704MiB is required");
   r.memory_mb = 20000;
-  EXPECT_TRUE(Run(r, {full}).ready);
+  full.processes = {Proc(1000, 5, "me")};  // the used memory is the owner's own
+  EXPECT_TRUE(Guard(r, {full}).ready);
   gpu::DeviceSample unknown = Device(0);
   unknown.memory_total_mb.reset();
-  EXPECT_EQ(Run(Booking(1000, {0}), {unknown}).key, "gpu:0:memory-capacity");
+  EXPECT_EQ(Guard(Booking(1000, {0}), {unknown}).key, "gpu:0:memory-capacity");
 }
 
 TEST(GuardTest, BusyWithoutProcessesWaits) {
   gpu::DeviceSample busy = Device(0);
   busy.utilization_percent = 90;
-  auto d = Run(Booking(1000, {0}, Mode::kExclusive), {busy});
+  auto d = Guard(Booking(1000, {0}, Mode::kExclusive), {busy});
   EXPECT_FALSE(d.ready);
   EXPECT_EQ(d.key, "gpu:0:busy");
 }
 
 TEST(GuardTest, NoGpusIsInvalid) {
-  EXPECT_EQ(Run(Booking(1000, {}), {Device(0)}).key, "invalid-assignment");
+  EXPECT_EQ(Guard(Booking(1000, {}), {Device(0)}).key, "invalid-assignment");
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ class SpecTest : public ::testing::Test {
 };
 
 TEST(SummaryTest, FollowsTheOriginal) {
-  EXPECT_EQ(Summary({"sh", "-c", "echo hi", "x"}), "sh (+2 args)");
+  EXPECT_EQ(Summary({"sh", "-c", "echo hi"}), "sh (+2 args)");
   EXPECT_EQ(Summary({"echo", "hi"}), "echo (+1 args)");
   EXPECT_EQ(Summary({"/usr/bin/python3", "/home/a/train.py", "--lr", "1"}), "python3 train.py (+2 args)");
   EXPECT_EQ(Summary({"python", "-m", "torch.distributed.run", "x"}), "python -m torch.distributed.run (+1 args)");

@@ -96,6 +96,7 @@ class Worker {
   void Reap();
   void Reconcile(const std::optional<std::vector<service::JobView>>& jobs, engine::Seconds now, bool stopping);
   void RequestTermination(Child& c, const std::string& reason);
+  void SignalEscaped(const Child& c, int sig);
   void Finish(Child& c);
   // worker_recovery.cc
   void Recover();

@@ -4,6 +4,7 @@
 // a worker stop. A job is finished when its whole process group is gone.
 
 #include <signal.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <cmath>
@@ -33,6 +34,15 @@ void Worker::RequestTermination(Child& c, const std::string& reason) {
   // Ctrl-C on a foreground run reaches the command as the SIGINT it expects.
   int sig = options_.foreground && reason == "worker-stop" && StopSignal() == SIGINT ? SIGINT : SIGTERM;
   SignalGroup(c.pid, sig, uid_);
+  SignalEscaped(c, sig);
+}
+
+// A process that left the job's group with setsid() still carries the
+// booking's marker; once the booking is over (its end, a cancel) it goes too.
+void Worker::SignalEscaped(const Child& c, int sig) {
+  if (c.reason == "worker-stop") return;
+  for (const auto& [pgid, pid] : FindMarkedGroups(c.reservation_id, uid_, getpgrp()))
+    if (pgid != c.pid) SignalGroup(pgid, sig, uid_);
 }
 
 void Worker::Reconcile(const std::optional<std::vector<service::JobView>>& jobs, engine::Seconds now, bool stopping) {
@@ -62,6 +72,7 @@ void Worker::Reconcile(const std::optional<std::vector<service::JobView>>& jobs,
       if (due) {
         c.kill_sent = true;
         SignalGroup(c.pid, SIGKILL, uid_);
+        SignalEscaped(c, SIGKILL);
       }
     }
   }

@@ -61,4 +61,19 @@ if ((rc != 0 || bad != 0)); then
   echo "FAIL fake-gpu (run-on-gpu.sh exit $rc)"
   exit 1
 fi
+
+# Again, as if inside a container with its own PID namespace: no attribution
+# is possible, and bk must say "unknown" rather than guess.
+echo "--- with the driver reporting host PIDs from another namespace"
+out=$(PATH="$tmp/bin:$PATH" LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKE_GPU_DIR="$tmp/state" \
+  FAKE_GPU_PID_SHIFT=1000000 bash "$here/run-on-gpu.sh" "$BK" 2>&1)
+rc=$?
+printf '%s\n' "$out"
+expect '^SKIP own-process.nvidia-smi: the driver reports PIDs this /proc lacks'
+expect "^PASS own-process.foreign-pid: pid $((other + 1000000)) listed with an unknown owner"
+expect '^summary: [0-9]+ passed, 0 failed, [0-9]+ skipped$'
+if ((rc != 0 || bad != 0)); then
+  echo "FAIL fake-gpu in another PID namespace (run-on-gpu.sh exit $rc)"
+  exit 1
+fi
 echo "PASS fake-gpu"

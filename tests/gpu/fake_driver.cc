@@ -64,7 +64,10 @@ std::vector<Proc> Procs() {
     if (pid <= 0 || !Alive(pid)) continue;
     FILE* f = std::fopen((Dir() + "/" + e->d_name).c_str(), "r");
     if (f == nullptr) continue;
-    Proc p{pid, 0, 0};
+    // FAKE_GPU_PID_SHIFT mimics a container in its own PID namespace: the
+    // driver reports host PIDs that this /proc does not have.
+    const char* shift = std::getenv("FAKE_GPU_PID_SHIFT");
+    Proc p{pid + (shift != nullptr ? std::atoi(shift) : 0), 0, 0};
     if (std::fscanf(f, "%d %llu", &p.gpu, &p.bytes) == 2) out.push_back(p);
     std::fclose(f);
   }

@@ -1,0 +1,76 @@
+#include "worker/job_log.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace bk::worker {
+namespace {
+
+class JobLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/bk-joblog-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/r.log";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_, path_;
+};
+
+TEST(LogHeaderTest, PythonStyleSeparators) {
+  EXPECT_EQ(LogHeader("bk-job-start", 1795977000, "id", {0, 2}, "/tmp", {"sh", "-c", "echo \"x\""}),
+            "{\"event\": \"bk-job-start\", \"timestamp\": \"2026-11-29T18:30:00Z\", \"reservation_id\": \"id\", "
+            "\"gpus\": [0, 2], \"cwd\": \"/tmp\", \"argv\": [\"sh\", \"-c\", \"echo \\\"x\\\"\"]}");
+}
+
+TEST_F(JobLogTest, PumpsAPipeAndKeepsThePreviousAttempt) {
+  {
+    auto log = JobLog::Open(path_, 64, "H1");
+    ASSERT_TRUE(log.has_value());
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    (*log)->Start(fds[0]);
+    ASSERT_EQ(write(fds[1], "first\n", 6), 6);
+    close(fds[1]);
+    EXPECT_TRUE((*log)->Finish(2000));
+    EXPECT_FALSE((*log)->rotated());
+  }
+  auto again = JobLog::Open(path_, 64, "H2");
+  ASSERT_TRUE(again.has_value());
+  EXPECT_TRUE((*again)->rotated());
+  (*again)->Line("second");
+  again->reset();
+  auto text = ReadJobLog(path_, getuid());
+  ASSERT_TRUE(text.has_value());
+  EXPECT_EQ(*text, "H1\nfirst\nH2\nsecond\n");
+  EXPECT_EQ(std::filesystem::status(path_).permissions(), std::filesystem::perms::owner_read |
+                                                               std::filesystem::perms::owner_write);
+}
+
+TEST_F(JobLogTest, RotatesAtHalfTheLimit) {
+  auto log = JobLog::Open(path_, 1, "H");  // 512 KiB segments
+  ASSERT_TRUE(log.has_value());
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  (*log)->Start(fds[0]);
+  std::string chunk(100 * 1024, 'x');
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(write(fds[1], chunk.data(), chunk.size()), static_cast<ssize_t>(chunk.size()));
+  close(fds[1]);
+  EXPECT_TRUE((*log)->Finish(5000));
+  EXPECT_TRUE((*log)->rotated());
+  EXPECT_TRUE(std::filesystem::exists(path_ + ".1"));
+  EXPECT_LE(std::filesystem::file_size(path_), 512u * 1024u);
+}
+
+TEST_F(JobLogTest, MissingLogIsNotFound) {
+  auto text = ReadJobLog(path_, getuid());
+  ASSERT_FALSE(text.has_value());
+  EXPECT_EQ(text.error().kind, ErrorKind::kNotFound);
+}
+
+}  // namespace
+}  // namespace bk::worker

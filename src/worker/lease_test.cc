@@ -1,0 +1,64 @@
+#include "worker/lease.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "engine/civil_time.h"
+
+namespace bk::worker {
+namespace {
+
+class LeaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/bk-lease-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(LeaseTest, OneWorkerPerUserAndDataDirectory) {
+  EXPECT_EQ(Inspect(dir_, "data:/a", getuid(), 100).state, "not-seen");
+  {
+    auto first = Lease::Acquire(dir_, "data:/a", "w1", 100);
+    ASSERT_TRUE(first.has_value()) << first.error().message;
+    WorkerStatus s = Inspect(dir_, "data:/a", getuid(), 100);
+    EXPECT_EQ(s.state, "running");
+    ASSERT_TRUE(s.lease.has_value());
+    EXPECT_EQ(s.lease->worker_id, "w1");
+    EXPECT_EQ(s.lease->pid, getpid());
+    // flock leases belong to the open file description: a second open is refused.
+    auto second = Lease::Acquire(dir_, "data:/a", "w2", 100);
+    ASSERT_FALSE(second.has_value());
+    EXPECT_EQ(second.error().kind, ErrorKind::kBusy);
+    EXPECT_EQ(second.error().message, "another worker is active for " + dir_);
+    // Another data directory with the same job directory is refused too.
+    EXPECT_FALSE(Lease::Acquire(dir_, "data:/b", "w3", 100).has_value());
+    EXPECT_EQ(Inspect(dir_, "data:/b", getuid(), 100).state, "other-instance");
+  }
+  WorkerStatus after = Inspect(dir_, "data:/a", getuid(), 100);
+  EXPECT_EQ(after.state, "stopped");
+  auto z = engine::FixedZone(0);
+  EXPECT_EQ(StatusLine(after, z), "worker: stopped (last pid=" + std::to_string(getpid()) +
+                                      " host=" + after.lease->hostname + " since=1970-01-01 00:01 +0000)");
+  std::string json = StatusJson(after, "me");
+  EXPECT_NE(json.find("\"schema_version\":\"gpubk.worker.v1\""), std::string::npos);
+  EXPECT_NE(json.find("\"running\":false"), std::string::npos);
+}
+
+TEST_F(LeaseTest, UnsafeLeaseFileIsInvalid) {
+  ASSERT_TRUE(Lease::Acquire(dir_, "data:/a", "w1", 100).has_value());
+  chmod((dir_ + "/worker.lock").c_str(), 0644);
+  WorkerStatus s = Inspect(dir_, "data:/a", getuid(), 100);
+  EXPECT_EQ(s.state, "invalid");
+  EXPECT_FALSE(s.running.has_value());
+  EXPECT_FALSE(Lease::Acquire(dir_, "data:/a", "w1", 100).has_value());
+}
+
+}  // namespace
+}  // namespace bk::worker

@@ -1,0 +1,119 @@
+"""Foreground `bk run` (upstream-runtime.md 4.14, upstream-cli.md 6.19): the command runs attached
+to the terminal on exactly the booked GPUs; bk's own lines go to stderr."""
+
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+from bktest import BK_BIN, sim_gpu
+from test_worker import WorkerCase
+
+UUID = [sim_gpu(i)["uuid"] for i in range(4)]
+ENV_LINE = ('printf "%s|%s|%s|%s|%s|%s\\n" "$CUDA_VISIBLE_DEVICES" "$CUDA_DEVICE_ORDER" "$BK_RESERVED_GPUS" '
+            '"${BK_RESERVATION_ID-unset}" "$GPUBK_RESERVATION_IDS" "$GPUBK_GPU_IDS"')
+
+
+class RunNowTest(WorkerCase):
+
+    def test_show_without_and_with_a_booking(self):
+        out = self.ok("run")
+        self.assertIn("run: no booking is active now; earliest suggestion is GPU=", out)
+        self.assertIn("book and run: bk run 1 30m -- python train.py", out)
+        rid = self.book_id("x", "1", "2h", "--gpu", "1")
+        self.assertEqual(self.ok("r"), "run: GPU=1 from booking(s) %s\nexample: bk run -- python train.py\n" % rid[:8])
+
+    def test_runs_on_the_current_booking_and_returns_its_status(self):
+        rid = self.book_id("x", "1", "2h", "--gpu", "1")
+        p = self.bk("run", "--", "sh", "-c", ENV_LINE + "; exit 5")
+        self.assertEqual(p.returncode, 5, p.stderr)
+        self.assertEqual(p.stdout, "%s|PCI_BUS_ID|1|%s|%s|1\n" % (UUID[1], rid, rid))
+        self.assertEqual(p.stderr, "run: GPU=1 from booking(s) %s\n" % rid[:8])
+
+    def test_selects_by_number_or_runs_on_all(self):
+        a = self.book_id("1", "30m", "--gpu", "0")
+        b = self.book_id("1", "1h", "--gpu", "2")
+        p = self.bk("run", "--", "sh", "-c", ENV_LINE)
+        self.assertEqual(p.stdout, "%s,%s|PCI_BUS_ID|0,2|unset|%s,%s|0,2\n" % (UUID[0], UUID[2], a, b))
+        p = self.bk("run", "2", "--", "sh", "-c", ENV_LINE)  # numbered as `bk g` numbers them
+        self.assertEqual(p.stdout.split("|")[0], UUID[2])
+        p = self.bk("run", b[:8], "--", "sh", "-c", ENV_LINE)
+        self.assertEqual(p.stdout.split("|")[0], UUID[2])
+        self.assertIn("no booking of yours active now matches zz", self.fails("run", "zz", "--", "true"))
+
+    def test_without_a_booking_it_refuses(self):
+        msg = self.fails("run", "--", "true")
+        self.assertIn("you have no reservation active now; use `bk run 1 30m -- COMMAND`", msg)
+
+    def test_bad_input(self):
+        self.assertIn("booking-and-run requires a command after --", self.refused("run", "1", "30m"))
+        self.assertIn("-- must be followed by a job command", self.refused("run", "--"))
+        self.assertIn("give the command after --", self.refused("run", "1"))
+        self.assertIn("not the option --json", self.refused("1", "30m", "--", "--json"))
+
+    def test_ctrl_c_is_forwarded(self):
+        self.book_id("1", "2h")
+        p = subprocess.Popen([BK_BIN, "run", "--", "sh", "-c",
+                              'trap "echo got-INT; exit 9" INT; echo ready; while :; do sleep 0.05; done'],
+                             env=self.env, cwd=self.tmp, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(p.stdout.readline(), "ready\n")
+            p.send_signal(signal.SIGINT)
+            out, _ = p.communicate(timeout=10)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        self.assertEqual(out, "got-INT\n")
+        self.assertEqual(p.returncode, 130)
+
+
+class BookAndRunTest(WorkerCase):
+
+    def test_books_then_runs_in_the_foreground(self):
+        p = self.bk("run", "x", "1", "2h", "--gpu", "1", "--", "sh", "-c", 'echo "$CUDA_VISIBLE_DEVICES"; exit 4')
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertEqual(p.stdout, UUID[1] + "\n")  # only the command writes to stdout
+        self.assertIn("created: ", p.stderr)
+        job = self.job()
+        self.assertEqual((job["status"], job["exit_code"]), ("failed", 4))
+
+    def test_handed_to_a_running_worker(self):
+        _, log = self.start_worker()
+        p = self.bk("run", "1", "30m", "--", "sh", "-c", "echo from-the-worker; exit 6")
+        self.assertEqual(p.returncode, 6, p.stderr)
+        self.assertIn("run: handed to the running worker", p.stderr)
+        self.assertEqual(p.stdout, "from-the-worker\n")
+        self.assertIn("finished:", self.read(log))
+
+
+class RunDeadlineTest(WorkerCase):
+    """Real short waits: the booking ends 3 s after bk starts (grace 1 s)."""
+
+    def setUp(self):
+        super().setUp()
+        self.env.update({"BK_SLOT_MINUTES": "1", "BK_WORKER_TERMINATION_GRACE_SECONDS": "1",
+                         "BK_WORKER_POLL_SECONDS": "0.1", "BK_TEST_NOW": "2026-11-29T18:49:57Z"})
+
+    def test_book_and_run_stops_at_the_deadline_with_124(self):
+        t0 = time.monotonic()
+        p = self.bk("run", "1", "1m", "--", "sh", "-c", 'trap "" TERM; while :; do sleep 0.05; done')
+        elapsed = time.monotonic() - t0
+        self.assertEqual(p.returncode, 124, p.stderr)
+        self.assertGreater(elapsed, 2.8)
+        self.assertLess(elapsed, 7)
+        self.assertIn("run: timed-out", p.stderr)
+        self.assertEqual(self.job()["status"], "timed-out")
+
+    def test_run_now_stops_at_the_deadline_with_124(self):
+        self.book_id("1", "1m")
+        t0 = time.monotonic()
+        p = self.bk("run", "--", "sleep", "30")
+        self.assertEqual(p.returncode, 124, p.stderr)
+        self.assertLess(time.monotonic() - t0, 7)
+        self.assertIn("run: reservation ended; stopping the command", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
