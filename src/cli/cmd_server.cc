@@ -7,7 +7,9 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
@@ -112,6 +114,15 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
     gid = res->gr_gid;
     s.group = *group;
     s.gid = *gid;
+    // Only root may give files to a group it is not in; say so before creating anything.
+    if (me != 0 && getegid() != *gid) {
+      std::vector<gid_t> mine(getgroups(0, nullptr));
+      int n = getgroups(static_cast<int>(mine.size()), mine.data());
+      if (n < 0 || std::find(mine.begin(), mine.begin() + n, *gid) == mine.begin() + n)
+        return Invalid(fmt::format("you are not in group {}; join it (an administrator runs `usermod -aG {} {}`), log "
+                                   "in again, and retry",
+                                   *group, *group, s.owner));
+    }
   } else if (s.access != "world") {
     return Invalid("--access must be world or group");
   } else if (group) {

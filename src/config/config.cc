@@ -1,6 +1,9 @@
 #include "config/config.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <unistd.h>
 
 #include <algorithm>
@@ -397,8 +400,14 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
   c.server_config = path;
   c.config_file = path;
   if (!StartsWith(path, "/")) return Invalid(fmt::format("server config {} must be an absolute path", path));
-  if (!sys::Exists(path))
+  if (struct stat st{}; lstat(path.c_str(), &st) != 0) {
+    if (errno == EACCES)
+      return Fail(ErrorKind::kPermission,
+                  fmt::format("permission denied reading server config {}; the server is limited to a group: ask its "
+                              "owner to add you to it (then log in again)",
+                              path));
     return Invalid(fmt::format("server config {} does not exist; check the path or run `bk server init`", path));
+  }
   auto text = sys::ReadSmallFile(path, 1 << 20);
   if (!text) return Invalid(fmt::format("cannot read server config {}: {}", path, text.error().message));
   json doc;

@@ -201,7 +201,9 @@ TEST_F(JobsTest, CancelSettlesAPendingJobAndFlagsARunningOne) {
   BookingOutcome running = BookWithJob();
   ASSERT_TRUE(service_->UpdateJob(me_, Claim(running.reservation.id, "t1"))->applied);
   ASSERT_TRUE(service_->Cancel(me_, {running.reservation.id, std::nullopt, std::nullopt}).has_value());
-  for (const auto& v : *service_->Jobs(me_, {}))
+  auto all = service_->Jobs(me_, {});
+  ASSERT_TRUE(all.has_value());
+  for (const auto& v : *all)
     if (v.reservation.id == running.reservation.id) {
       EXPECT_EQ(v.job.status, "claimed");  // the worker stops it and records the outcome
       EXPECT_TRUE(v.job.cancel_requested_at.has_value());

@@ -124,6 +124,8 @@ CREATE TABLE jobs(
   log_rotated INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 CREATE INDEX jobs_by_owner ON jobs(uid, status);
+-- Covers "my active reservations" (bk l, list numbers, counts) without table lookups.
+CREATE INDEX reservations_by_owner_active ON reservations(uid, status, start_at, end_at);
 )sql";
 
 constexpr const char* kJobColumns =

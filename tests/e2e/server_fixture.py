@@ -28,7 +28,6 @@ import signal
 import socket
 import struct
 import subprocess
-import sys
 import tempfile
 import time
 

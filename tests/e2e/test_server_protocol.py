@@ -14,7 +14,6 @@ the test talks to the socket itself. Run:
 import contextlib
 import json
 import os
-import socket
 import threading
 import time
 import unittest

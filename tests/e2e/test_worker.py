@@ -355,7 +355,9 @@ class RealTimeTest(WorkerCase):
 
     def test_term_at_end_minus_grace_then_kill_at_end(self):
         term_file, cmd = self.stubborn("term.txt")
+        cmd[-1] = "setsid sleep 60 & " + cmd[-1]  # one process even leaves the job's session
         self.ok("1", "1m", "-q", "--", *cmd)
+        rid = self.reservations()[0]["id"]
         t0 = time.time()
         run = self.bk("w", "once")
         elapsed = time.time() - t0
@@ -368,6 +370,7 @@ class RealTimeTest(WorkerCase):
         self.assertLess(elapsed, 8.0)
         job = self.job()
         self.assertEqual((job["status"], job["exit_code"], job["message"]), ("timed-out", -9, "deadline"))
+        self.assertEqual(marked_groups(rid), set())  # nothing carrying its marker outlives the booking
 
     def test_renewal_moves_the_deadline_and_a_cancel_stops_the_job(self):
         term_file, cmd = self.stubborn("term.txt")
