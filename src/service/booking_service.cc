@@ -39,7 +39,7 @@ void BookingService::Impl::Watch(store::LedgerStore& s) {
     if (!calendar) return;
     for (const auto& id : ids) {
       auto r = s.Get(id);
-      if (r && *r && (*r)->status == engine::Status::kActive) (*calendar)[id] = (*r)->ToFootprint();
+      if (r && *r && (*r)->status == engine::Status::kActive) (*calendar)[id] = {(*r)->uid, (*r)->ToFootprint()};
       else calendar->erase(id);
     }
   });
@@ -48,25 +48,41 @@ void BookingService::Impl::Watch(store::LedgerStore& s) {
 Result<std::vector<engine::Footprint>> BookingService::Impl::Footprints(store::LedgerStore& s, Seconds now,
                                                                        const std::string& except) {
   if (!deps.exclusive_store) return s.ActiveFootprints(now, except);
-  if (!calendar) {
-    store::ReservationQuery q;
-    q.active_only = true;
-    q.now = now;
-    BK_ASSIGN_OR_RETURN(auto rows, s.Reservations(q));
-    calendar.emplace();
-    for (const auto& r : rows) (*calendar)[r.id] = r.ToFootprint();
-  }
+  BK_TRY(LoadCalendar(s, now));
   std::vector<engine::Footprint> out;
   out.reserve(calendar->size());
   for (auto it = calendar->begin(); it != calendar->end();) {
-    if (it->second.end <= now) {
+    if (it->second.footprint.end <= now) {
       it = calendar->erase(it);  // ended: it never counts again
       continue;
     }
-    if (it->first != except) out.push_back(it->second);
+    if (it->first != except) out.push_back(it->second.footprint);
     ++it;
   }
   return out;
+}
+
+::bk::Status BookingService::Impl::LoadCalendar(store::LedgerStore& s, Seconds now) {
+  if (calendar) return Ok();
+  store::ReservationQuery q;
+  q.active_only = true;
+  q.now = now;
+  BK_ASSIGN_OR_RETURN(auto rows, s.Reservations(q));
+  calendar.emplace();
+  for (const auto& r : rows) (*calendar)[r.id] = {r.uid, r.ToFootprint()};
+  return Ok();
+}
+
+Result<int64_t> BookingService::Impl::CountActive(store::LedgerStore& s, uint32_t uid, Seconds now) {
+  if (!deps.exclusive_store) {
+    store::ReservationQuery q{uid, true, true, now};
+    return s.CountReservations(q);
+  }
+  BK_TRY(LoadCalendar(s, now));
+  int64_t n = 0;
+  for (const auto& [id, b] : *calendar)
+    if (b.uid == uid && b.footprint.end > now) ++n;
+  return n;
 }
 
 Result<store::LedgerStore*> BookingService::Impl::Writer() {

@@ -48,7 +48,14 @@ struct BookingService::Impl {
   Result<std::vector<engine::Footprint>> Footprints(store::LedgerStore& s, engine::Seconds now,
                                                    const std::string& except = "");
   void Watch(store::LedgerStore& s);
-  std::optional<std::unordered_map<std::string, engine::Footprint>> calendar;
+  struct Booked {
+    uint32_t uid = 0;
+    engine::Footprint footprint;
+  };
+  std::optional<std::unordered_map<std::string, Booked>> calendar;
+  ::bk::Status LoadCalendar(store::LedgerStore& s, engine::Seconds now);
+  // How many active reservations `uid` holds (from memory in the daemon).
+  Result<int64_t> CountActive(store::LedgerStore& s, uint32_t uid, engine::Seconds now);
 
   // Binds the policy on the first write; refuses a ledger bound to another one.
   ::bk::Status CheckPolicy(store::LedgerStore& s, bool bind);

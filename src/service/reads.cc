@@ -202,7 +202,12 @@ Result<ListResult> BookingService::List(const Actor& actor, const ListQuery& q) 
   BK_ASSIGN_OR_RETURN(out.reservations, s->Reservations(query));
   out.total = static_cast<int>(out.reservations.size());
   if (q.limit && out.total >= *q.limit) {
-    BK_ASSIGN_OR_RETURN(int64_t total, s->CountReservations(query));
+    int64_t total = 0;
+    if (!q.history && !q.everyone) {
+      BK_ASSIGN_OR_RETURN(total, impl_->CountActive(*s, actor.uid, now));
+    } else {
+      BK_ASSIGN_OR_RETURN(total, s->CountReservations(query));
+    }
     out.total = static_cast<int>(total);
   }
   out.truncated = out.total > static_cast<int>(out.reservations.size());

@@ -179,30 +179,33 @@ int Worker::Run() {
 
 void Worker::Sleep(double seconds) { StopHandlers::Sleep(seconds); }
 
-bool Worker::Iterate(bool stopping, bool* keep_going) {
+void Worker::Iterate(bool stopping, bool* keep_going) {
   engine::Seconds now = clock_.Now();
   std::optional<std::vector<service::JobView>> jobs;
   if (!policy_drift_) {
     auto r = ledger_.Jobs({true});
     if (r) {
       jobs = std::move(*r);
+      last_read_error_.clear();
     } else {
       if (r.error().kind == ErrorKind::kPolicy) {
         policy_drift_ = true;
         stopping = true;
       }
-      Warn(fmt::format("cannot read the jobs: {}", r.error().message));
+      // Once per outage, not once per poll: running jobs keep their last known end.
+      if (r.error().message != last_read_error_) Warn(fmt::format("cannot read the jobs: {}", r.error().message));
+      last_read_error_ = r.error().message;
     }
   }
   Reap();
   Reconcile(jobs, now, stopping);
   if (stopping) {
     *keep_going = !children_.empty();
-    return true;
+    return;
   }
   if (!jobs) {
     *keep_going = !options_.once || !children_.empty();
-    return false;
+    return;
   }
   Cleanup(false);
   Settle(*jobs, now);
@@ -225,10 +228,9 @@ bool Worker::Iterate(bool stopping, bool* keep_going) {
     for (const auto& v : *jobs)
       if (Mine(v) && v.job.status == "pending" && v.reservation.ActiveAt(now)) open = true;
     *keep_going = open || !children_.empty();
-    return true;
+    return;
   }
   if (options_.once) *keep_going = !children_.empty() || claimed_this_round_;
-  return true;
 }
 
 void Worker::Settle(const std::vector<service::JobView>& jobs, engine::Seconds now) {

@@ -79,7 +79,8 @@ class Worker {
   };
 
   // worker.cc: the loop.
-  bool Iterate(bool stopping, bool* keep_going);
+  // One pass: reconcile, settle, guard, claim, launch; says whether to go on.
+  void Iterate(bool stopping, bool* keep_going);
   void Settle(const std::vector<service::JobView>& jobs, engine::Seconds now);
   std::vector<const service::JobView*> Due(const std::vector<service::JobView>& jobs, engine::Seconds now) const;
   void Sleep(double seconds);
@@ -129,6 +130,7 @@ class Worker {
   bool policy_drift_ = false;
   std::chrono::steady_clock::time_point last_cleanup_{};
   bool cleaned_once_ = false;
+  std::string last_read_error_;
 };
 
 // Set by SIGINT/SIGTERM while a worker or foreground run is active.

@@ -63,11 +63,28 @@ class WorkerCase(BkTestCase):
         self.addCleanup(self._stop_workers)
 
     def _stop_workers(self):
+        # SIGTERM first: a worker stops its jobs on the way out.
         for p, log in self.workers:
             if p.poll() is None:
-                p.kill()
-                p.wait(timeout=10)
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait(timeout=10)
             log.close()
+        # Whatever a failed test left behind: this test's jobs (they carry its HOME).
+        home = ("HOME=" + os.path.join(self.tmp, "home")).encode()
+        for name in os.listdir("/proc"):
+            try:
+                if not name.isdigit() or os.stat("/proc/" + name).st_uid != ME_UID:
+                    continue
+                with open("/proc/%s/environ" % name, "rb") as f:
+                    env = f.read().split(b"\0")
+                if home in env and any(e.startswith(b"BK_RESERVATION_ID=") for e in env):
+                    os.kill(int(name), signal.SIGKILL)
+            except (OSError, ValueError):
+                continue
 
     def start_worker(self, env=None):
         """`bk w start` in the background; returns (process, log path) once it said it started."""
