@@ -1,6 +1,7 @@
 // Remote mode: the same Ledger calls as JSON-RPC requests on the server's socket.
 // The daemon identifies us through SO_PEERCRED; nothing we send names a user.
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -149,7 +150,8 @@ class RemoteLedger : public Ledger {
     std::string line = req.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     size_t off = 0;
     while (off < line.size()) {
-      ssize_t n = write(fd_, line.data() + off, line.size() - off);
+      // MSG_NOSIGNAL: a daemon gone meanwhile is an error to report, not a SIGPIPE.
+      ssize_t n = send(fd_, line.data() + off, line.size() - off, MSG_NOSIGNAL);
       if (n <= 0) {
         Drop();
         return std::unexpected(Unreachable("the connection closed while sending"));

@@ -14,6 +14,7 @@ using rpc::json;
 
 struct Call {
   bool write = false;
+  bool cacheable = false;  // a pure function of (caller, params, ledger generation, second)
   std::function<Result<json>(service::BookingService&, const service::Actor&, const json&, const config::Config&)> fn;
 };
 
@@ -56,7 +57,7 @@ const std::map<std::string, Call>& Methods() {
   using service::BookingService;
   static const std::map<std::string, Call> methods = {
       {"server.ping",
-       {false,
+       {false, false,
         [](BookingService& s, const Actor& a, const json& p, const config::Config& c) -> Result<json> {
           BK_TRY(OnlyFields(p, {}));
           return json{{"version", kVersion},
@@ -68,37 +69,37 @@ const std::map<std::string, Call>& Methods() {
                       {"policy", rpc::Encode(s.policy())}};
         }}},
       {"booking.create",
-       {true,
+       {true, false,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_ASSIGN_OR_RETURN(auto r, rpc::DecodeCreate(p));
           return Wrap(s.Create(a, r));
         }}},
       {"booking.edit",
-       {true,
+       {true, false,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_ASSIGN_OR_RETURN(auto r, rpc::DecodeEdit(p));
           return Wrap(s.Edit(a, r));
         }}},
       {"booking.renew",
-       {true,
+       {true, false,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_ASSIGN_OR_RETURN(auto r, rpc::DecodeRenew(p));
           return Wrap(s.Renew(a, r));
         }}},
       {"booking.cancel",
-       {true,
+       {true, false,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_ASSIGN_OR_RETURN(auto r, rpc::DecodeCancel(p));
           return Wrap(s.Cancel(a, r));
         }}},
       {"placement.recommend",
-       {false,
+       {false, false,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_ASSIGN_OR_RETURN(auto r, rpc::DecodeCreate(p));
           return Wrap(s.Recommend(a, r));
         }}},
       {"placement.slots",
-       {false,
+       {false, false,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_TRY(OnlyFields(p, {"request", "from", "limit"}));
           if (!p.contains("request")) return Invalid("request is required");
@@ -108,41 +109,41 @@ const std::map<std::string, Call>& Methods() {
           return Wrap(s.Slots(a, r, from, static_cast<int>(limit)));
         }}},
       {"reservations.list",
-       {false,
+       {false, true,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_ASSIGN_OR_RETURN(auto q, rpc::DecodeList(p));
           return Wrap(s.List(a, q));
         }}},
       {"reservation.history",
-       {false,
+       {false, true,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_TRY(OnlyFields(p, {"ref"}));
           BK_ASSIGN_OR_RETURN(std::string ref, StrParam(p, "ref"));
           return Wrap(s.History(a, ref));
         }}},
       {"audit.log",
-       {false,
+       {false, true,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_TRY(OnlyFields(p, {"limit"}));
           BK_ASSIGN_OR_RETURN(int64_t limit, IntParam(p, "limit", 1, 1000, 100));
           return Wrap(s.Log(a, static_cast<int>(limit)));
         }}},
       {"notifications.list",
-       {false,
+       {false, true,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_TRY(OnlyFields(p, {"limit"}));
           BK_ASSIGN_OR_RETURN(int64_t limit, IntParam(p, "limit", 1, 1000, 20));
           return Wrap(s.Notifications(a, static_cast<int>(limit)));
         }}},
       {"operation.get",
-       {false,
+       {false, true,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_TRY(OnlyFields(p, {"op_id"}));
           BK_ASSIGN_OR_RETURN(std::string op, StrParam(p, "op_id"));
           return Wrap(s.Operation(a, op));
         }}},
       {"status.get",
-       {false,
+       {false, false,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_TRY(OnlyFields(p, {"from", "to"}));
           BK_ASSIGN_OR_RETURN(int64_t from, IntParam(p, "from", 0, int64_t{1} << 40, s.Now()));
@@ -150,32 +151,32 @@ const std::map<std::string, Call>& Methods() {
           return Wrap(s.Status(a, from, to));
         }}},
       {"policy.check",
-       {false,
+       {false, true,
         [](BookingService& s, const Actor&, const json& p, const config::Config&) -> Result<json> {
           BK_TRY(OnlyFields(p, {}));
           return Wrap(s.CheckPolicy());
         }}},
       {"job.list",
-       {false,
+       {false, false,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_ASSIGN_OR_RETURN(auto q, rpc::DecodeJobsQuery(p));
           return Wrap(s.Jobs(a, q));
         }}},
       {"job.update",
-       {true,
+       {true, false,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           // The service refuses anyone but the booking's owner (SO_PEERCRED identity).
           BK_ASSIGN_OR_RETURN(auto patch, rpc::DecodeJobPatch(p));
           return Wrap(s.UpdateJob(a, patch));
         }}},
       {"job.retry",
-       {true,
+       {true, false,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_ASSIGN_OR_RETURN(auto r, rpc::DecodeJobRetry(p));
           return Wrap(s.RetryJob(a, r));
         }}},
       {"admin.import",
-       {true,
+       {true, false,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
           BK_TRY(OnlyFields(p, {"ledger_json"}));
           BK_ASSIGN_OR_RETURN(std::string text, StrParam(p, "ledger_json"));
@@ -239,6 +240,16 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
     return ErrorLine(id, rpc::kMethodNotFound, fmt::format("unknown method {}", method));
   }
   last_write_ = it->second.write;
+  std::string key;
+  if (it->second.cacheable && !notification) {
+    if (service_.Generation() != cache_generation_ || cache_.size() > 4096) {
+      cache_.clear();
+      cache_generation_ = service_.Generation();
+    }
+    key = fmt::format("{}\n{}\n{}\n{}", method, actor.uid, service_.Now(), params.dump());
+    if (auto hit = cache_.find(key); hit != cache_.end())
+      return fmt::format(R"({{"id":{},"jsonrpc":"2.0","result":{}}})", id.dump(), hit->second);
+  }
   Result<json> result = Fail(ErrorKind::kInternal, "not run");
   try {
     result = it->second.fn(service_, actor, params, config_);
@@ -252,8 +263,13 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
     int code = result.error().kind == ErrorKind::kInvalid ? rpc::kInvalidParams : rpc::kApplicationError;
     return ErrorLine(id, code, result.error().message, result.error().kind);
   }
-  return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", *result}}.dump(-1, ' ', false,
-                                                                        json::error_handler_t::replace);
+  if (!key.empty()) {
+    std::string text = result->dump(-1, ' ', false, json::error_handler_t::replace);
+    cache_[key] = text;
+    return fmt::format(R"({{"id":{},"jsonrpc":"2.0","result":{}}})", id.dump(), text);
+  }
+  return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(*result)}}.dump(-1, ' ', false,
+                                                                                   json::error_handler_t::replace);
 }
 
 }  // namespace bk::server

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "service/booking_service.h"
 
@@ -23,6 +24,10 @@ class Dispatcher {
   service::BookingService& service_;
   const config::Config& config_;
   bool last_write_ = false;
+  // Answers of pure reads, valid for one ledger generation and one second of
+  // the clock: repeated `bk l` between writes is served from memory.
+  std::unordered_map<std::string, std::string> cache_;
+  uint64_t cache_generation_ = 0;
 };
 
 }  // namespace bk::server

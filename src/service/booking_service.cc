@@ -36,6 +36,7 @@ void BookingService::Impl::Watch(store::LedgerStore& s) {
   calendar.reset();
   if (!deps.exclusive_store) return;
   s.OnCommit([this, &s](const std::vector<std::string>& ids) {
+    ++generation;
     if (!calendar) return;
     for (const auto& id : ids) {
       auto r = s.Get(id);
@@ -336,6 +337,7 @@ BookingService::BookingService(Deps deps) : impl_(std::make_unique<Impl>(deps)) 
 BookingService::~BookingService() = default;
 
 Seconds BookingService::Now() const { return impl_->Now(); }
+uint64_t BookingService::Generation() const { return impl_->generation; }
 
 Status BookingService::Open() {
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());

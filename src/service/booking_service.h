@@ -69,6 +69,8 @@ class BookingService {
   ::bk::Status Open();
 
   engine::Seconds Now() const;
+  // Changes whenever a write commits: caches of read results compare it.
+  uint64_t Generation() const;
   const engine::Policy& policy() const;
 
  private:

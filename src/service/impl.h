@@ -53,6 +53,7 @@ struct BookingService::Impl {
     engine::Footprint footprint;
   };
   std::optional<std::unordered_map<std::string, Booked>> calendar;
+  uint64_t generation = 0;
   ::bk::Status LoadCalendar(store::LedgerStore& s, engine::Seconds now);
   // How many active reservations `uid` holds (from memory in the daemon).
   Result<int64_t> CountActive(store::LedgerStore& s, uint32_t uid, engine::Seconds now);

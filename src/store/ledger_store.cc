@@ -92,9 +92,10 @@ CREATE INDEX notifications_by_uid ON notifications(uid, created_at);
 )sql";
 
 // Version 2: the job bound to a reservation by `bk N DUR -- CMD`. No argv, cwd
-// or environment here: those stay in the owner's private spec.
+// or environment here: those stay in the owner's private spec. IF NOT EXISTS
+// keeps a re-run of this step harmless (it runs in one transaction anyway).
 constexpr const char* kSchemaV2 = R"sql(
-CREATE TABLE jobs(
+CREATE TABLE IF NOT EXISTS jobs(
   reservation_id TEXT PRIMARY KEY REFERENCES reservations(id),
   uid INTEGER NOT NULL,
   spec_id TEXT NOT NULL,
@@ -123,9 +124,9 @@ CREATE TABLE jobs(
   log_warning TEXT NOT NULL DEFAULT '',
   log_rotated INTEGER NOT NULL DEFAULT 0
 ) STRICT;
-CREATE INDEX jobs_by_owner ON jobs(uid, status);
+CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs(uid, status);
 -- Covers "my active reservations" (bk l, list numbers, counts) without table lookups.
-CREATE INDEX reservations_by_owner_active ON reservations(uid, status, start_at, end_at);
+CREATE INDEX IF NOT EXISTS reservations_by_owner_active ON reservations(uid, status, start_at, end_at);
 )sql";
 
 constexpr const char* kJobColumns =
@@ -297,7 +298,7 @@ Status WriteTxn::Commit() {
   }
   std::vector<std::string> changed;
   changed.swap(s->changed_);
-  if (s->on_commit_ && !changed.empty()) s->on_commit_(changed);
+  if (s->on_commit_) s->on_commit_(changed);  // every commit: read caches compare generations
   return Ok();
 }
 
