@@ -138,7 +138,7 @@ json CapabilitiesObject(const client::Ledger& ledger) {
           {"read_only_recommendation", true},
           {"renew", true},
           {"request_gpu_exclusions", true},
-          {"scheduled_jobs", false},
+          {"scheduled_jobs", true},
           {"service_broker", socket},
           {"service_owned_ledger", socket},
           {"structured_cancel", true},

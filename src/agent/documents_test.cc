@@ -48,7 +48,7 @@ TEST_F(ContextTest, PrivateLedgerWithoutBudgets) {
   EXPECT_EQ(d["gpu_advice"]["order"].size(), 8u);
   EXPECT_TRUE(d["reservations"].is_array());
   EXPECT_EQ(d["capabilities"]["idempotent_booking"], true);
-  EXPECT_EQ(d["capabilities"]["scheduled_jobs"], false);
+  EXPECT_EQ(d["capabilities"]["scheduled_jobs"], true);
   EXPECT_EQ(d["actor"]["username"], ledger_->actor().username);
 }
 

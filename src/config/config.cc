@@ -178,6 +178,13 @@ Result<std::vector<engine::Blackout>> BlackoutsValue(const std::string& key, con
   return out;
 }
 
+// A check whose value is read elsewhere.
+template <class T>
+Status Discard(Result<T> r) {
+  if (!r) return std::unexpected(r.error());
+  return Ok();
+}
+
 const std::vector<Key>& Keys() {
   static const std::vector<Key> keys = {
       {"gpu_count", "detected", [](const json& v, Config& c) -> Status {
@@ -268,6 +275,31 @@ const std::vector<Key>& Keys() {
       {"pause_sampling_during_exclusive", "false", [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(c.pause_sampling_during_exclusive, BoolValue("pause_sampling_during_exclusive", v));
          return Ok();
+       }},
+      // Worker settings: validated here, read by worker/settings.cc from `values`.
+      {"worker_poll_seconds", "1", [](const json& v, Config&) -> Status {
+         return Discard(FloatValue("worker_poll_seconds", v, 0.1, 3600));
+       }},
+      {"worker_termination_grace_seconds", "5", [](const json& v, Config&) -> Status {
+         return Discard(FloatValue("worker_termination_grace_seconds", v, 0.1, 60));
+       }},
+      {"worker_claim_timeout_seconds", "30", [](const json& v, Config&) -> Status {
+         return Discard(FloatValue("worker_claim_timeout_seconds", v, 1, 7 * 86400));
+       }},
+      {"worker_recovery_grace_seconds", "5", [](const json& v, Config&) -> Status {
+         return Discard(FloatValue("worker_recovery_grace_seconds", v, 0.05, 86400));
+       }},
+      {"worker_live_guard", "true", [](const json& v, Config&) -> Status {
+         return Discard(BoolValue("worker_live_guard", v));
+       }},
+      {"worker_max_parallel", "64", [](const json& v, Config&) -> Status {
+         return Discard(IntValue("worker_max_parallel", v, 1, 4096));
+       }},
+      {"job_log_max_mb", "64", [](const json& v, Config&) -> Status {
+         return Discard(IntValue("job_log_max_mb", v, 0, 1 << 20));
+       }},
+      {"job_log_retention_days", "30", [](const json& v, Config&) -> Status {
+         return Discard(IntValue("job_log_retention_days", v, 0, 36500));
        }},
       {"monitor_interval_seconds", "2", [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(c.monitor_interval_seconds, FloatValue("monitor_interval_seconds", v, 0.2, 3600));

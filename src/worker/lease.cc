@@ -184,7 +184,8 @@ namespace {
 
 // Whether this user's worker survives logout (upstream-runtime.md 4.3).
 json Persistence(const std::string& user) {
-  json admin = {"sudo", "bk", "admin", "worker-persistence", "enable", user};
+  // This bk has no `bk admin worker-persistence`: linger is systemd's own switch.
+  json admin = {"sudo", "loginctl", "enable-linger", user};
   std::string state = "not-applicable";
   json logout_safe;
   struct stat st{};
