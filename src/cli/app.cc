@@ -6,6 +6,7 @@
 
 #include "base/strings.h"
 #include "base/version.h"
+#include "cli/args.h"
 #include "cli/context.h"
 #include "cli/help.h"
 #include "surface/documents.h"
@@ -26,6 +27,15 @@ void Context::Print(const std::string& text) const {
 }
 
 void Context::Warn(const std::string& text) const { std::fprintf(err, "warning: %s\n", text.c_str()); }
+
+Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
+  BK_TRY(spec.Parse(args));
+  if (spec.help_requested()) {
+    ctx.Print(spec.Help());
+    return true;
+  }
+  return false;
+}
 
 namespace {
 

@@ -37,14 +37,6 @@ Booking flags: --gpu LIST --exclude-gpu LIST --mem SIZE --share N --start TIME
 --mode s|x --cpus N --ram SIZE (as for `bk N DUR`). See docs/agents.md.
 )";
 
-Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return true;
-  }
-  return false;
-}
 
 void PrintDoc(Context& ctx, client::Ledger& ledger, const std::string& doc, bool compact) {
   ctx.Print(agent::Render(agent::WithCapabilities(doc, ledger), compact));

@@ -13,14 +13,6 @@
 namespace bk::cli {
 namespace {
 
-Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return true;
-  }
-  return false;
-}
 
 // "exclusive GPU=3 <range> share=- mem=auto" from an edit's before/after state.
 std::string StateText(const std::string& text, const engine::Zone& zone) {

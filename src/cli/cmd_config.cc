@@ -10,19 +10,6 @@
 #include "sys/fs.h"
 
 namespace bk::cli {
-namespace {
-
-Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args) {
   bool json = false, compact = false;
   ArgSpec spec("bk config", "The deployment in use, every effective setting and where it came from.");

@@ -20,14 +20,6 @@
 namespace bk::cli {
 namespace {
 
-Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return true;
-  }
-  return false;
-}
 
 std::string Clip(const std::string& s, size_t width) {
   if (s.size() <= width) return s;

@@ -26,14 +26,6 @@
 namespace bk::cli {
 namespace {
 
-Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return true;
-  }
-  return false;
-}
 
 int64_t RealNowMs() {
   timespec ts;

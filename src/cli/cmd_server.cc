@@ -28,14 +28,6 @@ namespace {
 
 using nlohmann::json;
 
-Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return true;
-  }
-  return false;
-}
 
 Result<int64_t> PositiveInt(const std::optional<std::string>& text, const char* name, int64_t lo, int64_t hi,
                             int64_t def) {

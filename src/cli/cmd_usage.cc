@@ -16,14 +16,6 @@
 namespace bk::cli {
 namespace {
 
-Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return true;
-  }
-  return false;
-}
 
 Result<uint32_t> ParseUser(const std::string& raw) {
   std::string text(Trim(raw));
@@ -113,14 +105,14 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   // the server's owner on a shared server. Only the owner opens it: even a
   // read-only SQLite reader of a WAL file creates -wal/-shm files, which the
   // monitor could not use if another account (root included) owned them.
-  // Usage queries over the socket are not implemented yet.
+  // Other users of a shared server therefore ask the owner (see docs/monitor.md).
   const bool shared = ctx.config.deployment != config::Deployment::kPrivate;
   const uid_t owner = shared ? ctx.config.owner_uid : sys::CurrentUid();
   if (shared && sys::CurrentUid() != owner)
     return Fail(
         ErrorKind::kUnavailable,
         fmt::format("the usage history of this server is readable by its owner {} only (on the server: "
-                    "`bk u` as {}); usage over the socket is not available yet",
+                    "`bk u` as {}); ask them for a report",
                     ctx.config.owner, ctx.config.owner));
   std::unique_ptr<store::UsageStore> usage;
   const std::string path = monitor::UsagePath(ctx.config);

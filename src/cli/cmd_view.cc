@@ -18,14 +18,6 @@ namespace {
 using engine::Reservation;
 using engine::Seconds;
 
-Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return true;
-  }
-  return false;
-}
 
 std::string Clip14(const std::string& s) { return s.size() <= 14 ? s : s.substr(0, 13) + "+"; }
 

@@ -29,6 +29,10 @@ struct Context {
   void Warn(const std::string& text) const;   // "warning: ..." on stderr
 };
 
+class ArgSpec;
+// Parses `args`; on -h/--help prints the help and returns true (the command is done).
+Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args);
+
 // A command: parses its arguments, talks to the ledger, prints, returns the exit status.
 using Command = Result<int> (*)(Context& ctx, const std::vector<std::string>& args);
 

@@ -282,27 +282,7 @@ Status FillRequiredMemory(const engine::Policy& p, const Advice& advice, const e
   return Ok();
 }
 
-engine::PlacementRequest ToPlacement(const CreateRequest& r, Seconds start, bool allow_queue) {
-  engine::PlacementRequest p;
-  p.count = r.count;
-  p.duration = r.duration;
-  p.mode = r.mode;
-  p.share_units = r.share_units.value_or(1);
-  p.memory_mb = r.memory_mb;
-  p.cpus = r.cpus.value_or(0);
-  p.ram_mb = r.ram_mb.value_or(0);
-  p.start = start;
-  p.allow_queue = allow_queue;
-  p.pinned = r.gpus;
-  p.excluded = r.exclude;
-  return p;
-}
 
-// Host budget declarations default to the policy's when budgets are on.
-void FillBudgets(const engine::Policy& p, CreateRequest& r) {
-  if (p.host_cpus && !r.cpus) r.cpus = p.default_booking_cpus;
-  if (p.host_ram_mb && !r.ram_mb) r.ram_mb = p.default_booking_ram_mb;
-}
 
 Result<Seconds> NormaliseStart(const engine::Policy& p, const std::optional<Seconds>& start, Seconds now) {
   engine::SlotGrid grid = p.grid();
@@ -313,6 +293,24 @@ Result<Seconds> NormaliseStart(const engine::Policy& p, const std::optional<Seco
     return Invalid(fmt::format("booking start must not be before the current booking slot ({})",
                                engine::FormatIsoUtc(grid.Floor(now))));
   return *start;
+}
+
+// Extending a reservation admits only its future part [from, new_end), on the
+// same GPUs with the same shape, against a calendar without itself.
+engine::PlacementRequest ExtensionRequest(const Reservation& cur, Seconds from, Seconds new_end) {
+  engine::PlacementRequest ext;
+  ext.count = static_cast<int>(cur.gpus.size());
+  ext.duration = new_end - from;
+  ext.mode = cur.mode;
+  ext.share_units = cur.share_units;
+  ext.memory_mb = cur.memory_mb;
+  ext.cpus = cur.cpus;
+  ext.ram_mb = cur.ram_mb;
+  ext.start = from;
+  ext.allow_queue = false;
+  ext.pinned = cur.gpus;
+  std::sort(ext.pinned.begin(), ext.pinned.end());
+  return ext;
 }
 
 BookingOutcome Replay(const Reservation& r) {
@@ -552,19 +550,7 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
         return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, cur.start, new_end));
       Seconds from = std::max(grid.Ceil(now), cur.end);
       if (auto conflict = engine::PolicyConflict(p, now, from, new_end)) return Fail(ErrorKind::kConflict, *conflict);
-      engine::PlacementRequest ext;
-      ext.count = static_cast<int>(cur.gpus.size());
-      ext.duration = new_end - from;
-      ext.mode = cur.mode;
-      ext.share_units = cur.share_units;
-      ext.memory_mb = cur.memory_mb;
-      ext.cpus = cur.cpus;
-      ext.ram_mb = cur.ram_mb;
-      ext.start = from;
-      ext.allow_queue = false;
-      ext.pinned = cur.gpus;
-      std::sort(ext.pinned.begin(), ext.pinned.end());
-      auto fit = cal.FindEarliest(ext, advice.engine);
+      auto fit = cal.FindEarliest(ExtensionRequest(cur, from, new_end), advice.engine);
       if (!fit) {
         std::string why = Join(fit.error().reasons, "; ");
         return Fail(ErrorKind::kConflict,
@@ -688,19 +674,7 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
   if (auto conflict = engine::PolicyConflict(p, now, from, new_end)) return Fail(ErrorKind::kConflict, *conflict);
   BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now, cur.id));
   engine::Calendar cal(p, std::move(footprints), now);
-  engine::PlacementRequest ext;
-  ext.count = static_cast<int>(cur.gpus.size());
-  ext.duration = new_end - from;
-  ext.mode = cur.mode;
-  ext.share_units = cur.share_units;
-  ext.memory_mb = cur.memory_mb;
-  ext.cpus = cur.cpus;
-  ext.ram_mb = cur.ram_mb;
-  ext.start = from;
-  ext.allow_queue = false;
-  ext.pinned = cur.gpus;
-  std::sort(ext.pinned.begin(), ext.pinned.end());
-  auto fit = cal.FindEarliest(ext, advice.engine);
+  auto fit = cal.FindEarliest(ExtensionRequest(cur, from, new_end), advice.engine);
   if (!fit) {
     std::string why = Join(fit.error().reasons, "; ");
     return Fail(ErrorKind::kConflict, fmt::format("cannot renew {} until {}: {}", cur.ShortId(),

@@ -72,6 +72,9 @@ std::string StateJson(const engine::Reservation& r);
 // Validation shared by create, recommend and slots. Fills defaults (share
 // units, host budget declarations) into `request`.
 Status ValidateCreate(const engine::Policy& policy, CreateRequest& request, std::vector<std::string>* warnings);
+engine::PlacementRequest ToPlacement(const CreateRequest& request, engine::Seconds start, bool allow_queue);
+// Host budget declarations default to the policy's when budgets are on.
+void FillBudgets(const engine::Policy& policy, CreateRequest& request);
 
 // Jobs (jobs.cc). Checks a binding's shape: UUID spec, hex digest, printable summary.
 Status ValidateJobBinding(const JobBinding& b);

@@ -15,26 +15,7 @@ using engine::Seconds;
 
 namespace {
 
-engine::PlacementRequest Shape(const CreateRequest& r, Seconds start, bool allow_queue) {
-  engine::PlacementRequest p;
-  p.count = r.count;
-  p.duration = r.duration;
-  p.mode = r.mode;
-  p.share_units = r.share_units.value_or(1);
-  p.memory_mb = r.memory_mb;
-  p.cpus = r.cpus.value_or(0);
-  p.ram_mb = r.ram_mb.value_or(0);
-  p.start = start;
-  p.allow_queue = allow_queue;
-  p.pinned = r.gpus;
-  p.excluded = r.exclude;
-  return p;
-}
 
-void FillBudgets(const engine::Policy& p, CreateRequest& r) {
-  if (p.host_cpus && !r.cpus) r.cpus = p.default_booking_cpus;
-  if (p.host_ram_mb && !r.ram_mb) r.ram_mb = p.default_booking_ram_mb;
-}
 
 std::string LiveOf(const std::vector<GpuView>& views, const std::vector<int>& gpus) {
   bool all_idle = true, any_busy = false;
@@ -73,7 +54,7 @@ Result<Recommendation> BookingService::Recommend(const Actor& actor, const Creat
   rec.start = start;
   BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now));
   engine::Calendar cal(p, std::move(footprints), now);
-  auto placed = cal.FindEarliest(Shape(rec.request, start, rec.allow_queue), advice.engine);
+  auto placed = cal.FindEarliest(ToPlacement(rec.request, start, rec.allow_queue), advice.engine);
   if (!placed) {
     rec.available = false;
     rec.reason = placed.error().Message();
@@ -160,7 +141,7 @@ Result<SlotsResult> BookingService::Slots(const Actor& actor, const CreateReques
     CreateRequest one = req;
     one.gpus = combo;
     std::sort(one.gpus.begin(), one.gpus.end());
-    auto placed = cal.FindEarliest(Shape(one, start, true), advice.engine);
+    auto placed = cal.FindEarliest(ToPlacement(one, start, true), advice.engine);
     if (!placed) continue;
     SlotOption o;
     o.gpus = combo;

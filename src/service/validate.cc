@@ -90,4 +90,25 @@ Status ValidateCreate(const engine::Policy& p, CreateRequest& r, std::vector<std
   return Ok();
 }
 
+engine::PlacementRequest ToPlacement(const CreateRequest& r, engine::Seconds start, bool allow_queue) {
+  engine::PlacementRequest p;
+  p.count = r.count;
+  p.duration = r.duration;
+  p.mode = r.mode;
+  p.share_units = r.share_units.value_or(1);
+  p.memory_mb = r.memory_mb;
+  p.cpus = r.cpus.value_or(0);
+  p.ram_mb = r.ram_mb.value_or(0);
+  p.start = start;
+  p.allow_queue = allow_queue;
+  p.pinned = r.gpus;
+  p.excluded = r.exclude;
+  return p;
+}
+
+void FillBudgets(const engine::Policy& p, CreateRequest& r) {
+  if (p.host_cpus && !r.cpus) r.cpus = p.default_booking_cpus;
+  if (p.host_ram_mb && !r.ram_mb) r.ram_mb = p.default_booking_ram_mb;
+}
+
 }  // namespace bk::service
