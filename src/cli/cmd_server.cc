@@ -258,6 +258,7 @@ Result<int> RunServer(Context& ctx, const std::vector<std::string>& args) {
     ctx.Print(
         "usage: bk server init|connect|disconnect|status|serve ...\n\n"
         "  bk server init --directory DIR [--gpu-count N] [--cpus N] [--ram SIZE] [--access world|group --group NAME]\n"
+        "                 [--slot-minutes M] [--max-shared N]\n"
         "  bk server connect DIR/config.json\n"
         "  bk server serve --config DIR/config.json\n"
         "  bk server status [--json]\n"

@@ -10,6 +10,7 @@
 #include "cli/booking_args.h"
 #include "cli/context.h"
 #include "engine/parse.h"
+#include "surface/documents.h"
 #include "surface/text.h"
 
 namespace bk::cli {
@@ -339,6 +340,11 @@ Result<int> RunSlots(Context& ctx, const std::vector<std::string>& args) {
   }
   BK_ASSIGN_OR_RETURN(service::SlotsResult r, ledger->Slots(req, start, n));
   std::string mode = engine::ModeName(req.mode) == std::string("shared") ? "shared" : "exclusive";
+  if (a.json || a.compact) {
+    std::string doc = surface::SlotsDoc(r, req);
+    ctx.Print(a.compact ? doc : surface::Dump(doc, surface::JsonStyle::kPretty));
+    return r.options.empty() ? 3 : 0;
+  }
   if (r.options.empty()) {
     ctx.Print(fmt::format("No legal {} slot found in the next {}h.", mode, p.queue_search / 3600));
     return 3;

@@ -36,6 +36,7 @@ JOBS AND SHELL
   bk run -- CMD                  run now on your active booking's GPUs
   bk run 1 30m -- CMD            book the earliest slot and run in the foreground
   bk w [start|once|status]       your worker for scheduled commands
+  bk service install worker      a systemd user unit for the worker (enables nothing)
   bk j / bk jl REF / bk jr REF   list jobs, show a job's log, retry a failed job
   eval "$(bk shell init)"        this shell sees only the GPUs you booked (bk_gpu_refresh)
 

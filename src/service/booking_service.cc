@@ -376,6 +376,9 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
   Seconds now = impl_->Now();
   BK_TRY(impl_->CheckPolicy(*s, true));
+  if (int64_t days = impl_->deps.config->ledger_retention_days; days > 0) {
+    BK_TRY(s->PruneIfDue(now, now - days * engine::kDay));
+  }
   if (req.op_id) {
     BK_ASSIGN_OR_RETURN(auto op, s->FindOperation(actor.uid, *req.op_id));
     if (op) {

@@ -705,6 +705,29 @@ Result<std::vector<JobRecord>> LedgerStore::JobsForUid(uint32_t uid, bool open_o
   return out;
 }
 
+Result<int64_t> LedgerStore::PruneIfDue(engine::Seconds now, engine::Seconds cutoff) {
+  {
+    BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("SELECT value FROM meta WHERE key='last_prune'"));
+    BK_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (row) {
+      auto last = ParseUint(st.Text(0));
+      if (last && now - *last < engine::kDay) return 0;
+    }
+  }
+  const std::string cond =
+      fmt::format("(status = 'cancelled' AND updated_at <= {0}) OR (status != 'cancelled' AND end_at <= {0})", cutoff);
+  // Jobs reference their reservation; operation IDs of forgotten reservations
+  // are forgotten too, so such an ID books anew (as in the original).
+  BK_TRY(db_->Exec(fmt::format("DELETE FROM jobs WHERE reservation_id IN (SELECT id FROM reservations WHERE {})", cond)));
+  BK_TRY(db_->Exec("DELETE FROM reservations WHERE " + cond));
+  int64_t removed = db_->Changes();
+  BK_TRY(db_->Exec("DELETE FROM operations WHERE reservation_id NOT IN (SELECT id FROM reservations)"));
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("INSERT OR REPLACE INTO meta(key, value) VALUES('last_prune', ?)"));
+  st.Bind(1, std::to_string(now));
+  BK_TRY(st.Run());
+  return removed;
+}
+
 Result<std::string> LedgerStore::IntegrityCheck() {
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("PRAGMA integrity_check"));
   std::string out;

@@ -101,6 +101,11 @@ class LedgerStore {
   // reservations it inserted or updated (the daemon's in-memory calendar).
   void OnCommit(std::function<void(const std::vector<std::string>&)> listener) { on_commit_ = std::move(listener); }
 
+  // Retention: removes reservations that ended (or were cancelled) at or
+  // before `cutoff`, with their jobs and operation IDs; the event history
+  // stays. Runs at most once a day (meta key last_prune). Returns rows removed.
+  Result<int64_t> PruneIfDue(engine::Seconds now, engine::Seconds cutoff);
+
   // PRAGMA integrity_check; "ok" when healthy.
   Result<std::string> IntegrityCheck();
   Db& db() { return *db_; }

@@ -758,3 +758,44 @@ TEST_F(LedgerStoreTest, GroupWritableLedgerIsRefused) {
 
 }  // namespace
 }  // namespace bk::store
+
+namespace bk::store {
+namespace {
+
+TEST_F(LedgerStoreTest, PruneForgetsOldRecordsAndTheirOperationsButKeepsHistory) {
+  auto s = OpenOrDie();
+  ASSERT_NE(s, nullptr);
+  engine::Reservation old_done = MakeReservation("old", 1, 100, 200);
+  engine::Reservation old_cancel = MakeReservation("gone", 1, 5000, 6000);
+  old_cancel.status = engine::Status::kCancelled;
+  old_cancel.updated_at = 300;
+  engine::Reservation recent = MakeReservation("recent", 1, 900, 1500);
+  engine::Reservation future = MakeReservation("future", 1, 9000, 9900);
+  for (const auto& r : {old_done, old_cancel, recent, future}) {
+    ASSERT_TRUE(s->Insert(r).has_value());
+    ASSERT_TRUE(s->InsertOperation({1, "op-" + r.id, "create", r.id, "sig", 0}).has_value());
+    Event e;
+    e.event_id = "ev-" + r.id;
+    e.reservation_id = r.id;
+    e.action = "add";
+    ASSERT_TRUE(s->AppendEvent(e).has_value());
+  }
+  auto removed = s->PruneIfDue(/*now=*/2000, /*cutoff=*/1000);
+  ASSERT_TRUE(removed.has_value()) << removed.error().message;
+  EXPECT_EQ(*removed, 2);
+  EXPECT_FALSE(s->Get("old").value().has_value());
+  EXPECT_FALSE(s->Get("gone").value().has_value());
+  EXPECT_TRUE(s->Get("recent").value().has_value());
+  EXPECT_TRUE(s->Get("future").value().has_value());
+  // A forgotten operation ID may book anew; the audit history stays whole.
+  EXPECT_FALSE(s->FindOperation(1, "op-old").value().has_value());
+  EXPECT_TRUE(s->FindOperation(1, "op-recent").value().has_value());
+  EXPECT_EQ(s->EventsForReservation("old").value().size(), 1u);
+  // At most once a day.
+  ASSERT_TRUE(s->Insert(MakeReservation("old2", 1, 100, 200)).has_value());
+  EXPECT_EQ(s->PruneIfDue(2000 + 3600, 1000).value(), 0);
+  EXPECT_EQ(s->PruneIfDue(2000 + engine::kDay, 1000).value(), 1);
+}
+
+}  // namespace
+}  // namespace bk::store

@@ -328,6 +328,24 @@ std::string ConfigDoc(const config::Config& c, const service::PolicyStatus& stat
   return d.dump();
 }
 
+std::string SlotsDoc(const service::SlotsResult& r, const service::CreateRequest& q) {
+  json d = Envelope("slots");
+  json options = json::array();
+  for (const auto& o : r.options)
+    options.push_back({{"gpus", o.gpus},
+                       {"start_at", FormatIsoUtc(o.start)},
+                       {"end_at", FormatIsoUtc(o.end)},
+                       {"live_status", o.live},
+                       {"memory_free_now_mb", Opt(o.free_now_mb)}});
+  d["options"] = options;
+  d["truncated_combinations"] = r.truncated_combinations;
+  d["request"] = {{"count", q.count},
+                  {"duration_seconds", q.duration},
+                  {"mode", engine::ModeName(q.mode)},
+                  {"share_units_per_gpu", q.mode == engine::Mode::kShared ? json(q.share_units.value_or(1)) : json()}};
+  return d.dump();
+}
+
 std::string ErrorDoc(const Error& e) {
   std::string type = "BookingError";
   switch (e.kind) {
