@@ -49,3 +49,16 @@ if [[ -n "$SERVER_BENCH" && -x "$BUILD/bk" ]]; then
 else
   echo "== server: server_bench not built (needs libbenchmark-dev, like engine_bench; then ninja -C $BUILD server_bench bk); skipped"
 fi
+
+# ---- GPU sampling and the monitor (bench/gpu_bench.cc, bench/monitor_bench.cc) ----
+for name in gpu_bench monitor_bench; do
+  for candidate in "$BUILD/bench/$name" "$BUILD/$name"; do
+    if [[ -x "$candidate" ]]; then
+      echo
+      echo "== $name: $candidate"
+      "$candidate" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+        --benchmark_out="$OUT/$name.json" --benchmark_out_format=json
+      break
+    fi
+  done
+done

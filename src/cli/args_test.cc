@@ -1,0 +1,247 @@
+#include "cli/args.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bk::cli {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+// A small command with every kind of argument the facade offers.
+struct Demo {
+  ArgSpec spec{"bk demo", "A demonstration command."};
+  std::optional<std::string> first, second, gpu, exclude, start, at, name;
+  bool json = false, verbose = false;
+  Demo() {
+    spec.Positional("first", &first, "the first positional");
+    spec.Positional("second", &second, "the second positional");
+    spec.Option("-g,--gpu", &gpu, "GPU list", "LIST");
+    spec.Option("-e,--exclude", &exclude, "excluded GPUs", "LIST");
+    spec.Excludes("-g,--gpu", "-e,--exclude");
+    spec.Option("--start", &start, "exact start", "TIME");
+    spec.Option("-t,--at", &at, "friendly start", "TIME");
+    spec.Excludes("--start", "-t,--at");
+    spec.Option("--name", &name, "a name");
+    spec.Flag("--json", &json, "JSON output");
+    spec.Flag("-v,--verbose", &verbose, "more output");
+    spec.Footer("Examples:\n  bk demo 1 2");
+  }
+};
+
+TEST(ArgSpecTest, PositionalsFillInOrder) {
+  Demo d;
+  ASSERT_TRUE(d.spec.Parse({"1", "30m"}).has_value());
+  EXPECT_EQ(d.first, "1");
+  EXPECT_EQ(d.second, "30m");
+  EXPECT_FALSE(d.gpu.has_value());
+  EXPECT_FALSE(d.json);
+  EXPECT_FALSE(d.spec.help_requested());
+}
+
+TEST(ArgSpecTest, AbsentValuesStayUnset) {
+  Demo d;
+  ASSERT_TRUE(d.spec.Parse({}).has_value());
+  EXPECT_FALSE(d.first.has_value());
+  EXPECT_FALSE(d.second.has_value());
+  EXPECT_FALSE(d.name.has_value());
+  Demo one;
+  ASSERT_TRUE(one.spec.Parse({"4"}).has_value());
+  EXPECT_EQ(one.first, "4");
+  EXPECT_FALSE(one.second.has_value());
+}
+
+TEST(ArgSpecTest, ValuesAreTakenAsText) {
+  Demo d;
+  ASSERT_TRUE(d.spec.Parse({"007", "1h30m", "--name", "  spaced  "}).has_value());
+  EXPECT_EQ(d.first, "007");
+  EXPECT_EQ(d.second, "1h30m");
+  EXPECT_EQ(d.name, "  spaced  ");
+}
+
+TEST(ArgSpecTest, EmptyValueIsPresent) {
+  Demo d;
+  ASSERT_TRUE(d.spec.Parse({"--name", ""}).has_value());
+  ASSERT_TRUE(d.name.has_value());
+  EXPECT_EQ(*d.name, "");
+}
+
+TEST(ArgSpecTest, EqualsAndAttachedShortForms) {
+  Demo eq;
+  auto s = eq.spec.Parse({"--gpu=0,3", "--name=x=y"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(eq.gpu, "0,3");
+  EXPECT_EQ(eq.name, "x=y");
+
+  Demo attached;
+  s = attached.spec.Parse({"-g2"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(attached.gpu, "2");
+
+  Demo attached_list;
+  s = attached_list.spec.Parse({"1", "-g0,1", "30m"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(attached_list.gpu, "0,1");
+  EXPECT_EQ(attached_list.first, "1");
+  EXPECT_EQ(attached_list.second, "30m");
+
+  Demo separate;
+  s = separate.spec.Parse({"-g", "3", "-t", "+30m"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(separate.gpu, "3");
+  EXPECT_EQ(separate.at, "+30m");
+
+  Demo long_alias;
+  s = long_alias.spec.Parse({"--at", "tomorrow 09:00"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(long_alias.at, "tomorrow 09:00");
+}
+
+TEST(ArgSpecTest, OptionsAndPositionalsInAnyOrder) {
+  Demo d;
+  auto s = d.spec.Parse({"--json", "2", "--gpu", "1", "45m", "-v"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(d.first, "2");
+  EXPECT_EQ(d.second, "45m");
+  EXPECT_EQ(d.gpu, "1");
+  EXPECT_TRUE(d.json);
+  EXPECT_TRUE(d.verbose);
+}
+
+TEST(ArgSpecTest, RepeatedOptionLastWins) {
+  Demo d;
+  auto s = d.spec.Parse({"--gpu", "1", "--gpu", "2", "-g3"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(d.gpu, "3");
+
+  Demo mixed;
+  s = mixed.spec.Parse({"-g", "0", "--gpu=5"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(mixed.gpu, "5");
+
+  Demo names;
+  s = names.spec.Parse({"--name", "a", "--name", "b"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(names.name, "b");
+}
+
+TEST(ArgSpecTest, RepeatedFlagIsAccepted) {
+  Demo d;
+  auto s = d.spec.Parse({"--json", "--json", "-v", "--verbose"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_TRUE(d.json);
+  EXPECT_TRUE(d.verbose);
+}
+
+TEST(ArgSpecTest, ExcludedPairRefused) {
+  Demo d;
+  auto s = d.spec.Parse({"--gpu", "1", "--exclude", "2"});
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().kind, ErrorKind::kInvalid);
+  EXPECT_THAT(s.error().message, AllOf(HasSubstr("--gpu"), HasSubstr("--exclude")));
+  EXPECT_THAT(s.error().message, HasSubstr("see `bk demo --help`"));
+  // Nothing is bound from a refused command line.
+  EXPECT_FALSE(d.gpu.has_value());
+  EXPECT_FALSE(d.exclude.has_value());
+
+  Demo starts;
+  auto t = starts.spec.Parse({"--start", "now", "-t", "+1h"});
+  ASSERT_FALSE(t.has_value());
+  EXPECT_THAT(t.error().message, HasSubstr("--start"));
+
+  // Either alone is fine.
+  Demo alone;
+  EXPECT_TRUE(alone.spec.Parse({"-e", "2"}).has_value());
+  EXPECT_EQ(alone.exclude, "2");
+}
+
+TEST(ArgSpecTest, UnknownFlagNamesTheProgramsHelp) {
+  Demo d;
+  auto s = d.spec.Parse({"1", "--bogus"});
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().kind, ErrorKind::kInvalid);
+  EXPECT_THAT(s.error().message, HasSubstr("--bogus"));
+  EXPECT_THAT(s.error().message, HasSubstr("see `bk demo --help`"));
+  // The message starts in lower case (it follows "bk: ").
+  ASSERT_FALSE(s.error().message.empty());
+  EXPECT_FALSE(std::isupper(static_cast<unsigned char>(s.error().message[0]))) << s.error().message;
+
+  ArgSpec other("bk x", "exclusive");
+  auto o = other.Parse({"-Z"});
+  ASSERT_FALSE(o.has_value());
+  EXPECT_THAT(o.error().message, HasSubstr("see `bk x --help`"));
+}
+
+TEST(ArgSpecTest, TooManyPositionalsRefused) {
+  Demo d;
+  auto s = d.spec.Parse({"1", "2", "3"});
+  ASSERT_FALSE(s.has_value());
+  EXPECT_THAT(s.error().message, HasSubstr("3"));
+  EXPECT_THAT(s.error().message, HasSubstr("--help"));
+}
+
+TEST(ArgSpecTest, MissingOptionValueRefused) {
+  Demo d;
+  auto s = d.spec.Parse({"--gpu"});
+  ASSERT_FALSE(s.has_value());
+  EXPECT_THAT(s.error().message, HasSubstr("gpu"));
+  EXPECT_THAT(s.error().message, HasSubstr("see `bk demo --help`"));
+}
+
+TEST(ArgSpecTest, FlagsTakeNoValue) {
+  Demo d;
+  auto s = d.spec.Parse({"--json=maybe"});
+  EXPECT_FALSE(s.has_value());
+}
+
+TEST(ArgSpecTest, HelpSetsHelpRequestedInsteadOfFailing) {
+  for (const char* h : {"-h", "--help"}) {
+    Demo d;
+    auto s = d.spec.Parse({"1", h});
+    ASSERT_TRUE(s.has_value()) << h << ": " << s.error().message;
+    EXPECT_TRUE(d.spec.help_requested()) << h;
+  }
+  // Even with otherwise bad arguments after it.
+  Demo d;
+  auto s = d.spec.Parse({"-h", "--bogus"});
+  EXPECT_TRUE(!s.has_value() || d.spec.help_requested());
+}
+
+TEST(ArgSpecTest, HelpTextNamesProgramOptionsAndFooter) {
+  Demo d;
+  std::string help = d.spec.Help();
+  EXPECT_THAT(help, HasSubstr("bk demo"));
+  EXPECT_THAT(help, HasSubstr("A demonstration command."));
+  EXPECT_THAT(help, HasSubstr("--gpu"));
+  EXPECT_THAT(help, HasSubstr("LIST"));
+  EXPECT_THAT(help, HasSubstr("--json"));
+  EXPECT_THAT(help, HasSubstr("show this help"));
+  EXPECT_THAT(help, HasSubstr("Examples:"));
+}
+
+TEST(ArgSpecTest, DoubleDashEndsOptions) {
+  Demo d;
+  auto s = d.spec.Parse({"--", "-1"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(d.first, "-1");
+}
+
+TEST(ArgSpecTest, ExcludesWithUnknownNamesIsHarmless) {
+  ArgSpec spec("bk y", "y");
+  std::optional<std::string> a;
+  spec.Option("--a", &a, "a");
+  spec.Excludes("--a", "--nope");
+  auto s = spec.Parse({"--a", "1"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(a, "1");
+}
+
+}  // namespace
+}  // namespace bk::cli

@@ -1,0 +1,313 @@
+#include "server/unix_socket.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace bk::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+class UnixSocketTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/bk-sock-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    path_ = root_ + "/bk.sock";
+    old_umask_ = umask(022);
+  }
+  void TearDown() override {
+    umask(old_umask_);
+    for (int fd : fds_) close(fd);
+    std::filesystem::remove_all(root_);
+  }
+  int Keep(int fd) {
+    fds_.push_back(fd);
+    return fd;
+  }
+  mode_t ModeOf(const std::string& p) {
+    struct stat st{};
+    EXPECT_EQ(lstat(p.c_str(), &st), 0) << p;
+    return st.st_mode;
+  }
+  int Listen(mode_t mode) {
+    auto fd = ListenUnix(path_, mode, std::nullopt, getuid());
+    EXPECT_TRUE(fd.has_value()) << (fd ? "" : fd.error().message);
+    return fd ? Keep(*fd) : -1;
+  }
+  int AcceptOne(int listener) {
+    pollfd p{listener, POLLIN, 0};
+    EXPECT_EQ(poll(&p, 1, 5000), 1);
+    int c = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    EXPECT_GE(c, 0) << std::strerror(errno);
+    return c >= 0 ? Keep(c) : -1;
+  }
+
+  std::string root_;
+  std::string path_;
+  mode_t old_umask_ = 0;
+  std::vector<int> fds_;
+};
+
+TEST_F(UnixSocketTest, ModeIsExactUnderUmask022) {
+  int fd = Listen(0666);
+  ASSERT_GE(fd, 0);
+  mode_t m = ModeOf(path_);
+  EXPECT_TRUE(S_ISSOCK(m));
+  EXPECT_EQ(m & 07777, 0666u);
+  EXPECT_EQ(umask(022), 022u) << "the process umask is restored";
+}
+
+TEST_F(UnixSocketTest, GroupModeIsExact) {
+  int fd = Listen(0660);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(ModeOf(path_) & 07777, 0660u);
+}
+
+TEST_F(UnixSocketTest, OwnerOnlyModeIsExact) {
+  umask(0);
+  int fd = Listen(0600);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(ModeOf(path_) & 07777, 0600u);
+}
+
+TEST_F(UnixSocketTest, ListenerIsNonBlockingAndCloseOnExec) {
+  int fd = Listen(0600);
+  ASSERT_GE(fd, 0);
+  EXPECT_TRUE(fcntl(fd, F_GETFL) & O_NONBLOCK);
+  EXPECT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+  // Nothing waiting: accept does not block.
+  EXPECT_LT(accept(fd, nullptr, nullptr), 0);
+  EXPECT_TRUE(errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+TEST_F(UnixSocketTest, GroupIsSetWhenGiven) {
+  gid_t g = getgid();
+  auto fd = ListenUnix(path_, 0660, g, getuid());
+  ASSERT_TRUE(fd.has_value()) << fd.error().message;
+  Keep(*fd);
+  struct stat st{};
+  ASSERT_EQ(lstat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, g);
+  EXPECT_EQ(st.st_mode & 07777, 0660u);
+}
+
+TEST_F(UnixSocketTest, StaleSocketIsReplaced) {
+  auto first = ListenUnix(path_, 0600, std::nullopt, getuid());
+  ASSERT_TRUE(first.has_value()) << first.error().message;
+  struct stat before{};
+  ASSERT_EQ(lstat(path_.c_str(), &before), 0);
+  close(*first);  // the daemon died: its socket file stays behind
+  ASSERT_TRUE(std::filesystem::exists(path_));
+  auto c = ConnectUnix(path_, 1000);
+  EXPECT_FALSE(c.has_value()) << "nobody listens on a stale socket";
+
+  int fd = Listen(0666);
+  ASSERT_GE(fd, 0);
+  struct stat after{};
+  ASSERT_EQ(lstat(path_.c_str(), &after), 0);
+  EXPECT_TRUE(S_ISSOCK(after.st_mode));
+  EXPECT_EQ(after.st_mode & 07777, 0666u);
+  EXPECT_EQ(before.st_mode & 07777, 0600u);  // the stale one had another mode: this is a new bind
+  // And it works.
+  auto client = ConnectUnix(path_, 1000);
+  ASSERT_TRUE(client.has_value()) << client.error().message;
+  Keep(*client);
+  EXPECT_GE(AcceptOne(fd), 0);
+}
+
+TEST_F(UnixSocketTest, StaleSocketOfAnotherOwnerIsRefused) {
+  auto first = ListenUnix(path_, 0600, std::nullopt, getuid());
+  ASSERT_TRUE(first.has_value());
+  close(*first);
+  auto again = ListenUnix(path_, 0600, std::nullopt, getuid() + 1);
+  ASSERT_FALSE(again.has_value());
+  EXPECT_EQ(again.error().kind, ErrorKind::kInvalid);
+  EXPECT_THAT(again.error().message, HasSubstr("not this server's socket"));
+  EXPECT_TRUE(S_ISSOCK(ModeOf(path_))) << "left in place";
+}
+
+TEST_F(UnixSocketTest, RegularFileAtThePathIsRefusedAndLeftIntact) {
+  {
+    std::ofstream f(path_);
+    f << "precious data";
+  }
+  chmod(path_.c_str(), 0640);
+  auto fd = ListenUnix(path_, 0666, std::nullopt, getuid());
+  ASSERT_FALSE(fd.has_value());
+  EXPECT_EQ(fd.error().kind, ErrorKind::kInvalid);
+  EXPECT_THAT(fd.error().message, HasSubstr(path_));
+  EXPECT_THAT(fd.error().message, HasSubstr("move it away"));
+  mode_t m = ModeOf(path_);
+  EXPECT_TRUE(S_ISREG(m));
+  EXPECT_EQ(m & 07777, 0640u);
+  std::ifstream in(path_);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "precious data");
+}
+
+TEST_F(UnixSocketTest, DirectoryAndSymlinkAtThePathAreRefused) {
+  ASSERT_EQ(mkdir(path_.c_str(), 0700), 0);
+  auto d = ListenUnix(path_, 0666, std::nullopt, getuid());
+  ASSERT_FALSE(d.has_value());
+  EXPECT_TRUE(std::filesystem::is_directory(path_));
+  rmdir(path_.c_str());
+
+  // A symlink to a real socket is not this server's socket either (lstat).
+  std::string real = root_ + "/real.sock";
+  auto r = ListenUnix(real, 0600, std::nullopt, getuid());
+  ASSERT_TRUE(r.has_value());
+  Keep(*r);
+  ASSERT_EQ(symlink(real.c_str(), path_.c_str()), 0);
+  auto s = ListenUnix(path_, 0666, std::nullopt, getuid());
+  ASSERT_FALSE(s.has_value());
+  EXPECT_TRUE(std::filesystem::is_symlink(path_));
+  EXPECT_TRUE(S_ISSOCK(ModeOf(real))) << "the link's target is untouched";
+}
+
+TEST_F(UnixSocketTest, TooLongPathIsInvalid) {
+  std::string longp = root_ + "/" + std::string(200, 's');
+  auto fd = ListenUnix(longp, 0600, std::nullopt, getuid());
+  ASSERT_FALSE(fd.has_value());
+  EXPECT_EQ(fd.error().kind, ErrorKind::kInvalid);
+  EXPECT_THAT(fd.error().message, HasSubstr("too long"));
+  auto c = ConnectUnix(longp, 100);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().kind, ErrorKind::kInvalid);
+}
+
+TEST_F(UnixSocketTest, MissingDirectoryIsAnIoError) {
+  auto fd = ListenUnix(root_ + "/no/such/dir/bk.sock", 0600, std::nullopt, getuid());
+  ASSERT_FALSE(fd.has_value());
+  EXPECT_EQ(fd.error().kind, ErrorKind::kIo);
+}
+
+TEST_F(UnixSocketTest, PeerCredentialsOverASocketpair) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  Keep(sv[0]);
+  Keep(sv[1]);
+  for (int fd : sv) {
+    auto cred = PeerCredentials(fd);
+    ASSERT_TRUE(cred.has_value()) << cred.error().message;
+    EXPECT_EQ(cred->uid, getuid());
+    EXPECT_EQ(cred->gid, getgid());
+    EXPECT_EQ(cred->pid, getpid());
+  }
+}
+
+TEST_F(UnixSocketTest, PeerCredentialsOverARealConnection) {
+  int listener = Listen(0600);
+  ASSERT_GE(listener, 0);
+  auto client = ConnectUnix(path_, 1000);
+  ASSERT_TRUE(client.has_value()) << client.error().message;
+  Keep(*client);
+  int server_side = AcceptOne(listener);
+  ASSERT_GE(server_side, 0);
+  auto cred = PeerCredentials(server_side);
+  ASSERT_TRUE(cred.has_value()) << cred.error().message;
+  EXPECT_EQ(cred->uid, getuid());
+  EXPECT_EQ(cred->gid, getgid());
+  EXPECT_EQ(cred->pid, getpid());
+  // The client sees the listener's process too.
+  auto back = PeerCredentials(*client);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->pid, getpid());
+
+  // Bytes flow both ways.
+  ASSERT_EQ(write(*client, "ping\n", 5), 5);
+  char buf[16] = {};
+  pollfd p{server_side, POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 5000), 1);
+  ASSERT_EQ(read(server_side, buf, sizeof(buf)), 5);
+  EXPECT_EQ(std::string(buf, 5), "ping\n");
+}
+
+TEST_F(UnixSocketTest, PeerCredentialsOfAChildProcess) {
+  int listener = Listen(0600);
+  ASSERT_GE(listener, 0);
+  pid_t child = fork();
+  if (child == 0) {
+    auto c = ConnectUnix(path_, 2000);
+    if (!c) _exit(1);
+    char b;
+    (void)!read(*c, &b, 1);  // wait for the parent
+    _exit(0);
+  }
+  int server_side = AcceptOne(listener);
+  ASSERT_GE(server_side, 0);
+  auto cred = PeerCredentials(server_side);
+  ASSERT_TRUE(cred.has_value()) << cred.error().message;
+  EXPECT_EQ(cred->pid, child);
+  EXPECT_EQ(cred->uid, getuid());
+  ASSERT_EQ(write(server_side, "x", 1), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST_F(UnixSocketTest, PeerCredentialsOfANonSocketIsRefused) {
+  int fd = Keep(open("/dev/null", O_RDONLY | O_CLOEXEC));
+  auto cred = PeerCredentials(fd);
+  ASSERT_FALSE(cred.has_value());
+  EXPECT_EQ(cred.error().kind, ErrorKind::kPermission);
+  // An unconnected socket has no peer either.
+  int s = Keep(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  auto none = PeerCredentials(s);
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.error().kind, ErrorKind::kPermission);
+  EXPECT_FALSE(PeerCredentials(-1).has_value());
+}
+
+TEST_F(UnixSocketTest, ConnectToMissingPathIsUnavailable) {
+  auto c = ConnectUnix(root_ + "/nobody-here.sock", 500);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().kind, ErrorKind::kUnavailable);
+}
+
+TEST_F(UnixSocketTest, ConnectToARegularFileIsNotAPanic) {
+  {
+    std::ofstream f(path_);
+    f << "x";
+  }
+  auto c = ConnectUnix(path_, 500);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_NE(c.error().kind, ErrorKind::kInternal);
+}
+
+TEST_F(UnixSocketTest, ConnectAppliesTheTimeout) {
+  int listener = Listen(0600);
+  ASSERT_GE(listener, 0);
+  auto client = ConnectUnix(path_, 1500);
+  ASSERT_TRUE(client.has_value()) << client.error().message;
+  Keep(*client);
+  timeval tv{};
+  socklen_t len = sizeof(tv);
+  ASSERT_EQ(getsockopt(*client, SOL_SOCKET, SO_RCVTIMEO, &tv, &len), 0);
+  EXPECT_EQ(tv.tv_sec, 1);
+  EXPECT_EQ(tv.tv_usec, 500000);
+  ASSERT_EQ(getsockopt(*client, SOL_SOCKET, SO_SNDTIMEO, &tv, &len), 0);
+  EXPECT_EQ(tv.tv_sec, 1);
+  EXPECT_EQ(tv.tv_usec, 500000);
+  EXPECT_TRUE(fcntl(*client, F_GETFD) & FD_CLOEXEC);
+  // A read with nothing sent gives up after the timeout rather than hanging.
+  char b;
+  EXPECT_LT(read(*client, &b, 1), 0);
+  EXPECT_TRUE(errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+}  // namespace
+}  // namespace bk::server
