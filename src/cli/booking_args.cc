@@ -76,6 +76,73 @@ Result<service::CreateRequest> ToRequest(const Context& ctx, const BookingArgs& 
   return r;
 }
 
+void AddEditOptions(ArgSpec& spec, EditArgs& a) {
+  spec.Positional("reservation", &a.ref, "list number from `bk l`, short ID or full ID");
+  spec.Option("-d,--duration", &a.duration, "new total duration, e.g. 2h", "DUR");
+  spec.Option("--start", &a.start, "new exact start (ISO 8601, naive = local, or the -t grammar)", "TIME");
+  spec.Option("-t,--at", &a.at, "new friendly start: +30m, 20:00, \"tomorrow 09:00\"", "TIME");
+  spec.Excludes("--start", "-t,--at");
+  spec.Option("-g,--gpu", &a.gpu, "pin these GPU indexes (sets the count)", "LIST");
+  spec.Option("-e,--exclude-gpu,--exclude", &a.exclude, "re-pick GPUs avoiding these", "LIST");
+  spec.Excludes("-g,--gpu", "-e,--exclude-gpu,--exclude");
+  spec.Option("-c,--count", &a.count, "re-pick this many GPUs automatically", "N");
+  spec.Option("--mode", &a.mode, "s, shared, x or exclusive", "MODE");
+  spec.Option("-m,--mem", &a.mem, "expected VRAM per GPU, or - to clear", "SIZE");
+  spec.Option("-s,--share", &a.share, "shared slots per GPU", "SLOTS");
+  spec.Option("--cpus", &a.cpus, "host CPUs declared", "N");
+  spec.Option("--ram", &a.ram, "host RAM declared, e.g. 32g", "SIZE");
+  spec.Option("--op-id", &a.op_id, "operation ID for a retry-safe edit", "ID");
+  spec.Flag("-q,--queue", &a.queue, "move to the next legal slot if the change conflicts");
+}
+
+Result<service::EditRequest> ToEditRequest(const Context& ctx, const EditArgs& a) {
+  service::EditRequest req;
+  req.ref = a.ref.value_or("");
+  if (a.duration) {
+    BK_ASSIGN_OR_RETURN(req.duration, engine::ParseDuration(*a.duration));
+  }
+  if (a.start || a.at) {
+    BK_ASSIGN_OR_RETURN(req.start, engine::ParseStart(a.start ? *a.start : *a.at, ctx.clock->Now(),
+                                                      ctx.config.policy.grid(), *ctx.zone));
+  }
+  if (a.gpu) {
+    BK_ASSIGN_OR_RETURN(req.gpus, engine::ParseGpuList(*a.gpu, "--gpu"));
+  }
+  if (a.exclude) {
+    BK_ASSIGN_OR_RETURN(req.exclude, engine::ParseGpuList(*a.exclude, "--exclude-gpu"));
+  }
+  if (a.count) {
+    auto n = ParseUint(Trim(*a.count));
+    if (!n || *n < 1 || *n > 100000) return Invalid("--count must be a whole number of GPUs >= 1");
+    req.count = static_cast<int>(*n);
+  }
+  if (a.mode) {
+    auto m = engine::ParseMode(*a.mode);
+    if (!m) return Invalid("--mode must be s, shared, x or exclusive");
+    req.mode = *m;
+  }
+  if (a.mem) {
+    req.update_memory = true;
+    if (Trim(*a.mem) != "-") {
+      BK_ASSIGN_OR_RETURN(req.memory_mb, engine::ParseSizeMb(*a.mem, "memory"));
+    }
+  }
+  if (a.share) {
+    auto s = ParseUint(Trim(*a.share));
+    if (!s || *s > 1000000) return Invalid("--share must be a whole number of slots such as 1");
+    req.share_units = static_cast<int>(*s);
+  }
+  if (a.cpus) {
+    BK_ASSIGN_OR_RETURN(req.cpus, engine::ParseCpus(*a.cpus));
+  }
+  if (a.ram) {
+    BK_ASSIGN_OR_RETURN(req.ram_mb, engine::ParseSizeMb(*a.ram, "--ram"));
+  }
+  if (a.op_id) req.op_id = std::string(Trim(*a.op_id));
+  req.allow_queue = a.queue;
+  return req;
+}
+
 std::vector<std::string> BeforeCommand(const std::vector<std::string>& args, std::vector<std::string>* command) {
   auto it = std::find(args.begin(), args.end(), std::string("--"));
   if (command && it != args.end()) command->assign(it + 1, args.end());

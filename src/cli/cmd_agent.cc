@@ -75,78 +75,20 @@ Result<int> AgentRecommend(Context& ctx, const std::vector<std::string>& args) {
 }
 
 Result<int> AgentEdit(Context& ctx, const std::vector<std::string>& args) {
-  std::optional<std::string> ref, duration, start, gpu, exclude, count, mode, mem, share, cpus, ram, op_id;
-  bool queue = false, compact = false, json = false;
+  EditArgs e;
+  bool compact = false, json = false;
   ArgSpec spec("bk agent edit",
                "Retry-safe edit of one of your reservations (a started one may only change its end).");
-  spec.Positional("reservation", &ref, "short ID, full ID or list number");
-  spec.Option("--op-id", &op_id, "operation ID (required): a retry with the same ID changes nothing twice",
-              "ID");
-  spec.Option("-d,--duration", &duration, "new total duration", "DUR");
-  spec.Option("--start,-t,--at", &start, "new exact start", "TIME");
-  spec.Option("-g,--gpu", &gpu, "pin these GPU indexes", "LIST");
-  spec.Option("-e,--exclude-gpu,--exclude", &exclude, "re-pick GPUs avoiding these", "LIST");
-  spec.Excludes("-g,--gpu", "-e,--exclude-gpu,--exclude");
-  spec.Option("-c,--count", &count, "re-pick this many GPUs", "N");
-  spec.Option("--mode", &mode, "s, shared, x or exclusive", "MODE");
-  spec.Option("-m,--mem", &mem, "expected VRAM per GPU, or - to clear", "SIZE");
-  spec.Option("-s,--share", &share, "shared slots per GPU", "SLOTS");
-  spec.Option("--cpus", &cpus, "host CPUs declared", "N");
-  spec.Option("--ram", &ram, "host RAM declared", "SIZE");
-  spec.Flag("-q,--queue", &queue, "move to the next legal slot if the change conflicts");
+  AddEditOptions(spec, e);
   spec.Flag("--compact", &compact, "one line");
   spec.Flag("--json", &json, "accepted; output is always JSON");
   BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
   if (help) return 0;
-  if (!ref) return Invalid("which reservation? e.g. `bk agent edit 1a2b3c4d --op-id edit-001 --duration 3h`");
-  if (!op_id || Trim(*op_id).empty())
+  if (!e.ref) return Invalid("which reservation? e.g. `bk agent edit 1a2b3c4d --op-id edit-001 --duration 3h`");
+  if (!e.op_id || Trim(*e.op_id).empty())
     return Invalid("operation ID is required for retry-safe Agent edits (--op-id)");
-  if (!duration && !start && !gpu && !exclude && !count && !mode && !mem && !share && !cpus && !ram)
-    return Invalid("edit requires at least one changed field");
-  service::EditRequest req;
-  req.ref = *ref;
-  req.op_id = std::string(Trim(*op_id));
-  req.allow_queue = queue;
-  if (duration) {
-    BK_ASSIGN_OR_RETURN(req.duration, engine::ParseDuration(*duration));
-  }
-  if (start) {
-    BK_ASSIGN_OR_RETURN(req.start,
-                        engine::ParseStart(*start, ctx.clock->Now(), ctx.config.policy.grid(), *ctx.zone));
-  }
-  if (gpu) {
-    BK_ASSIGN_OR_RETURN(req.gpus, engine::ParseGpuList(*gpu, "--gpu"));
-  }
-  if (exclude) {
-    BK_ASSIGN_OR_RETURN(req.exclude, engine::ParseGpuList(*exclude, "--exclude-gpu"));
-  }
-  if (count) {
-    auto n = ParseUint(Trim(*count));
-    if (!n || *n < 1 || *n > 100000) return Invalid("--count must be a whole number of GPUs >= 1");
-    req.count = static_cast<int>(*n);
-  }
-  if (mode) {
-    auto m = engine::ParseMode(*mode);
-    if (!m) return Invalid("--mode must be s, shared, x or exclusive");
-    req.mode = *m;
-  }
-  if (mem) {
-    req.update_memory = true;
-    if (Trim(*mem) != "-") {
-      BK_ASSIGN_OR_RETURN(req.memory_mb, engine::ParseSizeMb(*mem, "memory"));
-    }
-  }
-  if (share) {
-    auto s = ParseUint(Trim(*share));
-    if (!s || *s > 1000000) return Invalid("--share must be a whole number of slots such as 1");
-    req.share_units = static_cast<int>(*s);
-  }
-  if (cpus) {
-    BK_ASSIGN_OR_RETURN(req.cpus, engine::ParseCpus(*cpus));
-  }
-  if (ram) {
-    BK_ASSIGN_OR_RETURN(req.ram_mb, engine::ParseSizeMb(*ram, "--ram"));
-  }
+  if (!e.any_change()) return Invalid("edit requires at least one changed field");
+  BK_ASSIGN_OR_RETURN(service::EditRequest req, ToEditRequest(ctx, e));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Edit(req));
   PrintDoc(ctx, *ledger, surface::BookingResultDoc(o, ledger->actor().uid, ledger->policy(), ledger->Now()),

@@ -5,6 +5,7 @@
 
 #include "base/strings.h"
 #include "cli/args.h"
+#include "cli/booking_args.h"
 #include "cli/context.h"
 #include "engine/parse.h"
 #include "surface/documents.h"
@@ -132,74 +133,16 @@ Result<int> RunCancel(Context& ctx, const std::vector<std::string>& args) {
 }
 
 Result<int> RunEdit(Context& ctx, const std::vector<std::string>& args) {
-  std::optional<std::string> ref, duration, start, at, gpu, exclude, count, mode, mem, share, cpus, ram, op_id;
-  bool queue = false, json = false, compact = false;
+  EditArgs e;
+  bool json = false, compact = false;
   ArgSpec spec("bk edit", "Change one of your reservations. A running one may only change its end.");
-  spec.Positional("reservation", &ref, "list number from `bk l`, short ID or full ID");
-  spec.Option("-d,--duration", &duration, "new total duration, e.g. 2h", "DUR");
-  spec.Option("--start", &start, "new exact start (ISO 8601, naive = local, or the -t grammar)", "TIME");
-  spec.Option("-t,--at", &at, "new friendly start: +30m, 20:00, \"tomorrow 09:00\"", "TIME");
-  spec.Excludes("--start", "-t,--at");
-  spec.Option("-g,--gpu", &gpu, "pin these GPU indexes (sets the count)", "LIST");
-  spec.Option("-e,--exclude-gpu,--exclude", &exclude, "re-pick GPUs avoiding these", "LIST");
-  spec.Excludes("-g,--gpu", "-e,--exclude-gpu,--exclude");
-  spec.Option("-c,--count", &count, "re-pick this many GPUs automatically", "N");
-  spec.Option("--mode", &mode, "s, shared, x or exclusive", "MODE");
-  spec.Option("-m,--mem", &mem, "expected VRAM per GPU, or - to clear", "SIZE");
-  spec.Option("-s,--share", &share, "shared slots per GPU", "SLOTS");
-  spec.Option("--cpus", &cpus, "host CPUs declared", "N");
-  spec.Option("--ram", &ram, "host RAM declared, e.g. 32g", "SIZE");
-  spec.Option("--op-id", &op_id, "operation ID for a retry-safe edit", "ID");
-  spec.Flag("-q,--queue", &queue, "move to the next legal slot if the change conflicts");
+  AddEditOptions(spec, e);
   spec.Flag("--json", &json, "print the booking_result document");
   spec.Flag("--compact", &compact, "JSON on one line");
   BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
   if (help) return 0;
-  if (!ref) return Invalid("which reservation? give its number or ID, e.g. `bk e 1 --duration 2h`");
-  service::EditRequest req;
-  req.ref = *ref;
-  const engine::Policy& policy = ctx.config.policy;
-  if (duration) {
-    BK_ASSIGN_OR_RETURN(req.duration, engine::ParseDuration(*duration));
-  }
-  if (start || at) {
-    BK_ASSIGN_OR_RETURN(req.start, engine::ParseStart(start ? *start : *at, ctx.clock->Now(), policy.grid(), *ctx.zone));
-  }
-  if (gpu) {
-    BK_ASSIGN_OR_RETURN(req.gpus, engine::ParseGpuList(*gpu, "--gpu"));
-  }
-  if (exclude) {
-    BK_ASSIGN_OR_RETURN(req.exclude, engine::ParseGpuList(*exclude, "--exclude-gpu"));
-  }
-  if (count) {
-    auto n = ParseUint(Trim(*count));
-    if (!n || *n < 1 || *n > 100000) return Invalid("--count must be a whole number of GPUs >= 1");
-    req.count = static_cast<int>(*n);
-  }
-  if (mode) {
-    auto m = engine::ParseMode(*mode);
-    if (!m) return Invalid("--mode must be s, shared, x or exclusive");
-    req.mode = *m;
-  }
-  if (mem) {
-    req.update_memory = true;
-    if (Trim(*mem) != "-") {
-      BK_ASSIGN_OR_RETURN(req.memory_mb, engine::ParseSizeMb(*mem, "memory"));
-    }
-  }
-  if (share) {
-    auto s = ParseUint(Trim(*share));
-    if (!s || *s > 1000000) return Invalid("--share must be a whole number of slots such as 1");
-    req.share_units = static_cast<int>(*s);
-  }
-  if (cpus) {
-    BK_ASSIGN_OR_RETURN(req.cpus, engine::ParseCpus(*cpus));
-  }
-  if (ram) {
-    BK_ASSIGN_OR_RETURN(req.ram_mb, engine::ParseSizeMb(*ram, "--ram"));
-  }
-  if (op_id) req.op_id = std::string(Trim(*op_id));
-  req.allow_queue = queue;
+  if (!e.ref) return Invalid("which reservation? give its number or ID, e.g. `bk e 1 --duration 2h`");
+  BK_ASSIGN_OR_RETURN(service::EditRequest req, ToEditRequest(ctx, e));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Edit(req));
   if (json || compact) {
