@@ -203,7 +203,19 @@ std::optional<std::string> McpServer::HandleLine(std::string_view line) {
   if (line.empty()) return std::nullopt;
   if (line.size() > kMaxLine)
     return Dump(ErrorResponse(json(), {kInvalidRequest, "Invalid Request: message too large", json()}));
-  json msg = json::parse(line, nullptr, false);
+  // Deeply nested values are dropped while parsing (copying or freeing them
+  // would recurse past the stack) and the message refused.
+  bool too_deep = false;
+  json msg = json::parse(
+      line,
+      [&too_deep](int depth, json::parse_event_t, json&) {
+        if (depth <= 64) return true;
+        too_deep = true;
+        return false;
+      },
+      false);
+  if (too_deep)
+    return Dump(ErrorResponse(json(), {kInvalidRequest, "Invalid Request: nesting deeper than 64 levels", json()}));
   if (msg.is_discarded()) return Dump(ErrorResponse(json(), {kParseError, "Parse error", json()}));
 
   auto handle = [this](const json& m) -> std::optional<json> {

@@ -1,7 +1,9 @@
 #include "rpc/codec.h"
 
 #include <fmt/format.h>
+#include <climits>
 #include <set>
+#include <stdexcept>
 
 #include "base/strings.h"
 
@@ -23,6 +25,8 @@ class Fields {
     used_.insert(key);
     if (!j_.contains(key) || j_[key].is_null()) return std::optional<int64_t>();
     if (!j_[key].is_number_integer()) return Invalid(fmt::format("{} must be an integer", key));
+    if (j_[key].is_number_unsigned() && j_[key].get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      return Invalid(fmt::format("{} is out of range", key));
     return std::optional(j_[key].get<int64_t>());
   }
   Result<int64_t> RequiredInt(const char* key) {
@@ -130,7 +134,7 @@ template <class F>
 auto Guard(F&& f) -> decltype(f()) {
   try {
     return f();
-  } catch (const json::exception& e) {
+  } catch (const std::exception& e) {  // json errors, and std::stoi on a bad key
     return Fail(ErrorKind::kCorrupt, fmt::format("the daemon sent a malformed reply ({})", e.what()));
   }
 }
@@ -236,17 +240,23 @@ store::Notification DecodeNotification(const json& j) {
 engine::Reservation DecodeReservationUnchecked(const json& j) {
   engine::Reservation r;
   r.id = j.at("id").get<std::string>();
-  r.uid = j.at("uid").get<uint32_t>();
+  int64_t uid = j.at("uid").get<int64_t>();
+  if (uid < 0 || uid > 0xfffffffeLL) throw std::out_of_range("uid out of range");
+  r.uid = static_cast<uint32_t>(uid);
   r.username = j.at("username").get<std::string>();
   r.gpus = j.at("gpus").get<std::vector<int>>();
-  r.mode = j.at("mode").get<std::string>() == "exclusive" ? engine::Mode::kExclusive : engine::Mode::kShared;
+  auto mode = engine::ParseMode(j.at("mode").get<std::string>());
+  if (!mode || (j["mode"] != "shared" && j["mode"] != "exclusive")) throw std::invalid_argument("unknown mode");
+  r.mode = *mode;
   r.share_units = j.at("share_units").get<int>();
   r.memory_mb = OptGet<int64_t>(j, "memory_mb");
   r.cpus = j.at("cpus").get<int64_t>();
   r.ram_mb = j.at("ram_mb").get<int64_t>();
   r.start = j.at("start").get<Seconds>();
   r.end = j.at("end").get<Seconds>();
-  r.status = engine::ParseStatus(j.at("status").get<std::string>()).value_or(engine::Status::kActive);
+  auto status = engine::ParseStatus(j.at("status").get<std::string>());
+  if (!status) throw std::invalid_argument("unknown status");
+  r.status = *status;
   r.created_at = j.at("created_at").get<Seconds>();
   r.updated_at = j.at("updated_at").get<Seconds>();
   r.op_id = j.at("op_id").get<std::string>();
@@ -569,7 +579,7 @@ Result<service::Recommendation> DecodeRecommendation(const json& j) {
     r.warnings = j.at("warnings").get<std::vector<std::string>>();
     r.confidence = j.at("confidence").get<std::string>();
     auto req = DecodeCreate(j.at("request"));
-    if (!req) return std::unexpected(req.error());
+    if (!req) return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed recommendation: " + req.error().message);
     r.request = *req;
     r.start = j.at("start").get<Seconds>();
     r.allow_queue = j.at("allow_queue").get<bool>();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <functional>
+#include <stdexcept>
 #include <map>
 
 #include "base/version.h"
@@ -210,9 +211,21 @@ std::optional<std::string> Dispatcher::Handle(const service::Actor& actor, const
 std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& actor, const std::string& line) {
   last_write_ = false;
   json req;
+  // Deep nesting would make copies and destruction recurse past the stack:
+  // refuse it while parsing.
+  constexpr int kMaxDepth = 64;
+  bool too_deep = false;
   try {
-    req = json::parse(line);
-  } catch (const json::exception&) {
+    req = json::parse(line, [&](int depth, json::parse_event_t, json&) {
+      if (depth > kMaxDepth) {
+        too_deep = true;
+        throw std::length_error("nesting");
+      }
+      return true;
+    });
+  } catch (const std::exception&) {
+    if (too_deep)
+      return ErrorLine(nullptr, rpc::kInvalidRequest, fmt::format("request nests deeper than {} levels", kMaxDepth));
     return ErrorLine(nullptr, rpc::kParseError, "parse error: the line is not valid JSON");
   }
   if (!req.is_object()) return ErrorLine(nullptr, rpc::kInvalidRequest, "a request must be a JSON object");

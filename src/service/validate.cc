@@ -48,6 +48,11 @@ Status ValidateCreate(const engine::Policy& p, CreateRequest& r, std::vector<std
     r.share_units = u;
   }
   if (r.memory_mb && *r.memory_mb <= 0) return Invalid("memory must be positive");
+  // The same bounds as the CLI's parsers, for requests that arrive as JSON.
+  constexpr int64_t kMaxMb = int64_t{1} << 40;
+  if (r.memory_mb && *r.memory_mb > kMaxMb) return Invalid("memory must be at most 1073741824g");
+  if (r.ram_mb && *r.ram_mb > kMaxMb) return Invalid("--ram must be at most 1073741824g");
+  if (r.cpus && *r.cpus > 1000000) return Invalid("--cpus must be at most 1000000");
   if (!r.gpus.empty() && !r.exclude.empty()) return Invalid("--gpu and --exclude-gpu cannot be combined");
   BK_TRY(CheckGpuIndexes(p, r.gpus));
   BK_TRY(CheckGpuIndexes(p, r.exclude));
