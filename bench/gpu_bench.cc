@@ -59,7 +59,8 @@ void RunSamples(benchmark::State& state, const ProcReader* proc, const std::vect
         for (auto& s : g.samples) s.timeStamp = static_cast<unsigned long long>(wall - 1000);
       Snapshot s = src.Sample(kGpus);
       benchmark::DoNotOptimize(s);
-      if (s.devices.size() != kGpus || s.devices[0].processes.size() != kPerGpu) state.SkipWithError("bad sample");
+      if (s.devices.size() != kGpus || s.devices[0].processes.size() != kPerGpu)
+        state.SkipWithError("bad sample");
     }
   }
   fake::g = nullptr;

@@ -215,7 +215,8 @@ std::optional<std::string> McpServer::HandleLine(std::string_view line) {
       },
       false);
   if (too_deep)
-    return Dump(ErrorResponse(json(), {kInvalidRequest, "Invalid Request: nesting deeper than 64 levels", json()}));
+    return Dump(
+        ErrorResponse(json(), {kInvalidRequest, "Invalid Request: nesting deeper than 64 levels", json()}));
   if (msg.is_discarded()) return Dump(ErrorResponse(json(), {kParseError, "Parse error", json()}));
 
   auto handle = [this](const json& m) -> std::optional<json> {

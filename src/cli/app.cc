@@ -1,7 +1,8 @@
 #include "cli/app.h"
 
-#include <cstring>
 #include <fmt/format.h>
+
+#include <cstring>
 #include <map>
 
 #include "base/strings.h"
@@ -42,8 +43,12 @@ namespace {
 bool IsHelp(const std::string& a) { return a == "-h" || a == "--help"; }
 
 Result<int> Book(Context& c, const std::vector<std::string>& a) { return RunBook(c, a, "bk book", false); }
-Result<int> Shared(Context& c, const std::vector<std::string>& a) { return RunBook(c, a, "bk shared", false); }
-Result<int> Exclusive(Context& c, const std::vector<std::string>& a) { return RunBook(c, a, "bk exclusive", true); }
+Result<int> Shared(Context& c, const std::vector<std::string>& a) {
+  return RunBook(c, a, "bk shared", false);
+}
+Result<int> Exclusive(Context& c, const std::vector<std::string>& a) {
+  return RunBook(c, a, "bk exclusive", true);
+}
 
 const std::map<std::string, Command>& Commands() {
   static const std::map<std::string, Command> table = {
@@ -186,8 +191,9 @@ int Main(int argc, char** argv) {
   } else {
     auto it = Commands().find(args[0]);
     if (it == Commands().end()) {
-      std::string msg = AllDigits(args[0]) ? fmt::format("`bk {}` needs a duration too, e.g. `bk {} 30m`", args[0], args[0])
-                                           : fmt::format("unknown command: {}; `bk -h` lists the commands", args[0]);
+      std::string msg = AllDigits(args[0])
+                            ? fmt::format("`bk {}` needs a duration too, e.g. `bk {} 30m`", args[0], args[0])
+                            : fmt::format("unknown command: {}; `bk -h` lists the commands", args[0]);
       return Report(ctx, Error{ErrorKind::kInvalid, msg});
     }
     std::vector<std::string> rest(args.begin() + 1, args.end());

@@ -210,8 +210,8 @@ TEST(ArgSpecTest, HelpSetsHelpRequestedInsteadOfFailing) {
     EXPECT_TRUE(d.spec.help_requested()) << h;
   }
   // Help wins over otherwise bad arguments, before or after it.
-  for (std::vector<std::string> argv : {std::vector<std::string>{"-h", "--bogus"},
-                                        std::vector<std::string>{"--bogus", "--help"}}) {
+  for (std::vector<std::string> argv :
+       {std::vector<std::string>{"-h", "--bogus"}, std::vector<std::string>{"--bogus", "--help"}}) {
     Demo d;
     auto s = d.spec.Parse(argv);
     ASSERT_TRUE(s.has_value()) << s.error().message;

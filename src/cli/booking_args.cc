@@ -1,7 +1,8 @@
 #include "cli/booking_args.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "base/strings.h"
 #include "engine/parse.h"
@@ -13,8 +14,10 @@ void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with
   spec.Positional("duration", &a.duration, "30m, 1h30m, 2d (multiples of the booking slot)");
   spec.Positional("memory", &a.memory, "expected VRAM per GPU, e.g. 12g (same as --mem)");
   if (with_start) {
-    spec.Option("--start", &a.start, "exact start: now, ISO 8601 (naive = local time) or the -t grammar", "TIME");
-    spec.Option("-t,--at", &a.at, "exact friendly start: now, +30m, 20:00, \"tomorrow 09:00\", 12-24 09:00", "TIME");
+    spec.Option("--start", &a.start, "exact start: now, ISO 8601 (naive = local time) or the -t grammar",
+                "TIME");
+    spec.Option("-t,--at", &a.at, "exact friendly start: now, +30m, 20:00, \"tomorrow 09:00\", 12-24 09:00",
+                "TIME");
     spec.Excludes("--start", "-t,--at");
   }
   spec.Option("-g,--gpu", &a.gpu, "book exactly these GPU indexes, e.g. --gpu 1 or --gpu 0,3", "LIST");
@@ -22,9 +25,11 @@ void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with
   spec.Excludes("-g,--gpu", "-e,--exclude-gpu,--exclude");
   spec.Option("-m,--mem", &a.mem, "expected VRAM per GPU, e.g. 24g or 4096m", "SIZE");
   spec.Option("-s,--share", &a.share, "integer shared slots per GPU (default 1)", "SLOTS");
-  spec.Option("--cpus", &a.cpus, "host CPUs this booking declares (default 1 when the host has a budget)", "N");
+  spec.Option("--cpus", &a.cpus, "host CPUs this booking declares (default 1 when the host has a budget)",
+              "N");
   spec.Option("--ram", &a.ram, "host RAM this booking declares, e.g. 32g (default 1g with a budget)", "SIZE");
-  if (with_op_id) spec.Option("--op-id", &a.op_id, "operation ID: a retry with the same ID never books twice", "ID");
+  if (with_op_id)
+    spec.Option("--op-id", &a.op_id, "operation ID: a retry with the same ID never books twice", "ID");
   spec.Flag("--json", &a.json, "print the bk.agent.v1 JSON document");
   spec.Flag("--compact", &a.compact, "JSON on one line (implies --json)");
 }
@@ -34,7 +39,8 @@ Result<service::CreateRequest> ToRequest(const Context& ctx, const BookingArgs& 
   if (!a.count || !a.duration)
     return Invalid("give a GPU count and a duration, e.g. `bk 1 30m` (see `bk book --help`)");
   auto count = ParseUint(Trim(*a.count));
-  if (!count || *count > 100000) return Invalid(fmt::format("GPU count must be a whole number such as 1, not '{}'", *a.count));
+  if (!count || *count > 100000)
+    return Invalid(fmt::format("GPU count must be a whole number such as 1, not '{}'", *a.count));
   r.count = static_cast<int>(*count);
   BK_ASSIGN_OR_RETURN(r.duration, engine::ParseDuration(*a.duration));
   r.mode = exclusive ? engine::Mode::kExclusive : engine::Mode::kShared;
@@ -143,7 +149,8 @@ Result<service::EditRequest> ToEditRequest(const Context& ctx, const EditArgs& a
   return req;
 }
 
-std::vector<std::string> BeforeCommand(const std::vector<std::string>& args, std::vector<std::string>* command) {
+std::vector<std::string> BeforeCommand(const std::vector<std::string>& args,
+                                       std::vector<std::string>* command) {
   auto it = std::find(args.begin(), args.end(), std::string("--"));
   if (command && it != args.end()) command->assign(it + 1, args.end());
   return std::vector<std::string>(args.begin(), it);

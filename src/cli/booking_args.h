@@ -23,7 +23,8 @@ void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with
 Result<service::CreateRequest> ToRequest(const Context& ctx, const BookingArgs& a, bool exclusive);
 // The edit grammar shared by `bk e` and `bk agent edit`.
 struct EditArgs {
-  std::optional<std::string> ref, duration, start, at, gpu, exclude, count, mode, mem, share, cpus, ram, op_id;
+  std::optional<std::string> ref, duration, start, at, gpu, exclude, count, mode, mem, share, cpus, ram,
+      op_id;
   bool queue = false;
   bool any_change() const {
     return duration || start || at || gpu || exclude || count || mode || mem || share || cpus || ram;
@@ -33,6 +34,7 @@ void AddEditOptions(ArgSpec& spec, EditArgs& a);
 Result<service::EditRequest> ToEditRequest(const Context& ctx, const EditArgs& a);
 
 // Splits argv at the first `--`; the tail is a command to launch.
-std::vector<std::string> BeforeCommand(const std::vector<std::string>& args, std::vector<std::string>* command);
+std::vector<std::string> BeforeCommand(const std::vector<std::string>& args,
+                                       std::vector<std::string>* command);
 
 }  // namespace bk::cli

@@ -253,9 +253,8 @@ TEST_F(BookingArgsTest, UnknownOptionNamesTheHelp) {
 
 TEST(BeforeCommandTest, SplitsAtTheFirstDoubleDashKeepingTheTailVerbatim) {
   std::vector<std::string> command;
-  auto before = BeforeCommand({"1", "30m", "--gpu", "0", "--", "python", "train.py", "--", "--lr=1", "-h", "",
-                               "a b"},
-                              &command);
+  auto before = BeforeCommand(
+      {"1", "30m", "--gpu", "0", "--", "python", "train.py", "--", "--lr=1", "-h", "", "a b"}, &command);
   EXPECT_THAT(before, ElementsAre("1", "30m", "--gpu", "0"));
   EXPECT_THAT(command, ElementsAre("python", "train.py", "--", "--lr=1", "-h", "", "a b"));
 }

@@ -37,7 +37,6 @@ Booking flags: --gpu LIST --exclude-gpu LIST --mem SIZE --share N --start TIME
 --mode s|x --cpus N --ram SIZE (as for `bk N DUR`). See docs/agents.md.
 )";
 
-
 void PrintDoc(Context& ctx, client::Ledger& ledger, const std::string& doc, bool compact) {
   ctx.Print(agent::Render(agent::WithCapabilities(doc, ledger), compact));
 }
@@ -84,7 +83,8 @@ Result<int> AgentEdit(Context& ctx, const std::vector<std::string>& args) {
   spec.Flag("--json", &json, "accepted; output is always JSON");
   BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
   if (help) return 0;
-  if (!e.ref) return Invalid("which reservation? e.g. `bk agent edit 1a2b3c4d --op-id edit-001 --duration 3h`");
+  if (!e.ref)
+    return Invalid("which reservation? e.g. `bk agent edit 1a2b3c4d --op-id edit-001 --duration 3h`");
   if (!e.op_id || Trim(*e.op_id).empty())
     return Invalid("operation ID is required for retry-safe Agent edits (--op-id)");
   if (!e.any_change()) return Invalid("edit requires at least one changed field");

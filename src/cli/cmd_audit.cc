@@ -1,6 +1,7 @@
 // bk history, bk lg, bk n: the audit trail and notifications.
 
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
@@ -13,7 +14,6 @@
 namespace bk::cli {
 namespace {
 
-
 // "exclusive GPU=3 <range> share=- mem=auto" from an edit's before/after state.
 std::string StateText(const std::string& text, const engine::Zone& zone) {
   try {
@@ -24,7 +24,9 @@ std::string StateText(const std::string& text, const engine::Zone& zone) {
     std::string gpus;
     for (const auto& g : j["gpus"]) gpus += (gpus.empty() ? "" : ",") + std::to_string(g.get<int>());
     std::string share = j["share_units"].is_null() ? "-" : std::to_string(j["share_units"].get<int>());
-    std::string mem = j["expected_memory_mb"].is_null() ? "auto" : engine::FormatSizeMb(j["expected_memory_mb"].get<int64_t>());
+    std::string mem = j["expected_memory_mb"].is_null()
+                          ? "auto"
+                          : engine::FormatSizeMb(j["expected_memory_mb"].get<int64_t>());
     return fmt::format("{} GPU={} {} share={} mem={}", j.value("mode", "?"), gpus,
                        start && end ? surface::RangeText(*start, *end, zone) : "invalid-range", share, mem);
   } catch (const nlohmann::json::exception&) {
@@ -60,20 +62,23 @@ Result<int> RunHistory(Context& ctx, const std::vector<std::string>& args) {
   }
   const auto& r = v.reservation;
   const engine::Zone& z = *ctx.zone;
-  ctx.Print(fmt::format("Reservation {} status={} owner={}", r.ShortId(), engine::StatusName(r.StatusAt(now)), r.username));
+  ctx.Print(fmt::format("Reservation {} status={} owner={}", r.ShortId(), engine::StatusName(r.StatusAt(now)),
+                        r.username));
   ctx.Print(fmt::format("Current: mode={} GPU={} {}", engine::ModeName(r.mode), JoinInts(r.gpus),
                         surface::RangeText(r.start, r.end, z)));
   std::vector<const store::Event*> edits;
   for (const auto& e : v.events)
     if (e.action == "edit" || e.action == "renew") edits.push_back(&e);
-  if (edits.empty()) ctx.Print("Edits: none");
-  else ctx.Print(fmt::format("Edits: {}", edits.size()));
+  if (edits.empty())
+    ctx.Print("Edits: none");
+  else
+    ctx.Print(fmt::format("Edits: {}", edits.size()));
   for (size_t i = 0; i < edits.size(); ++i)
-    ctx.Print(fmt::format("{:>4} {} {} {} -> {}", i + 1, engine::FormatLocal(edits[i]->ts, z), edits[i]->action,
-                          StateText(edits[i]->before, z), StateText(edits[i]->after, z)));
+    ctx.Print(fmt::format("{:>4} {} {} {} -> {}", i + 1, engine::FormatLocal(edits[i]->ts, z),
+                          edits[i]->action, StateText(edits[i]->before, z), StateText(edits[i]->after, z)));
   if (r.cancellation)
-    ctx.Print(fmt::format("Cancellation: {} by {} reason={}", r.cancellation->kind, r.cancellation->actor_username,
-                          Printable(r.cancellation->reason)));
+    ctx.Print(fmt::format("Cancellation: {} by {} reason={}", r.cancellation->kind,
+                          r.cancellation->actor_username, Printable(r.cancellation->reason)));
   for (const auto& n : v.notifications) ctx.Print("Notification: " + Printable(n.message));
   return 0;
 }
@@ -97,9 +102,10 @@ Result<int> RunLog(Context& ctx, const std::vector<std::string>& args) {
   if (events.empty()) ctx.Print("No operations yet.");
   for (const auto& e : events) {
     std::string share = e.share_units ? std::to_string(*e.share_units) : "-";
-    ctx.Print(fmt::format("{} {} {} {} mode={} share={} gpu={} {}", engine::FormatLocal(e.ts, *ctx.zone), e.action,
-                          e.result, e.reservation_id.substr(0, 8), e.mode, share,
-                          e.gpus.empty() ? "-" : JoinInts(e.gpus), surface::RangeText(e.start, e.end, *ctx.zone)));
+    ctx.Print(fmt::format("{} {} {} {} mode={} share={} gpu={} {}", engine::FormatLocal(e.ts, *ctx.zone),
+                          e.action, e.result, e.reservation_id.substr(0, 8), e.mode, share,
+                          e.gpus.empty() ? "-" : JoinInts(e.gpus),
+                          surface::RangeText(e.start, e.end, *ctx.zone)));
   }
   return 0;
 }
@@ -107,7 +113,8 @@ Result<int> RunLog(Context& ctx, const std::vector<std::string>& args) {
 Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> limit;
   bool json = false, compact = false;
-  ArgSpec spec("bk notifications", "Notices about your reservations (administrator cancellations, reclaims).");
+  ArgSpec spec("bk notifications",
+               "Notices about your reservations (administrator cancellations, reclaims).");
   spec.Option("--limit", &limit, "how many, newest first (1-1000, default 20)", "N");
   spec.Flag("--json", &json, "print the gpubk.notifications.v1 document");
   spec.Flag("--compact", &compact, "JSON on one line");

@@ -1,9 +1,9 @@
 // bk N DUR [MEM], bk book, bk s|shared, bk x|exclusive.
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <fmt/format.h>
 
 #include "base/strings.h"
 #include "cli/booking_args.h"
@@ -22,7 +22,8 @@ std::string BookingLine(const std::string& status, const engine::Reservation& r,
   if (r.cpus || r.ram_mb)
     host = fmt::format("cpus={} ram={} ", r.cpus, r.ram_mb ? engine::FormatSizeMb(r.ram_mb) : "-");
   return fmt::format("{}: {} mode={} {}{}gpu={} {}", status, r.ShortId(), engine::ModeName(r.mode),
-                     surface::ShareText(r, p), host, JoinInts(r.gpus), surface::RangeText(r.start, r.end, zone));
+                     surface::ShareText(r, p), host, JoinInts(r.gpus),
+                     surface::RangeText(r.start, r.end, zone));
 }
 
 namespace {
@@ -34,7 +35,8 @@ void PrintAdvice(const Context& ctx, const service::BookingOutcome& o, const ser
     return;
   }
   for (const auto& busy : o.avoided_busy) ctx.Print("note: avoided currently busy " + busy);
-  for (const auto& busy : o.selected_busy) std::fprintf(ctx.err, "warning: selected GPU currently busy: %s\n", busy.c_str());
+  for (const auto& busy : o.selected_busy)
+    std::fprintf(ctx.err, "warning: selected GPU currently busy: %s\n", busy.c_str());
   bool shared = o.reservation.mode == engine::Mode::kShared;
   if (!o.memory_telemetry) {
     if (shared && !req.memory_mb && !o.selected.empty())
@@ -43,27 +45,31 @@ void PrintAdvice(const Context& ctx, const service::BookingOutcome& o, const ser
   }
   std::vector<std::string> parts;
   for (const auto& v : o.selected) {
-    std::string part = fmt::format("GPU {} physical-free-now={}", v.gpu, engine::FormatSizeMb(v.memory_free_mb.value_or(0)));
+    std::string part =
+        fmt::format("GPU {} physical-free-now={}", v.gpu, engine::FormatSizeMb(v.memory_free_mb.value_or(0)));
     if (shared && v.budget_after_mb)
-      part += fmt::format(", reservation-budget-after={}", engine::FormatSizeMb(std::max<int64_t>(0, *v.budget_after_mb)));
+      part += fmt::format(", reservation-budget-after={}",
+                          engine::FormatSizeMb(std::max<int64_t>(0, *v.budget_after_mb)));
     parts.push_back(part);
   }
   if (!parts.empty()) ctx.Print("VRAM: " + Join(parts, "; "));
   if (shared && !req.memory_mb && o.assumed_memory_mb) {
     int u = o.reservation.share_units;
-    ctx.Print(fmt::format("assumption: --mem omitted; budgeted this reservation at {}/GPU (based on {} slot{} (max {}))",
-                          engine::FormatSizeMb(*o.assumed_memory_mb), u, u == 1 ? "" : "s", p.share_capacity));
+    ctx.Print(fmt::format(
+        "assumption: --mem omitted; budgeted this reservation at {}/GPU (based on {} slot{} (max {}))",
+        engine::FormatSizeMb(*o.assumed_memory_mb), u, u == 1 ? "" : "s", p.share_capacity));
   }
 }
 
 }  // namespace
 
-Result<int> RunBook(Context& ctx, const std::vector<std::string>& all, const std::string& prog, bool exclusive) {
+Result<int> RunBook(Context& ctx, const std::vector<std::string>& all, const std::string& prog,
+                    bool exclusive) {
   return RunBookThen(ctx, all, prog, exclusive, nullptr);
 }
 
-Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const std::string& prog, bool exclusive,
-                        const AfterBooking& after) {
+Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const std::string& prog,
+                        bool exclusive, const AfterBooking& after) {
   std::vector<std::string> command;
   std::vector<std::string> args = BeforeCommand(all, &command);
   BookingArgs a;
@@ -73,8 +79,10 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
   spec.Flag("-v,--verbose", &a.verbose, "also show why each GPU was chosen");
   spec.Flag("-q,--quiet", &a.quiet, "print only the result line");
   spec.Footer(
-      "Examples:\n  bk 1 30m\n  bk 2 1h 12g\n  bk x 1 2h --gpu 1 -t 20:00\n  bk 1 2h --gpu 1 --mem 24g --cpus 4 --ram 32g "
-      "--op-id experiment-001 --json\n  bk x 1 2h --gpu 1 -- python train.py   (your worker starts it at the booking's "
+      "Examples:\n  bk 1 30m\n  bk 2 1h 12g\n  bk x 1 2h --gpu 1 -t 20:00\n  bk 1 2h --gpu 1 --mem 24g "
+      "--cpus 4 --ram 32g "
+      "--op-id experiment-001 --json\n  bk x 1 2h --gpu 1 -- python train.py   (your worker starts it at the "
+      "booking's "
       "start; `bk run ...` runs it here)");
   BK_TRY(spec.Parse(args));
   if (spec.help_requested()) {
@@ -94,8 +102,9 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
     req.job = submission->binding;
   }
   auto ledger_or = ctx.Ledger();
-  Result<service::BookingOutcome> booked = ledger_or ? (*ledger_or)->Create(req)
-                                                     : Result<service::BookingOutcome>(std::unexpected(ledger_or.error()));
+  Result<service::BookingOutcome> booked =
+      ledger_or ? (*ledger_or)->Create(req)
+                : Result<service::BookingOutcome>(std::unexpected(ledger_or.error()));
   if (submission) worker::Withdraw(*submission, booked ? &*booked : nullptr, getuid());
   if (!booked) return std::unexpected(booked.error());
   client::Ledger* ledger = *ledger_or;
@@ -104,7 +113,8 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
   const engine::Policy& p = ledger->policy();
   std::optional<worker::WorkerStatus> worker_status;
   if (with_command)
-    worker_status = worker::Inspect(settings->job_dir, worker::InstanceIdentity(ctx.config), getuid(), ledger->Now());
+    worker_status =
+        worker::Inspect(settings->job_dir, worker::InstanceIdentity(ctx.config), getuid(), ledger->Now());
   if (a.json || a.compact) {
     if (worker_status)
       ctx.Print(surface::BookingResultDoc(o, ledger->actor().uid, p, ledger->Now(),
@@ -118,8 +128,8 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
     PrintAdvice(ctx, o, req, p);
     if (a.verbose) {
       for (const auto& v : o.selected)
-        ctx.Print(fmt::format("selection: GPU {} score={:.1f} now={} pressure={:.1f} priority={}", v.gpu, v.load_score,
-                              v.live_status, v.pressure, v.priority));
+        ctx.Print(fmt::format("selection: GPU {} score={:.1f} now={} pressure={:.1f} priority={}", v.gpu,
+                              v.load_score, v.live_status, v.pressure, v.priority));
     }
   }
   if (with_command) {
@@ -127,11 +137,14 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
       ctx.Print(fmt::format("job: {} command={}", o.job->status, o.job->summary));
       ctx.Print(worker::StatusLine(*worker_status, *ctx.zone));
       if (!worker_status->running.value_or(false))
-        ctx.Warn(fmt::format("scheduled command worker is {}; start `bk w start` now or enable bk-worker.service "
-                             "(`bk service install worker`), otherwise the command cannot launch",
-                             worker_status->state));
+        ctx.Warn(
+            fmt::format("scheduled command worker is {}; start `bk w start` now or enable bk-worker.service "
+                        "(`bk service install worker`), otherwise the command cannot launch",
+                        worker_status->state));
     } else {
-      ctx.Warn("this booking already existed, so the command was not attached; `bk run ID -- COMMAND` runs it there");
+      ctx.Warn(
+          "this booking already existed, so the command was not attached; `bk run ID -- COMMAND` runs it "
+          "there");
     }
   }
   for (const auto& w : o.warnings) ctx.Warn(w);

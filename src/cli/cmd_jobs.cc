@@ -1,9 +1,9 @@
 // bk j|jobs, bk jl|job-log, bk jr|job-retry: the caller's managed launches.
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <fmt/format.h>
 
 #include "base/strings.h"
 #include "cli/args.h"
@@ -19,7 +19,6 @@
 
 namespace bk::cli {
 namespace {
-
 
 std::string Clip(const std::string& s, size_t width) {
   if (s.size() <= width) return s;
@@ -37,7 +36,8 @@ Result<service::JobView> Pick(const std::vector<service::JobView>& jobs, const s
   for (const auto& v : jobs)
     if (!ref.empty() && StartsWith(v.reservation.id, ref)) hits.push_back(&v);
   if (hits.empty())
-    return Fail(ErrorKind::kNotFound, fmt::format("job not found for current user: {}; `bk j` lists your jobs", ref));
+    return Fail(ErrorKind::kNotFound,
+                fmt::format("job not found for current user: {}; `bk j` lists your jobs", ref));
   if (hits.size() > 1) return Invalid(fmt::format("ambiguous job ID {}; give more characters", ref));
   return *hits[0];
 }
@@ -55,7 +55,8 @@ Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args) {
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(auto jobs, ledger->Jobs({false}));
   engine::Seconds now = ledger->Now();
-  worker::WorkerStatus ws = worker::Inspect(settings.job_dir, worker::InstanceIdentity(ctx.config), getuid(), now);
+  worker::WorkerStatus ws =
+      worker::Inspect(settings.job_dir, worker::InstanceIdentity(ctx.config), getuid(), now);
   std::optional<worker::CleanupReport> specs, logs;
   if (cleanup && worker::JobDirExists(settings.job_dir)) {
     specs = worker::CleanupSpecs(settings.job_dir, jobs, now, getuid());
@@ -65,17 +66,17 @@ Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args) {
   }
   bool failed = (specs && specs->failed) || (logs && logs->failed);
   if (json) {
-    ctx.Print(surface::JobsDoc(jobs, ledger->actor().uid, ledger->policy(), now,
-                               worker::StatusJson(ws, ledger->actor().username),
-                               specs ? worker::SpecReportJson(*specs) : "null",
-                               logs ? worker::LogReportJson(*logs) : "null"));
+    ctx.Print(surface::JobsDoc(
+        jobs, ledger->actor().uid, ledger->policy(), now, worker::StatusJson(ws, ledger->actor().username),
+        specs ? worker::SpecReportJson(*specs) : "null", logs ? worker::LogReportJson(*logs) : "null"));
     return failed ? 2 : 0;
   }
   ctx.Print(worker::StatusLine(ws, *ctx.zone));
   if (jobs.empty()) {
     ctx.Print("No jobs.");
   } else {
-    ctx.Print(fmt::format("{:<2} {:<8} {:<12} {:<9} {:<22} {}", "#", "ID", "State", "GPU", "Start", "Command"));
+    ctx.Print(
+        fmt::format("{:<2} {:<8} {:<12} {:<9} {:<22} {}", "#", "ID", "State", "GPU", "Start", "Command"));
     for (size_t i = 0; i < jobs.size(); ++i) {
       const auto& v = jobs[i];
       std::string state = v.job.status;
@@ -91,8 +92,8 @@ Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args) {
     ctx.Print(fmt::format("spec cleanup: removed={} retained={} deferred={} failed={}", specs->removed,
                           specs->retained, specs->deferred, specs->failed));
   if (logs)
-    ctx.Print(fmt::format("log cleanup: removed={} retained={} kept={}B failed={}", logs->removed, logs->retained,
-                          logs->bytes_retained, logs->failed));
+    ctx.Print(fmt::format("log cleanup: removed={} retained={} kept={}B failed={}", logs->removed,
+                          logs->retained, logs->bytes_retained, logs->failed));
   for (const auto* r : {specs ? &*specs : nullptr, logs ? &*logs : nullptr})
     if (r)
       for (const auto& w : r->warnings) ctx.Warn(w);
@@ -108,7 +109,8 @@ Result<int> RunJobLog(Context& ctx, const std::vector<std::string>& args) {
   BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(auto jobs, ledger->Jobs({false}));
-  if (jobs.empty()) return Fail(ErrorKind::kNotFound, "you have no jobs; `bk 1 30m -- COMMAND` books and schedules one");
+  if (jobs.empty())
+    return Fail(ErrorKind::kNotFound, "you have no jobs; `bk 1 30m -- COMMAND` books and schedules one");
   service::JobView v;
   if (ref) {
     BK_ASSIGN_OR_RETURN(v, Pick(jobs, *ref));

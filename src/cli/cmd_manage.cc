@@ -1,7 +1,8 @@
 // bk l, bk d, bk e, bk renew: the caller's own reservations.
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "base/strings.h"
 #include "cli/args.h"
@@ -13,7 +14,6 @@
 
 namespace bk::cli {
 namespace {
-
 
 std::string Clip(const std::string& s, size_t width) {
   if (s.size() <= width) return s;
@@ -65,11 +65,11 @@ Result<int> RunList(Context& ctx, const std::vector<std::string>& args) {
   dur_w = std::min<size_t>(dur_w, 20);
   ctx.Print(history ? "YOUR RESERVATION HISTORY" : "YOUR RESERVATIONS");
   if (wide)
-    ctx.Print(fmt::format("  {:>1} {:<8} {:<9} {:<10} {:>5} {:>12} {:>4} {:>8} {:<17} {:<17} {}", "#", "ID", "Mode",
-                          "GPU", "Slots", "VRAM/GPU", "CPUs", "RAM", "Start", "End", "Dur"));
+    ctx.Print(fmt::format("  {:>1} {:<8} {:<9} {:<10} {:>5} {:>12} {:>4} {:>8} {:<17} {:<17} {}", "#", "ID",
+                          "Mode", "GPU", "Slots", "VRAM/GPU", "CPUs", "RAM", "Start", "End", "Dur"));
   else
-    ctx.Print(fmt::format("  {:>1} {:<8} {:<9} {:<10} {:>3} {:<11} {:<11} {}", "#", "ID", "Mode", "GPU", "Req",
-                          "Start", "End", "Dur"));
+    ctx.Print(fmt::format("  {:>1} {:<8} {:<9} {:<10} {:>3} {:<11} {:<11} {}", "#", "ID", "Mode", "GPU",
+                          "Req", "Start", "End", "Dur"));
   for (const auto& x : r.reservations) {
     std::string num = "-";
     for (size_t i = 0; i < active.reservations.size(); ++i)
@@ -80,28 +80,30 @@ Result<int> RunList(Context& ctx, const std::vector<std::string>& args) {
       std::string vram = x.mode == engine::Mode::kExclusive ? "all"
                          : x.memory_mb                      ? engine::FormatSizeMb(*x.memory_mb)
                                                             : "auto";
-      ctx.Print(fmt::format("{:>3} {:<8} {:<9} {:<10} {:>5} {:>12} {:>4} {:>8} {:<17} {:<17} {:>{}}", num, x.ShortId(),
-                            engine::ModeName(x.mode), gpus, surface::SlotsText(x, p), vram,
-                            x.cpus ? std::to_string(x.cpus) : "-", x.ram_mb ? engine::FormatSizeMb(x.ram_mb) : "-",
-                            engine::FormatLocalShort(x.start, *ctx.zone) + " " +
-                                engine::FormatLocal(x.start, *ctx.zone).substr(17),
-                            engine::FormatLocalShort(x.end, *ctx.zone) + " " +
-                                engine::FormatLocal(x.end, *ctx.zone).substr(17),
-                            dur, dur_w));
+      ctx.Print(fmt::format(
+          "{:>3} {:<8} {:<9} {:<10} {:>5} {:>12} {:>4} {:>8} {:<17} {:<17} {:>{}}", num, x.ShortId(),
+          engine::ModeName(x.mode), gpus, surface::SlotsText(x, p), vram,
+          x.cpus ? std::to_string(x.cpus) : "-", x.ram_mb ? engine::FormatSizeMb(x.ram_mb) : "-",
+          engine::FormatLocalShort(x.start, *ctx.zone) + " " +
+              engine::FormatLocal(x.start, *ctx.zone).substr(17),
+          engine::FormatLocalShort(x.end, *ctx.zone) + " " + engine::FormatLocal(x.end, *ctx.zone).substr(17),
+          dur, dur_w));
     } else {
       ctx.Print(fmt::format("{:>3} {:<8} {:<9} {:<10} {:>3} {:<11} {:<11} {:>{}}", num, x.ShortId(),
                             engine::ModeName(x.mode), gpus, surface::SlotsText(x, p),
-                            engine::FormatLocalShort(x.start, *ctx.zone), engine::FormatLocalShort(x.end, *ctx.zone),
-                            dur, dur_w));
+                            engine::FormatLocalShort(x.start, *ctx.zone),
+                            engine::FormatLocalShort(x.end, *ctx.zone), dur, dur_w));
     }
     if (history) {
-      std::string line = fmt::format("    status={} edits={}", engine::StatusName(x.StatusAt(now)), x.edit_count);
+      std::string line =
+          fmt::format("    status={} edits={}", engine::StatusName(x.StatusAt(now)), x.edit_count);
       if (x.cancellation) line += " reason=" + Printable(x.cancellation->reason);
       ctx.Print(line);
     }
   }
   if (r.truncated)
-    ctx.Print(fmt::format("showing {} of {}; use `bk l --no-limit` or `bk l -n N`", r.reservations.size(), r.total));
+    ctx.Print(fmt::format("showing {} of {}; use `bk l --no-limit` or `bk l -n N`", r.reservations.size(),
+                          r.total));
   return 0;
 }
 
@@ -111,7 +113,8 @@ Result<int> RunCancel(Context& ctx, const std::vector<std::string>& args) {
   ArgSpec spec("bk del", "Cancel one of your reservations (running ones too).");
   spec.Positional("reservation", &ref, "list number from `bk l`, short ID or full ID");
   spec.Option("--op-id", &op_id, "operation ID: retrying the same ID is safe", "ID");
-  spec.Option("--reason", &reason, "why (required to cancel another user's reservation as administrator)", "TEXT");
+  spec.Option("--reason", &reason, "why (required to cancel another user's reservation as administrator)",
+              "TEXT");
   spec.Flag("--json", &json, "print the cancellation_result document");
   spec.Flag("--compact", &compact, "JSON on one line");
   BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));

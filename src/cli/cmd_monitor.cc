@@ -26,7 +26,6 @@
 namespace bk::cli {
 namespace {
 
-
 int64_t RealNowMs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

@@ -69,7 +69,9 @@ Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> repeat_text;
   ArgSpec spec("bk gpu-probe", "Diagnostics: one NVML sample as bk sees it (ignores BK_GPU_SIM_FILE).");
   spec.Flag("--json", &json_out, "print the sample as JSON");
-  spec.Flag("--csv", &csv, "print gpu,index,uuid,name,total,used,util and proc,pid,mib,gpu_uuid,uid,user,kind,identity,start lines");
+  spec.Flag("--csv", &csv,
+            "print gpu,index,uuid,name,total,used,util and "
+            "proc,pid,mib,gpu_uuid,uid,user,kind,identity,start lines");
   spec.Option("--repeat", &repeat_text, "sample N times and report the time per sample", "N");
   spec.Excludes("--json", "--csv");
   BK_TRY(spec.Parse(args));
@@ -91,7 +93,8 @@ Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args) {
   const int count = nvml_count ? *nvml_count : ctx.config.policy.gpu_count;
   gpu::NvmlReport report;
   gpu::Snapshot snap = nvml.Sample(count, &report);
-  const double first_wall = NowMs(CLOCK_MONOTONIC) - wall0, first_cpu = NowMs(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+  const double first_wall = NowMs(CLOCK_MONOTONIC) - wall0,
+               first_cpu = NowMs(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
   const double wall1 = NowMs(CLOCK_MONOTONIC), cpu1 = NowMs(CLOCK_PROCESS_CPUTIME_ID);
   for (int i = 1; i < repeat; ++i) snap = nvml.Sample(count, &report);
   const int more = repeat - 1;
@@ -102,7 +105,8 @@ Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args) {
   if (json_out) {
     json devices = json::array();
     for (size_t i = 0; i < snap.devices.size(); ++i)
-      devices.push_back(DeviceJson(snap.devices[i], i < report.devices.size() ? report.devices[i] : gpu::DeviceReport{}));
+      devices.push_back(
+          DeviceJson(snap.devices[i], i < report.devices.size() ? report.devices[i] : gpu::DeviceReport{}));
     json doc = {{"schema", "gpubk.gpu-probe.v1"},
                 {"ok", snap.ok()},
                 {"state", gpu::NvmlStateName(report.state)},
@@ -140,20 +144,22 @@ Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args) {
                                   : ": " + Printable(snap.error)));
   for (size_t i = 0; i < snap.devices.size(); ++i) {
     const gpu::DeviceSample& d = snap.devices[i];
-    ctx.Print(fmt::format("GPU {} {} {} mem={}/{} MiB util={} temp={} processes={}{}", d.index, Printable(d.name),
-                          d.uuid.empty() ? "-" : d.uuid, Cell(d.memory_used_mb), Cell(d.memory_total_mb),
+    ctx.Print(fmt::format("GPU {} {} {} mem={}/{} MiB util={} temp={} processes={}{}", d.index,
+                          Printable(d.name), d.uuid.empty() ? "-" : d.uuid, Cell(d.memory_used_mb),
+                          Cell(d.memory_total_mb),
                           d.utilization_percent ? fmt::format("{}%", *d.utilization_percent) : "?",
                           d.temperature_c ? fmt::format("{}C", *d.temperature_c) : "?", d.processes.size(),
                           d.process_telemetry ? "" : " (process list unavailable)"));
     for (const gpu::ProcessSample& p : d.processes)
-      ctx.Print(fmt::format("  pid {} {} uid={} {} MiB {} {}", p.pid, p.kind, p.uid ? std::to_string(*p.uid) : "?",
-                            p.gpu_memory_mb, Printable(p.username), Printable(p.command.substr(0, 80))));
+      ctx.Print(fmt::format("  pid {} {} uid={} {} MiB {} {}", p.pid, p.kind,
+                            p.uid ? std::to_string(*p.uid) : "?", p.gpu_memory_mb, Printable(p.username),
+                            Printable(p.command.substr(0, 80))));
     if (i < report.devices.size())
       for (const std::string& n : report.devices[i].notes) ctx.Print("  note: " + Printable(n));
   }
   if (repeat > 1)
-    ctx.Print(fmt::format("timing: first {:.2f} ms; then {:.3f} ms wall, {:.3f} ms CPU per sample", first_wall,
-                          mean_wall, mean_cpu));
+    ctx.Print(fmt::format("timing: first {:.2f} ms; then {:.3f} ms wall, {:.3f} ms CPU per sample",
+                          first_wall, mean_wall, mean_cpu));
   return rc;
 }
 

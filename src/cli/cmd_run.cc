@@ -6,12 +6,12 @@
 // bk's own lines go to stderr: stdout belongs to the command.
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <fmt/format.h>
 #include <set>
 
 #include "base/strings.h"
@@ -41,7 +41,9 @@ constexpr const char* kHelp =
     "the end (exit 124); a renewal moves that end, a cancel stops it. Ctrl-C is passed on to it.\n"
     "Booking options: see bk --help (same as `bk COUNT DURATION`).\n";
 
-bool IsModeWord(const std::string& a) { return a == "s" || a == "shared" || a == "auto" || a == "x" || a == "exclusive"; }
+bool IsModeWord(const std::string& a) {
+  return a == "s" || a == "shared" || a == "auto" || a == "x" || a == "exclusive";
+}
 
 void Err(Context& ctx, const std::string& line) {
   std::fprintf(ctx.err, "%s\n", line.c_str());
@@ -90,14 +92,16 @@ Result<int> Show(Context& ctx) {
   auto rec = ledger->Recommend(req);
   if (rec && rec->available && rec->placement)
     ctx.Print(fmt::format("run: no booking is active now; earliest suggestion is GPU={} at {}",
-                          JoinInts(rec->placement->gpus), engine::FormatLocal(rec->placement->start, *ctx.zone)));
+                          JoinInts(rec->placement->gpus),
+                          engine::FormatLocal(rec->placement->start, *ctx.zone)));
   else
     ctx.Print("run: no booking is active now");
   ctx.Print("book and run: bk run 1 30m -- python train.py");
   return 0;
 }
 
-Result<int> RunNow(Context& ctx, const std::optional<std::string>& ref, const std::vector<std::string>& command) {
+Result<int> RunNow(Context& ctx, const std::optional<std::string>& ref,
+                   const std::vector<std::string>& command) {
   BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
   BK_ASSIGN_OR_RETURN(auto clock, worker::LiveClock(ctx.config));
   // A ledger on the live clock: its view of "active" follows real time.
@@ -106,7 +110,9 @@ Result<int> RunNow(Context& ctx, const std::optional<std::string>& ref, const st
   engine::Seconds now = ledger->Now();
   auto current = Current(mine.reservations, now);
   if (current.empty())
-    return Invalid("you have no reservation active now; use `bk run 1 30m -- COMMAND` to book the earliest slot and run");
+    return Invalid(
+        "you have no reservation active now; use `bk run 1 30m -- COMMAND` to book the earliest slot and "
+        "run");
   std::vector<engine::Reservation> selected = current;
   if (ref) {
     std::string r(Trim(*ref));
@@ -142,10 +148,12 @@ int ExitFor(const std::string& status, std::optional<int> code) {
 }
 
 // A worker already runs: it launches the job; we show its log as it grows.
-Result<int> Follow(Context& ctx, client::Ledger& ledger, const worker::Settings& settings, const std::string& id) {
-  Err(ctx, fmt::format("run: handed to the running worker; following its log (Ctrl-C stops following, not the "
-                       "job; `bk jl {}` shows it later)",
-                       id.substr(0, 8)));
+Result<int> Follow(Context& ctx, client::Ledger& ledger, const worker::Settings& settings,
+                   const std::string& id) {
+  Err(ctx,
+      fmt::format("run: handed to the running worker; following its log (Ctrl-C stops following, not the "
+                  "job; `bk jl {}` shows it later)",
+                  id.substr(0, 8)));
   worker::StopHandlers handlers;
   std::string path = worker::LogPath(settings.job_dir, id);
   off_t offset = 0;
@@ -153,16 +161,18 @@ Result<int> Follow(Context& ctx, client::Ledger& ledger, const worker::Settings&
   auto pump = [&] {
     int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return;
-    struct stat st{};
+    struct stat st {};
     if (fstat(fd, &st) == 0 && st.st_uid == getuid()) {
       if (st.st_size < offset) offset = 0, header_skipped = false;  // a new segment
       std::string chunk;
       char buf[65536];
       ssize_t n;
-      while ((n = pread(fd, buf, sizeof(buf), offset + static_cast<off_t>(chunk.size()))) > 0) chunk.append(buf, n);
+      while ((n = pread(fd, buf, sizeof(buf), offset + static_cast<off_t>(chunk.size()))) > 0)
+        chunk.append(buf, n);
       if (!header_skipped) {
         auto nl = chunk.find('\n');
-        if (nl == std::string::npos) chunk.clear();
+        if (nl == std::string::npos)
+          chunk.clear();
         else {
           offset += static_cast<off_t>(nl + 1);
           chunk.erase(0, nl + 1);
@@ -186,12 +196,14 @@ Result<int> Follow(Context& ctx, client::Ledger& ledger, const worker::Settings&
           pump();
           Err(ctx, fmt::format("run: {} {}{}", s, id.substr(0, 8),
                                v.job.message.empty() ? "" : " (" + v.job.message + ")"));
-          return ExitFor(s, v.job.exit_code ? std::optional<int>(static_cast<int>(*v.job.exit_code)) : std::nullopt);
+          return ExitFor(
+              s, v.job.exit_code ? std::optional<int>(static_cast<int>(*v.job.exit_code)) : std::nullopt);
         }
       }
     }
     if (worker::StopRequested()) {
-      Err(ctx, fmt::format("run: stopped following; the job stays with your worker (`bk jl {}`)", id.substr(0, 8)));
+      Err(ctx, fmt::format("run: stopped following; the job stays with your worker (`bk jl {}`)",
+                           id.substr(0, 8)));
       return 130;
     }
     worker::StopHandlers::Sleep(0.5);
@@ -202,8 +214,8 @@ Result<int> RunBooked(Context& ctx, const service::BookingOutcome& o) {
   const engine::Reservation& r = o.reservation;
   Err(ctx, BookingLine(o.status, r, ctx.ledger->policy(), *ctx.zone));
   if (!o.job)
-    return Invalid(fmt::format("this booking already existed without the command; run it with `bk run {} -- ...`",
-                               r.ShortId()));
+    return Invalid(fmt::format(
+        "this booking already existed without the command; run it with `bk run {} -- ...`", r.ShortId()));
   BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
   BK_ASSIGN_OR_RETURN(auto clock, worker::LiveClock(ctx.config));
   BK_ASSIGN_OR_RETURN(auto ledger, client::Open(ctx.config, *clock));
@@ -211,8 +223,9 @@ Result<int> RunBooked(Context& ctx, const service::BookingOutcome& o) {
   if (worker::Inspect(settings.job_dir, identity, getuid(), clock->Now()).running.value_or(false))
     return Follow(ctx, *ledger, settings, r.id);
   if (r.start > clock->Now())
-    Err(ctx, fmt::format("run: waiting for the booking to start at {} (Ctrl-C leaves the job queued for your worker)",
-                         engine::FormatLocal(r.start, *ctx.zone)));
+    Err(ctx, fmt::format(
+                 "run: waiting for the booking to start at {} (Ctrl-C leaves the job queued for your worker)",
+                 engine::FormatLocal(r.start, *ctx.zone)));
   worker::WorkerOptions opts;
   opts.foreground = true;
   opts.only_reservation = r.id;
@@ -225,9 +238,10 @@ Result<int> RunBooked(Context& ctx, const service::BookingOutcome& o) {
   const worker::ForegroundOutcome& f = w.foreground();
   if (f.status.empty()) {
     if (worker::StopRequested()) {
-      Err(ctx, fmt::format("run: stopped waiting; the job stays queued for your worker (`bk w start`), or cancel "
-                           "the booking with `bk d {}`",
-                           r.ShortId()));
+      Err(ctx,
+          fmt::format("run: stopped waiting; the job stays queued for your worker (`bk w start`), or cancel "
+                      "the booking with `bk d {}`",
+                      r.ShortId()));
       return 130;
     }
     return rc == 0 ? 2 : rc;
@@ -252,11 +266,13 @@ Result<int> RunRun(Context& ctx, const std::vector<std::string>& all) {
   if (args.empty()) return with_command ? RunNow(ctx, std::nullopt, command) : Show(ctx);
   if (args.size() == 1 && args[0][0] != '-' && !IsModeWord(args[0])) {
     if (!with_command)
-      return Invalid(fmt::format("give the command after --, e.g. `bk run {} -- python train.py`", Printable(args[0])));
+      return Invalid(
+          fmt::format("give the command after --, e.g. `bk run {} -- python train.py`", Printable(args[0])));
     return RunNow(ctx, args[0], command);
   }
   if (!with_command)
-    return Invalid("booking-and-run requires a command after --, for example `bk run 1 30m -- python train.py`");
+    return Invalid(
+        "booking-and-run requires a command after --, for example `bk run 1 30m -- python train.py`");
   bool exclusive = false;
   std::vector<std::string> rest = all;
   if (IsModeWord(rest[0])) {

@@ -2,15 +2,15 @@
 // by one ordinary account, no sudo anywhere.
 
 #include <dirent.h>
+#include <fmt/format.h>
 #include <grp.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <fmt/format.h>
-#include <vector>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "base/strings.h"
 #include "cli/args.h"
@@ -28,37 +28,40 @@ namespace {
 
 using nlohmann::json;
 
-
 Result<int64_t> PositiveInt(const std::optional<std::string>& text, const char* name, int64_t lo, int64_t hi,
                             int64_t def) {
   if (!text) return def;
   auto v = ParseUint(Trim(*text));
-  if (!v || *v < lo || *v > hi) return Invalid(fmt::format("{} must be a whole number between {} and {}", name, lo, hi));
+  if (!v || *v < lo || *v > hi)
+    return Invalid(fmt::format("{} must be a whole number between {} and {}", name, lo, hi));
   return *v;
 }
 
 Status MakeDir(const std::string& path, mode_t mode, std::optional<gid_t> gid) {
   if (mkdir(path.c_str(), mode) != 0 && errno != EEXIST)
     return Fail(ErrorKind::kIo, fmt::format("cannot create {}: {}", path, std::strerror(errno)));
-  struct stat st{};
+  struct stat st {};
   if (lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return Invalid(fmt::format("{} is not a directory", path));
   if (gid && chown(path.c_str(), static_cast<uid_t>(-1), *gid) != 0)
-    return Fail(ErrorKind::kIo, fmt::format("cannot give {} to group {}: {}", path, *gid, std::strerror(errno)));
+    return Fail(ErrorKind::kIo,
+                fmt::format("cannot give {} to group {}: {}", path, *gid, std::strerror(errno)));
   if (chmod(path.c_str(), mode) != 0) return Fail(ErrorKind::kIo, fmt::format("cannot chmod {}", path));
   return Ok();
 }
 
 bool OnNetworkFs(const std::string& path) {
-  struct statfs fs{};
+  struct statfs fs {};
   if (statfs(path.c_str(), &fs) != 0) return false;
-  return fs.f_type == 0x6969 /* NFS */ || fs.f_type == 0x65735546 /* FUSE */ || fs.f_type == 0xFF534D42 /* CIFS */;
+  return fs.f_type == 0x6969 /* NFS */ || fs.f_type == 0x65735546 /* FUSE */ ||
+         fs.f_type == 0xFF534D42 /* CIFS */;
 }
 
 Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> dir, gpus, cpus, ram, access, group, slot, shared;
-  ArgSpec spec("bk server init", "Create a shared GPUBK server owned by you: a directory with its config, ledger and "
-                                 "socket. No sudo needed.");
+  ArgSpec spec("bk server init",
+               "Create a shared GPUBK server owned by you: a directory with its config, ledger and "
+               "socket. No sudo needed.");
   spec.Option("--directory", &dir, "absolute path of a new or empty directory", "DIR");
   spec.Option("--gpu-count", &gpus, "number of GPUs (default: detected)", "N");
   spec.Option("--cpus", &cpus, "host CPU budget shared by all bookings (off when omitted)", "N");
@@ -69,18 +72,22 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
   spec.Option("--max-shared", &shared, "shared slots per GPU (default 2)", "N");
   BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
   if (help) return 0;
-  if (!dir) return Invalid("give the server directory: bk server init --directory /absolute/path/gpubk-server");
+  if (!dir)
+    return Invalid("give the server directory: bk server init --directory /absolute/path/gpubk-server");
   std::string d = *dir;
   while (d.size() > 1 && d.back() == '/') d.pop_back();
-  if (d.empty() || d[0] != '/') return Invalid(fmt::format("--directory must be an absolute path, not {}", *dir));
+  if (d.empty() || d[0] != '/')
+    return Invalid(fmt::format("--directory must be an absolute path, not {}", *dir));
   uid_t me = sys::CurrentUid();
   config::ServerSpec s;
   s.directory = d;
   s.owner_uid = me;
   s.owner = sys::UserName(me);
   int detected = 1;
-  if (!ctx.config.gpu_sim_file.empty()) detected = gpu::CountSimulatedGpus(ctx.config.gpu_sim_file).value_or(1);
-  else detected = ctx.config.policy.gpu_count;
+  if (!ctx.config.gpu_sim_file.empty())
+    detected = gpu::CountSimulatedGpus(ctx.config.gpu_sim_file).value_or(1);
+  else
+    detected = ctx.config.policy.gpu_count;
   BK_ASSIGN_OR_RETURN(int64_t n, PositiveInt(gpus, "--gpu-count", 1, 1024, detected));
   s.gpu_count = static_cast<int>(n);
   if (cpus) {
@@ -90,7 +97,8 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
     BK_ASSIGN_OR_RETURN(s.host_ram_mb, engine::ParseSizeMb(*ram, "--ram"));
   }
   BK_ASSIGN_OR_RETURN(int64_t sm, PositiveInt(slot, "--slot-minutes", 1, 60, 5));
-  if (60 % sm != 0) return Invalid("--slot-minutes must divide one hour: 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30 or 60");
+  if (60 % sm != 0)
+    return Invalid("--slot-minutes must divide one hour: 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30 or 60");
   s.slot_minutes = static_cast<int>(sm);
   BK_ASSIGN_OR_RETURN(int64_t ms, PositiveInt(shared, "--max-shared", 1, 10000, 2));
   s.max_shared = static_cast<int>(ms);
@@ -98,7 +106,7 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
   std::optional<gid_t> gid;
   if (s.access == "group") {
     if (!group) return Invalid("--access group needs --group NAME");
-    struct group g{};
+    struct group g {};
     struct group* res = nullptr;
     char buf[16384];
     if (getgrnam_r(group->c_str(), &g, buf, sizeof(buf), &res) != 0 || !res)
@@ -111,9 +119,10 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
       std::vector<gid_t> mine(getgroups(0, nullptr));
       int n = getgroups(static_cast<int>(mine.size()), mine.data());
       if (n < 0 || std::find(mine.begin(), mine.begin() + n, *gid) == mine.begin() + n)
-        return Invalid(fmt::format("you are not in group {}; join it (an administrator runs `usermod -aG {} {}`), log "
-                                   "in again, and retry",
-                                   *group, *group, s.owner));
+        return Invalid(
+            fmt::format("you are not in group {}; join it (an administrator runs `usermod -aG {} {}`), log "
+                        "in again, and retry",
+                        *group, *group, s.owner));
     }
   } else if (s.access != "world") {
     return Invalid("--access must be world or group");
@@ -122,11 +131,12 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
   }
   // The directory: new, or existing and empty; real; ours; parents safe.
   BK_TRY(sys::CheckTrustedAncestors(d, me));
-  struct stat st{};
+  struct stat st {};
   if (lstat(d.c_str(), &st) == 0) {
     if (S_ISLNK(st.st_mode)) return Invalid(fmt::format("{} is a symbolic link; use the real path", d));
     if (!S_ISDIR(st.st_mode)) return Invalid(fmt::format("{} exists and is not a directory", d));
-    if (st.st_uid != me) return Invalid(fmt::format("{} belongs to {}; use a directory you own", d, sys::UserName(st.st_uid)));
+    if (st.st_uid != me)
+      return Invalid(fmt::format("{} belongs to {}; use a directory you own", d, sys::UserName(st.st_uid)));
     bool empty = true;
     if (DIR* h = opendir(d.c_str())) {
       while (dirent* e = readdir(h))
@@ -146,13 +156,14 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
     return Fail(ErrorKind::kIo, fmt::format("cannot give {} to group {}", cfg_path, s.group));
   store::OpenOptions o{d + "/data/ledger.db", true, me, 10000, false};
   BK_TRY(store::LedgerStore::Open(o));
-  ctx.Print(fmt::format("initialized: {} (owner {}, {} GPUs, access {}{}{})", d, s.owner, s.gpu_count, s.access,
-                        s.host_cpus ? fmt::format(", {} CPUs", *s.host_cpus) : "",
+  ctx.Print(fmt::format("initialized: {} (owner {}, {} GPUs, access {}{}{})", d, s.owner, s.gpu_count,
+                        s.access, s.host_cpus ? fmt::format(", {} CPUs", *s.host_cpus) : "",
                         s.host_ram_mb ? ", RAM " + engine::FormatSizeMb(*s.host_ram_mb) : ""));
   if (OnNetworkFs(d))
-    ctx.Warn(fmt::format("{} is on a network or FUSE file system; the daemon holds the ledger alone, which works, but "
-                         "a local disk is faster and safer",
-                         d));
+    ctx.Warn(fmt::format(
+        "{} is on a network or FUSE file system; the daemon holds the ledger alone, which works, but "
+        "a local disk is faster and safer",
+        d));
   ctx.Print("next:");
   ctx.Print(fmt::format("  bk server connect {}", cfg_path));
   ctx.Print(fmt::format("  bk server serve --config {}    # keep it running, e.g. in tmux", cfg_path));
@@ -161,11 +172,13 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
 
 Result<int> Connect(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> path;
-  ArgSpec spec("bk server connect", "Use the shared server described by CONFIG from now on (remembered for you).");
+  ArgSpec spec("bk server connect",
+               "Use the shared server described by CONFIG from now on (remembered for you).");
   spec.Positional("config", &path, "the server's config.json");
   BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
   if (help) return 0;
-  if (!path) return Invalid("give the server's config.json, e.g. bk server connect /srv/gpubk-server/config.json");
+  if (!path)
+    return Invalid("give the server's config.json, e.g. bk server connect /srv/gpubk-server/config.json");
   if ((*path)[0] != '/') return Invalid(fmt::format("{} must be an absolute path", *path));
   BK_ASSIGN_OR_RETURN(config::Config c, config::LoadServer(*path, config::ProcessEnv(), true));
   auto ledger = client::OpenRemote(c, *ctx.clock);
@@ -173,8 +186,10 @@ Result<int> Connect(Context& ctx, const std::vector<std::string>& args) {
   BK_TRY(sys::EnsurePrivateDir(sys::Dirname(conn), 0700, sys::CurrentUid()));
   BK_TRY(sys::WriteFileAtomic(conn, json{{"config", *path}}.dump(2) + "\n", 0600));
   ctx.Print(fmt::format("connected: {} (owner {}, socket {})", *path, c.owner, c.socket_path));
-  if (!ledger) ctx.Warn(ledger.error().message);
-  else ctx.Print(fmt::format("server: reachable as {}", (*ledger)->actor().username));
+  if (!ledger)
+    ctx.Warn(ledger.error().message);
+  else
+    ctx.Print(fmt::format("server: reachable as {}", (*ledger)->actor().username));
   return 0;
 }
 
@@ -214,7 +229,8 @@ Result<int> StatusCmd(Context& ctx, const std::vector<std::string>& args) {
     auto ledger = ctx.Ledger();
     doc["reachable"] = ledger.has_value();
     if (ledger) {
-      doc["actor"] = {{"uid", (*ledger)->actor().uid}, {"username", (*ledger)->actor().username},
+      doc["actor"] = {{"uid", (*ledger)->actor().uid},
+                      {"username", (*ledger)->actor().username},
                       {"admin", (*ledger)->actor().admin}};
     } else {
       doc["error"] = ledger.error().message;
@@ -227,10 +243,11 @@ Result<int> StatusCmd(Context& ctx, const std::vector<std::string>& args) {
     if (c.deployment == config::Deployment::kPrivate) {
       ctx.Print("ledger: " + c.ledger_path);
     } else {
-      ctx.Print(fmt::format("config: {}\nsocket: {}\nowner: {} (UID {})", c.server_config, c.socket_path, c.owner,
-                            c.owner_uid));
+      ctx.Print(fmt::format("config: {}\nsocket: {}\nowner: {} (UID {})", c.server_config, c.socket_path,
+                            c.owner, c.owner_uid));
       ctx.Print(doc["reachable"].get<bool>()
-                    ? fmt::format("daemon: reachable; you are {}{}", doc["actor"]["username"].get<std::string>(),
+                    ? fmt::format("daemon: reachable; you are {}{}",
+                                  doc["actor"]["username"].get<std::string>(),
                                   doc["actor"]["admin"].get<bool>() ? " (administrator)" : "")
                     : "daemon: not reachable; " + doc["error"].get<std::string>());
     }
@@ -240,8 +257,9 @@ Result<int> StatusCmd(Context& ctx, const std::vector<std::string>& args) {
 
 Result<int> ServeCmd(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> path;
-  ArgSpec spec("bk server serve", "Run the server's daemon in the foreground (keep it in tmux, or under systemd). "
-                                  "Stops cleanly on Ctrl-C or SIGTERM.");
+  ArgSpec spec("bk server serve",
+               "Run the server's daemon in the foreground (keep it in tmux, or under systemd). "
+               "Stops cleanly on Ctrl-C or SIGTERM.");
   spec.Option("--config", &path, "the server's config.json", "CONFIG");
   BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
   if (help) return 0;
@@ -257,7 +275,8 @@ Result<int> RunServer(Context& ctx, const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
     ctx.Print(
         "usage: bk server init|connect|disconnect|status|serve ...\n\n"
-        "  bk server init --directory DIR [--gpu-count N] [--cpus N] [--ram SIZE] [--access world|group --group NAME]\n"
+        "  bk server init --directory DIR [--gpu-count N] [--cpus N] [--ram SIZE] [--access world|group "
+        "--group NAME]\n"
         "                 [--slot-minutes M] [--max-shared N]\n"
         "  bk server connect DIR/config.json\n"
         "  bk server serve --config DIR/config.json\n"
@@ -271,7 +290,8 @@ Result<int> RunServer(Context& ctx, const std::vector<std::string>& args) {
   if (args[0] == "disconnect") return Disconnect(ctx, rest);
   if (args[0] == "status") return StatusCmd(ctx, rest);
   if (args[0] == "serve") return ServeCmd(ctx, rest);
-  return Invalid(fmt::format("unknown server command {}; use init, connect, disconnect, status or serve", args[0]));
+  return Invalid(
+      fmt::format("unknown server command {}; use init, connect, disconnect, status or serve", args[0]));
 }
 
 }  // namespace bk::cli

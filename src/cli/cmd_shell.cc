@@ -1,10 +1,10 @@
 // bk shell init [bash|zsh], bk shell env [--json]: GPU visibility for a plain shell.
 
+#include <fmt/format.h>
 #include <limits.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fmt/format.h>
 
 #include "base/strings.h"
 #include "cli/args.h"
@@ -35,9 +35,8 @@ shell::ShellEnv Compute(Context& ctx) {
   // Sampling (NVML) only when some GPU is to be shown: the UUIDs.
   if (shell::NeedsSnapshot(mine->reservations, now))
     snapshot = worker::Sampler(ctx.config).Sample((*ledger)->policy().gpu_count);
-  return shell::ComputeShellEnv(mine->reservations, now, snapshot, [&](engine::Seconds t) {
-    return engine::FormatLocalClock(t, *ctx.zone);
-  });
+  return shell::ComputeShellEnv(mine->reservations, now, snapshot,
+                                [&](engine::Seconds t) { return engine::FormatLocalClock(t, *ctx.zone); });
 }
 
 }  // namespace
@@ -45,14 +44,16 @@ shell::ShellEnv Compute(Context& ctx) {
 Result<int> RunShell(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> action, shell_name;
   bool json = false;
-  ArgSpec spec("bk shell", "Make a shell see only the GPUs you have booked now.\n"
-                           "  eval \"$(bk shell init)\"   in ~/.bashrc or ~/.zshrc\n"
-                           "  bk shell env [--json]     the raw values the prompt hook reads");
+  ArgSpec spec("bk shell",
+               "Make a shell see only the GPUs you have booked now.\n"
+               "  eval \"$(bk shell init)\"   in ~/.bashrc or ~/.zshrc\n"
+               "  bk shell env [--json]     the raw values the prompt hook reads");
   spec.Positional("action", &action, "init | env");
   spec.Positional("shell", &shell_name, "bash | zsh (init; default: from $SHELL)");
   spec.Flag("--json", &json, "env: the gpubk.shell-env.v1 document");
-  spec.Footer("The hook re-reads your bookings only when one starts or ends, after a `bk` command typed in that "
-              "shell, or when you run bk_gpu_refresh; in between it starts no process.");
+  spec.Footer(
+      "The hook re-reads your bookings only when one starts or ends, after a `bk` command typed in that "
+      "shell, or when you run bk_gpu_refresh; in between it starts no process.");
   BK_TRY(spec.Parse(args));
   if (spec.help_requested()) {
     ctx.Print(spec.Help());

@@ -16,7 +16,6 @@
 namespace bk::cli {
 namespace {
 
-
 Result<uint32_t> ParseUser(const std::string& raw) {
   std::string text(Trim(raw));
   if (text == "me") return sys::CurrentUid();

@@ -1,7 +1,8 @@
 // bk st, bk g, bk tl, bk slots: read-only views of GPUs and the calendar.
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -18,7 +19,6 @@ namespace {
 
 using engine::Reservation;
 using engine::Seconds;
-
 
 std::string Clip14(const std::string& s) { return s.size() <= 14 ? s : s.substr(0, 13) + "+"; }
 
@@ -96,7 +96,8 @@ Result<std::string> Timeline(const Context& ctx, const service::StatusView& view
   if (window % step != 0) return Invalid("--window must be an exact multiple of --step");
   Seconds cells = window / step;
   if (cells > 240)
-    return Invalid(fmt::format("timeline would contain {} cells; increase --step or use --step auto (maximum 240)", cells));
+    return Invalid(fmt::format(
+        "timeline would contain {} cells; increase --step or use --step auto (maximum 240)", cells));
   Seconds from = now;
   if (a.from) {
     BK_ASSIGN_OR_RETURN(from, engine::ParseViewTime(*a.from, now, *ctx.zone));
@@ -107,12 +108,13 @@ Result<std::string> Timeline(const Context& ctx, const service::StatusView& view
   const engine::Zone& z = *ctx.zone;
   static const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
   engine::CivilTime ls = z.ToLocal(start);
-  std::string end_text = engine::FormatLocalShort(end, z).substr(0, 5) == engine::FormatLocalShort(start, z).substr(0, 5)
-                             ? engine::FormatLocalClock(end, z)
-                             : engine::FormatLocalShort(end, z);
-  std::string out = fmt::format("Timeline | {} {}->{} | {}/cell | {} cells\n",
-                                kDays[engine::Weekday(engine::CivilToEpoch(ls))], engine::FormatLocalShort(start, z),
-                                end_text, engine::FormatDuration(step), cells);
+  std::string end_text =
+      engine::FormatLocalShort(end, z).substr(0, 5) == engine::FormatLocalShort(start, z).substr(0, 5)
+          ? engine::FormatLocalClock(end, z)
+          : engine::FormatLocalShort(end, z);
+  std::string out = fmt::format(
+      "Timeline | {} {}->{} | {}/cell | {} cells\n", kDays[engine::Weekday(engine::CivilToEpoch(ls))],
+      engine::FormatLocalShort(start, z), end_text, engine::FormatDuration(step), cells);
   int per_block = std::max<int>(12, (width - 6) / 3 / 12 * 12);
   auto rstrip = [](std::string s) {
     while (!s.empty() && s.back() == ' ') s.pop_back();
@@ -143,7 +145,8 @@ Result<std::string> Timeline(const Context& ctx, const service::StatusView& view
         int units = 0;
         bool mine = false, excl_me = false, excl_other = false;
         for (const auto& r : view.reservations) {
-          if (r.status == engine::Status::kCancelled || !OnGpu(r, g) || !(r.start < ce && r.end > cs)) continue;
+          if (r.status == engine::Status::kCancelled || !OnGpu(r, g) || !(r.start < ce && r.end > cs))
+            continue;
           if (r.mode == engine::Mode::kExclusive) {
             (r.uid == me ? excl_me : excl_other) = true;
           } else {
@@ -151,10 +154,14 @@ Result<std::string> Timeline(const Context& ctx, const service::StatusView& view
             if (r.uid == me) mine = true;
           }
         }
-        if (blackout) cell = "##";
-        else if (excl_me) cell = "MX";
-        else if (excl_other) cell = "XX";
-        else if (units) cell = std::string(mine ? "M" : "S") + (units >= 10 ? "+" : std::to_string(units));
+        if (blackout)
+          cell = "##";
+        else if (excl_me)
+          cell = "MX";
+        else if (excl_other)
+          cell = "XX";
+        else if (units)
+          cell = std::string(mine ? "M" : "S") + (units >= 10 ? "+" : std::to_string(units));
         row += cell + " ";
       }
       out += rstrip(row) + "\n";
@@ -166,7 +173,8 @@ Result<std::string> Timeline(const Context& ctx, const service::StatusView& view
   for (const auto& bo : p.blackouts)
     if (bo.start < end && bo.end > start)
       out += fmt::format("Blackout: {} | {}\n", surface::RangeText(bo.start, bo.end, z), bo.reason);
-  out += fmt::format("Control: --from 20:00 --window 8h --step {} | --step auto\n", engine::FormatDuration(p.slot * 3));
+  out += fmt::format("Control: --from 20:00 --window 8h --step {} | --step auto\n",
+                     engine::FormatDuration(p.slot * 3));
   return out;
 }
 
@@ -208,10 +216,10 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   int width = surface::TerminalWidth(1, 100);
   bool model = width >= 88;
   std::string out = "GPU status\n";
-  out += model ? fmt::format("{:<4} {:<14} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", "GPU", "Model", "Util",
-                             "VRAM free/total", "Proc", "State", "Used", "Max", "X-free")
-               : fmt::format("{:<4} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", "GPU", "Util", "VRAM free/total",
-                             "Proc", "State", "Used", "Max", "X-free");
+  out += model ? fmt::format("{:<4} {:<14} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", "GPU", "Model",
+                             "Util", "VRAM free/total", "Proc", "State", "Used", "Max", "X-free")
+               : fmt::format("{:<4} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", "GPU", "Util",
+                             "VRAM free/total", "Proc", "State", "Used", "Max", "X-free");
   for (int g : gpus) {
     const service::GpuView& v = view.gpus[g];
     const gpu::DeviceSample& d = view.snapshot.devices[g];
@@ -231,11 +239,11 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
     std::string used_text = excl ? "X" : std::to_string(used);
     std::string xfree = WhenText(u.next_free, now, *ctx.zone);
     if (model)
-      out += fmt::format("{:<4} {:<14} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", g, name, util, MemText(v), procs,
-                         state, used_text, p.share_capacity, xfree);
+      out += fmt::format("{:<4} {:<14} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", g, name, util,
+                         MemText(v), procs, state, used_text, p.share_capacity, xfree);
     else
-      out += fmt::format("{:<4} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", g, util, MemText(v), procs, state,
-                         used_text, p.share_capacity, xfree);
+      out += fmt::format("{:<4} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", g, util, MemText(v), procs,
+                         state, used_text, p.share_capacity, xfree);
     if (verbose)
       for (const auto& pr : d.processes)
         out += fmt::format("     pid={} uid={} user={} sm={} mem={}MiB cmd={}\n", pr.pid,
@@ -248,8 +256,8 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   for (const auto& r : view.reservations)
     if (r.ActiveAt(now)) active.push_back(r);
   const std::vector<Reservation>& mine = view.mine;
-  out += fmt::format("Reservations: {} active, {} yours | `bk l` details | `bk tl` timeline\n", view.active_count,
-                     mine.size());
+  out += fmt::format("Reservations: {} active, {} yours | `bk l` details | `bk tl` timeline\n",
+                     view.active_count, mine.size());
   for (size_t i = 0; i < mine.size() && i < 8; ++i) {
     const auto& r = mine[i];
     std::string req = r.mode == engine::Mode::kShared ? fmt::format("req={} ", r.share_units) : "all   ";
@@ -263,13 +271,15 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
     for (const auto& r : active) {
       if (r.uid == me) continue;
       if (!header) out += "Other reservations\n", header = true;
-      out += fmt::format("  {} {:<9} {}GPU={:<7} {} {}\n", r.ShortId(), engine::ModeName(r.mode), surface::ShareText(r, p),
-                         JoinInts(r.gpus), r.username, surface::RangeText(r.start, r.end, *ctx.zone));
+      out += fmt::format("  {} {:<9} {}GPU={:<7} {} {}\n", r.ShortId(), engine::ModeName(r.mode),
+                         surface::ShareText(r, p), JoinInts(r.gpus), r.username,
+                         surface::RangeText(r.start, r.end, *ctx.zone));
     }
   }
   std::fputs(out.c_str(), ctx.out);
   if (timeline) {
-    BK_ASSIGN_OR_RETURN(std::string tl, Timeline(ctx, view, me, p, ta, gpus, ctx.config.timeline_hours * 3600));
+    BK_ASSIGN_OR_RETURN(std::string tl,
+                        Timeline(ctx, view, me, p, ta, gpus, ctx.config.timeline_hours * 3600));
     std::fputs(("\n" + tl).c_str(), ctx.out);
   }
   return 0;
@@ -299,7 +309,8 @@ Result<int> RunTimeline(Context& ctx, const std::vector<std::string>& args) {
   if (ta.window) {
     BK_ASSIGN_OR_RETURN(window, engine::ParseDuration(*ta.window));
   }
-  BK_ASSIGN_OR_RETURN(service::StatusView view, ledger->Status(from - 2 * engine::kDay, from + window + engine::kDay));
+  BK_ASSIGN_OR_RETURN(service::StatusView view,
+                      ledger->Status(from - 2 * engine::kDay, from + window + engine::kDay));
   BK_ASSIGN_OR_RETURN(std::string tl, Timeline(ctx, view, ledger->actor().uid, p, ta, gpus,
                                                ctx.config.timeline_hours * 3600));
   std::fputs(tl.c_str(), ctx.out);
@@ -357,7 +368,8 @@ Result<int> RunSlots(Context& ctx, const std::vector<std::string>& args) {
                         engine::FormatDuration(req.duration), share));
   bool wide = surface::TerminalWidth(1, 100) >= 88;
   if (wide)
-    ctx.Print(fmt::format(" # {:<12} {:<22} {:<22} {:<8} {:>10}", "GPUs", "Start", "End", "Live", "Free now"));
+    ctx.Print(
+        fmt::format(" # {:<12} {:<22} {:<22} {:<8} {:>10}", "GPUs", "Start", "End", "Live", "Free now"));
   else
     ctx.Print(fmt::format(" # {:<8} {:<11} {:<11} {:<8} {:>8}", "GPUs", "Start", "End", "Live", "Free"));
   for (size_t i = 0; i < r.options.size(); ++i) {
@@ -365,11 +377,12 @@ Result<int> RunSlots(Context& ctx, const std::vector<std::string>& args) {
     std::string free = o.free_now_mb ? engine::FormatSizeMb(*o.free_now_mb) : "unknown";
     if (wide)
       ctx.Print(fmt::format("{:>2} {:<12} {:<22} {:<22} {:<8} {:>10}", i + 1, JoinInts(o.gpus),
-                            engine::FormatLocal(o.start, *ctx.zone), engine::FormatLocal(o.end, *ctx.zone), o.live, free));
+                            engine::FormatLocal(o.start, *ctx.zone), engine::FormatLocal(o.end, *ctx.zone),
+                            o.live, free));
     else
       ctx.Print(fmt::format("{:>2} {:<8} {:<11} {:<11} {:<8} {:>8}", i + 1, JoinInts(o.gpus),
-                            engine::FormatLocalShort(o.start, *ctx.zone), engine::FormatLocalShort(o.end, *ctx.zone),
-                            o.live, free));
+                            engine::FormatLocalShort(o.start, *ctx.zone),
+                            engine::FormatLocalShort(o.end, *ctx.zone), o.live, free));
   }
   if (r.truncated_combinations) ctx.Print("note: evaluated the best 2048 GPU combinations");
   const auto& best = r.options[0];
@@ -393,7 +406,8 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
   int count = 1;
   if (count_text) {
     auto v = ParseUint(Trim(*count_text));
-    if (!v || *v < 1 || *v > p.gpu_count) return Invalid(fmt::format("count must be between 1 and {}", p.gpu_count));
+    if (!v || *v < 1 || *v > p.gpu_count)
+      return Invalid(fmt::format("count must be between 1 and {}", p.gpu_count));
     count = static_cast<int>(*v);
   }
   Seconds now = ledger->Now();
@@ -415,8 +429,9 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
   std::vector<Reservation> running;
   for (const auto& r : view.reservations)
     if (r.uid == me && r.ActiveAt(now) && r.start <= now) running.push_back(r);
-  std::sort(running.begin(), running.end(),
-            [](const Reservation& a, const Reservation& b) { return std::tie(a.end, a.id) < std::tie(b.end, b.id); });
+  std::sort(running.begin(), running.end(), [](const Reservation& a, const Reservation& b) {
+    return std::tie(a.end, a.id) < std::tie(b.end, b.id);
+  });
   if (!count_text && !running.empty()) {
     std::set<int> all;
     for (const auto& r : running) all.insert(r.gpus.begin(), r.gpus.end());
@@ -425,9 +440,11 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
     ctx.Print(fmt::format("{:>4} {:<8} {:<6} {:<10} {:<8} {:>6}", "#", "ID", "Mode", "GPU", "Until", "Left"));
     for (size_t i = 0; i < running.size() && i < 8; ++i) {
       const auto& r = running[i];
-      std::string mode = r.mode == engine::Mode::kExclusive ? "X" : fmt::format("S{}/{}", r.share_units, p.share_capacity);
-      ctx.Print(fmt::format("{:>4} {:<8} {:<6} {:<10} {:<8} {:>6}", i + 1, r.ShortId(), mode, JoinInts(r.gpus),
-                            engine::FormatLocalClock(r.end, *ctx.zone), engine::FormatDuration(r.end - now)));
+      std::string mode =
+          r.mode == engine::Mode::kExclusive ? "X" : fmt::format("S{}/{}", r.share_units, p.share_capacity);
+      ctx.Print(fmt::format("{:>4} {:<8} {:<6} {:<10} {:<8} {:>6}", i + 1, r.ShortId(), mode,
+                            JoinInts(r.gpus), engine::FormatLocalClock(r.end, *ctx.zone),
+                            engine::FormatDuration(r.end - now)));
     }
     if (running.size() > 8) ctx.Print(fmt::format("  +{} more; use `bk l`", running.size() - 8));
     ctx.Print("Live GPU state");
@@ -447,12 +464,15 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
   }
   const auto& pl = *rec.placement;
   std::string when = pl.start <= now ? "now" : "suggested " + engine::FormatLocal(pl.start, *ctx.zone);
-  std::string at = pl.start <= p.grid().Floor(now) ? "" : fmt::format(" --at \"{}\"", engine::FormatLocalShort(pl.start, *ctx.zone));
+  std::string at = pl.start <= p.grid().Floor(now)
+                       ? ""
+                       : fmt::format(" --at \"{}\"", engine::FormatLocalShort(pl.start, *ctx.zone));
   if (count == 1) {
     ctx.Print(fmt::format("GPU {} | {} | {}", pl.gpus[0], pl.start <= now ? "suggested now" : when,
                           LiveLine(view.gpus[pl.gpus[0]])));
   } else {
-    ctx.Print(fmt::format("{} GPUs | {} | {}", count, pl.start <= now ? "suggested now" : when, JoinInts(pl.gpus)));
+    ctx.Print(
+        fmt::format("{} GPUs | {} | {}", count, pl.start <= now ? "suggested now" : when, JoinInts(pl.gpus)));
     for (int g : pl.gpus) ctx.Print(fmt::format("  GPU {}: {}", g, LiveLine(view.gpus[g])));
   }
   ctx.Print(fmt::format("book: bk {} {} --gpu {}{}", count, dur, JoinInts(pl.gpus), at));

@@ -1,10 +1,10 @@
 // bk worker, bk w [start|once|status], bk service install|show|uninstall worker.
 
+#include <fmt/format.h>
 #include <limits.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fmt/format.h>
 
 #include "base/strings.h"
 #include "cli/args.h"
@@ -36,8 +36,10 @@ Result<double> PositiveNumber(const std::optional<std::string>& text, const char
 Result<int> Status(Context& ctx, const worker::Settings& settings, bool json, bool require_running) {
   worker::WorkerStatus s =
       worker::Inspect(settings.job_dir, worker::InstanceIdentity(ctx.config), getuid(), ctx.clock->Now());
-  if (json) ctx.Print(worker::StatusJson(s, sys::UserName(getuid())));
-  else ctx.Print(worker::StatusLine(s, *ctx.zone));
+  if (json)
+    ctx.Print(worker::StatusJson(s, sys::UserName(getuid())));
+  else
+    ctx.Print(worker::StatusLine(s, *ctx.zone));
   if (require_running && !s.running.value_or(false)) return 2;
   return 0;
 }
@@ -61,8 +63,9 @@ std::string UnitDir(const std::optional<std::string>& target) {
 Result<int> RunWorker(Context& ctx, const std::vector<std::string>& args) {
   bool once = false, quiet = false, status = false, require = false, json = false;
   std::optional<std::string> poll, parallel;
-  ArgSpec spec("bk worker", "Run your worker: it launches your booked commands at their start on exactly the booked "
-                            "GPUs and stops them when the booking ends.");
+  ArgSpec spec("bk worker",
+               "Run your worker: it launches your booked commands at their start on exactly the booked "
+               "GPUs and stops them when the booking ends.");
   spec.Flag("--once", &once, "launch what is due, wait for it, then exit (3 when work is still waiting)");
   spec.Option("--poll", &poll, "seconds between checks (default worker_poll_seconds, 1)", "S");
   spec.Option("--max-parallel", &parallel, "at most N jobs at once (default worker_max_parallel, 64)", "N");
@@ -70,8 +73,9 @@ Result<int> RunWorker(Context& ctx, const std::vector<std::string>& args) {
   spec.Flag("--status", &status, "print the worker's status and exit");
   spec.Flag("--require-running", &require, "like --status, exit 2 unless it runs");
   spec.Flag("--json", &json, "with --status: the gpubk.worker.v1 document");
-  spec.Footer("Exit codes: 0 done, 1 a job failed, 3 work still waiting (--once), 75 another worker is active, 78 "
-              "ledger policy mismatch.\nShortcuts: bk w (status), bk w start, bk w once.");
+  spec.Footer(
+      "Exit codes: 0 done, 1 a job failed, 3 work still waiting (--once), 75 another worker is active, 78 "
+      "ledger policy mismatch.\nShortcuts: bk w (status), bk w start, bk w once.");
   BK_TRY(spec.Parse(args));
   if (spec.help_requested()) {
     ctx.Print(spec.Help());
@@ -112,7 +116,8 @@ Result<int> RunW(Context& ctx, const std::vector<std::string>& args) {
 Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> action, what, target;
   bool force = false;
-  ArgSpec spec("bk service", "Write, show or remove the systemd user unit of your worker. bk never runs systemctl.");
+  ArgSpec spec("bk service",
+               "Write, show or remove the systemd user unit of your worker. bk never runs systemctl.");
   spec.Positional("action", &action, "install | show | uninstall");
   spec.Positional("unit", &what, "worker");
   spec.Option("--target-dir", &target, "where the unit goes (default ~/.config/systemd/user)", "DIR");
@@ -124,7 +129,8 @@ Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
   }
   if (!action || (*action != "install" && *action != "show" && *action != "uninstall"))
     return Invalid("give an action: bk service install|show|uninstall worker");
-  if (!what || *what != "worker") return Invalid("only the worker unit is managed here: bk service install worker");
+  if (!what || *what != "worker")
+    return Invalid("only the worker unit is managed here: bk service install worker");
   if (target && !StartsWith(*target, "/")) return Invalid("--target-dir must be an absolute path");
   BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
   worker::UnitSpec unit;
@@ -156,8 +162,9 @@ Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
     }
     if (unlink(path.c_str()) != 0) return Fail(ErrorKind::kIo, fmt::format("cannot remove {}", path));
     ctx.Print("removed unit: " + path);
-    ctx.Print("not stopped or disabled; run systemctl --user disable --now bk-worker.service and systemctl --user "
-              "daemon-reload");
+    ctx.Print(
+        "not stopped or disabled; run systemctl --user disable --now bk-worker.service and systemctl --user "
+        "daemon-reload");
     return 0;
   }
   if (sys::Exists(path) && !force)
@@ -165,15 +172,19 @@ Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
   BK_TRY(sys::EnsurePrivateDir(dir, 0700, getuid()));
   BK_TRY(sys::WriteFileAtomic(path, text, 0644));
   ctx.Print("installed unit: " + path);
-  ctx.Print("captured data directory: " +
-            (ctx.config.deployment == config::Deployment::kPrivate ? ctx.config.data_dir : ctx.config.server_config));
+  ctx.Print("captured data directory: " + (ctx.config.deployment == config::Deployment::kPrivate
+                                               ? ctx.config.data_dir
+                                               : ctx.config.server_config));
   ctx.Print("captured job log directory: " + settings.job_dir);
   ctx.Print("captured config overrides: " + (overrides.empty() ? std::string("none") : Join(overrides, ",")));
-  ctx.Print("not enabled or started; review it, then run: systemctl --user daemon-reload && systemctl --user enable "
-            "--now bk-worker.service");
+  ctx.Print(
+      "not enabled or started; review it, then run: systemctl --user daemon-reload && systemctl --user "
+      "enable "
+      "--now bk-worker.service");
   ctx.Print("verify: bk w (worker: running ...)");
-  ctx.Print(fmt::format("to keep it running after logout an administrator runs: sudo loginctl enable-linger {}",
-                        sys::UserName(getuid())));
+  ctx.Print(
+      fmt::format("to keep it running after logout an administrator runs: sudo loginctl enable-linger {}",
+                  sys::UserName(getuid())));
   return 0;
 }
 

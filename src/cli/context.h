@@ -37,7 +37,8 @@ Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::str
 using Command = Result<int> (*)(Context& ctx, const std::vector<std::string>& args);
 
 // Commands (one file each under src/cli/).
-Result<int> RunBook(Context& ctx, const std::vector<std::string>& args, const std::string& prog, bool exclusive);
+Result<int> RunBook(Context& ctx, const std::vector<std::string>& args, const std::string& prog,
+                    bool exclusive);
 Result<int> RunList(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunCancel(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunEdit(Context& ctx, const std::vector<std::string>& args);
@@ -52,24 +53,25 @@ Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args)
 Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args);  // hidden
-Result<int> RunAgent(Context& ctx, const std::vector<std::string>& args);  // bk agent|ai
-Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args);    // bk mcp
-Result<int> RunSkill(Context& ctx, const std::vector<std::string>& args);  // bk skill
+Result<int> RunAgent(Context& ctx, const std::vector<std::string>& args);     // bk agent|ai
+Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args);       // bk mcp
+Result<int> RunSkill(Context& ctx, const std::vector<std::string>& args);     // bk skill
 Result<int> RunServer(Context& ctx, const std::vector<std::string>& args);
-Result<int> RunRun(Context& ctx, const std::vector<std::string>& args);        // bk run|r
-Result<int> RunWorker(Context& ctx, const std::vector<std::string>& args);     // bk worker
-Result<int> RunW(Context& ctx, const std::vector<std::string>& args);          // bk w [start|once|status]
-Result<int> RunService(Context& ctx, const std::vector<std::string>& args);    // bk service install|show|uninstall worker
-Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args);       // bk j|jobs
-Result<int> RunJobLog(Context& ctx, const std::vector<std::string>& args);     // bk jl|job-log
-Result<int> RunJobRetry(Context& ctx, const std::vector<std::string>& args);   // bk jr|job-retry
-Result<int> RunShell(Context& ctx, const std::vector<std::string>& args);      // bk shell init|env
+Result<int> RunRun(Context& ctx, const std::vector<std::string>& args);     // bk run|r
+Result<int> RunWorker(Context& ctx, const std::vector<std::string>& args);  // bk worker
+Result<int> RunW(Context& ctx, const std::vector<std::string>& args);       // bk w [start|once|status]
+Result<int> RunService(Context& ctx,
+                       const std::vector<std::string>& args);  // bk service install|show|uninstall worker
+Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args);      // bk j|jobs
+Result<int> RunJobLog(Context& ctx, const std::vector<std::string>& args);    // bk jl|job-log
+Result<int> RunJobRetry(Context& ctx, const std::vector<std::string>& args);  // bk jr|job-retry
+Result<int> RunShell(Context& ctx, const std::vector<std::string>& args);     // bk shell init|env
 
 // A booking with `-- COMMAND` binds a job; `after` (bk run) takes over once it
 // is booked, otherwise the result and the worker's status are printed.
 using AfterBooking = std::function<Result<int>(Context&, const service::BookingOutcome&)>;
-Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& args, const std::string& prog, bool exclusive,
-                        const AfterBooking& after);
+Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& args, const std::string& prog,
+                        bool exclusive, const AfterBooking& after);
 Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args);  // bk m|monitor
 Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args);    // bk u|usage
 

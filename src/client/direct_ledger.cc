@@ -13,8 +13,7 @@ namespace {
 class DirectLedger : public Ledger {
  public:
   DirectLedger(const config::Config& config, const sys::Clock& clock)
-      : source_(gpu::DefaultSource()),
-        service_({&config, &clock, source_.get(), sys::CurrentUid(), false}) {
+      : source_(gpu::DefaultSource()), service_({&config, &clock, source_.get(), sys::CurrentUid(), false}) {
     actor_.uid = sys::CurrentUid();
     actor_.username = sys::UserName(actor_.uid);
     // The private ledger belongs to this user, who administers it.
@@ -29,7 +28,9 @@ class DirectLedger : public Ledger {
   Result<service::BookingOutcome> Create(const service::CreateRequest& r) override {
     return service_.Create(actor_, r);
   }
-  Result<service::BookingOutcome> Edit(const service::EditRequest& r) override { return service_.Edit(actor_, r); }
+  Result<service::BookingOutcome> Edit(const service::EditRequest& r) override {
+    return service_.Edit(actor_, r);
+  }
   Result<service::BookingOutcome> Renew(const service::RenewRequest& r) override {
     return service_.Renew(actor_, r);
   }
@@ -39,11 +40,14 @@ class DirectLedger : public Ledger {
   Result<service::Recommendation> Recommend(const service::CreateRequest& r) override {
     return service_.Recommend(actor_, r);
   }
-  Result<service::SlotsResult> Slots(const service::CreateRequest& r, engine::Seconds from, int limit) override {
+  Result<service::SlotsResult> Slots(const service::CreateRequest& r, engine::Seconds from,
+                                     int limit) override {
     return service_.Slots(actor_, r, from, limit);
   }
   Result<service::ListResult> List(const service::ListQuery& q) override { return service_.List(actor_, q); }
-  Result<service::HistoryView> History(const std::string& ref) override { return service_.History(actor_, ref); }
+  Result<service::HistoryView> History(const std::string& ref) override {
+    return service_.History(actor_, ref);
+  }
   Result<std::vector<store::Event>> Log(int limit) override { return service_.Log(actor_, limit); }
   Result<std::vector<store::Notification>> Notifications(int limit) override {
     return service_.Notifications(actor_, limit);
@@ -58,7 +62,9 @@ class DirectLedger : public Ledger {
   Result<service::ImportSummary> ImportUpstream(const std::string& json_text) override {
     return service_.ImportUpstream(actor_, json_text);
   }
-  Result<std::vector<service::JobView>> Jobs(const service::JobsQuery& q) override { return service_.Jobs(actor_, q); }
+  Result<std::vector<service::JobView>> Jobs(const service::JobsQuery& q) override {
+    return service_.Jobs(actor_, q);
+  }
   Result<service::JobPatchResult> UpdateJob(const service::JobPatch& p) override {
     return service_.UpdateJob(actor_, p);
   }

@@ -26,7 +26,8 @@ class Ledger {
   virtual Result<service::CancelOutcome> Cancel(const service::CancelRequest& r) = 0;
 
   virtual Result<service::Recommendation> Recommend(const service::CreateRequest& r) = 0;
-  virtual Result<service::SlotsResult> Slots(const service::CreateRequest& r, engine::Seconds from, int limit) = 0;
+  virtual Result<service::SlotsResult> Slots(const service::CreateRequest& r, engine::Seconds from,
+                                             int limit) = 0;
   virtual Result<service::ListResult> List(const service::ListQuery& q) = 0;
   virtual Result<service::HistoryView> History(const std::string& ref) = 0;
   virtual Result<std::vector<store::Event>> Log(int limit) = 0;

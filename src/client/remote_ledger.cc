@@ -1,10 +1,10 @@
 // Remote mode: the same Ledger calls as JSON-RPC requests on the server's socket.
 // The daemon identifies us through SO_PEERCRED; nothing we send names a user.
 
+#include <fmt/format.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <fmt/format.h>
 #include <memory>
 
 #include "client/ledger.h"
@@ -68,8 +68,10 @@ class RemoteLedger : public Ledger {
     BK_ASSIGN_OR_RETURN(json j, Call("placement.recommend", rpc::Encode(r)));
     return rpc::DecodeRecommendation(j);
   }
-  Result<service::SlotsResult> Slots(const service::CreateRequest& r, engine::Seconds from, int limit) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("placement.slots", {{"request", rpc::Encode(r)}, {"from", from}, {"limit", limit}}));
+  Result<service::SlotsResult> Slots(const service::CreateRequest& r, engine::Seconds from,
+                                     int limit) override {
+    BK_ASSIGN_OR_RETURN(
+        json j, Call("placement.slots", {{"request", rpc::Encode(r)}, {"from", from}, {"limit", limit}}));
     return rpc::DecodeSlots(j);
   }
   Result<service::ListResult> List(const service::ListQuery& q) override {
@@ -119,10 +121,11 @@ class RemoteLedger : public Ledger {
 
  private:
   Error Unreachable(const std::string& why) const {
-    return Error{ErrorKind::kUnavailable,
-                 fmt::format("the GPUBK server at {} is not reachable ({}); its owner {} must run `bk server serve "
-                             "--config {}` (keep it in tmux)",
-                             config_.socket_path, why, config_.owner, config_.server_config)};
+    return Error{
+        ErrorKind::kUnavailable,
+        fmt::format("the GPUBK server at {} is not reachable ({}); its owner {} must run `bk server serve "
+                    "--config {}` (keep it in tmux)",
+                    config_.socket_path, why, config_.owner, config_.server_config)};
   }
 
   // Forgets a broken connection, so that a long-running client (the worker)
@@ -138,10 +141,11 @@ class RemoteLedger : public Ledger {
       auto fd = server::ConnectUnix(config_.socket_path, 30000);
       if (!fd) {
         if (fd.error().kind == ErrorKind::kPermission)
-          return Fail(ErrorKind::kPermission,
-                      fmt::format("permission denied on {}; ask {} to give you access (bk server init --access group "
-                                  "--group NAME)",
-                                  config_.socket_path, config_.owner));
+          return Fail(
+              ErrorKind::kPermission,
+              fmt::format("permission denied on {}; ask {} to give you access (bk server init --access group "
+                          "--group NAME)",
+                          config_.socket_path, config_.owner));
         return std::unexpected(Unreachable(fd.error().message));
       }
       fd_ = *fd;
@@ -170,7 +174,8 @@ class RemoteLedger : public Ledger {
       ssize_t n = read(fd_, buf, sizeof(buf));
       if (n <= 0) {
         Drop();
-        return std::unexpected(Unreachable(n == 0 ? "the daemon closed the connection" : "no answer in 30 s"));
+        return std::unexpected(
+            Unreachable(n == 0 ? "the daemon closed the connection" : "no answer in 30 s"));
       }
       buffer_.append(buf, static_cast<size_t>(n));
     }
@@ -181,7 +186,8 @@ class RemoteLedger : public Ledger {
       return Fail(ErrorKind::kCorrupt, "the daemon sent a reply that is not JSON");
     }
     if (resp.contains("error")) return std::unexpected(rpc::ErrorFromObject(resp["error"]));
-    if (!resp.contains("result")) return Fail(ErrorKind::kCorrupt, "the daemon sent a reply without a result");
+    if (!resp.contains("result"))
+      return Fail(ErrorKind::kCorrupt, "the daemon sent a reply without a result");
     return resp["result"];
   }
 

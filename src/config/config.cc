@@ -1,15 +1,14 @@
 #include "config/config.h"
 
 #include <dirent.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
-
-#include <cerrno>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
@@ -35,8 +34,10 @@ struct Key {
 
 Result<int64_t> IntValue(const std::string& key, const json& v, int64_t lo, int64_t hi) {
   std::optional<int64_t> n;
-  if (v.is_number_integer()) n = v.get<int64_t>();
-  else if (v.is_string()) n = ParseUint(Trim(v.get<std::string>()));
+  if (v.is_number_integer())
+    n = v.get<int64_t>();
+  else if (v.is_string())
+    n = ParseUint(Trim(v.get<std::string>()));
   if (!n) return Invalid(fmt::format("{} must be an integer", key));
   if (*n < lo || *n > hi) return Invalid(fmt::format("{} must be between {} and {}", key, lo, hi));
   return *n;
@@ -54,7 +55,8 @@ Result<double> FloatValue(const std::string& key, const json& v, double lo, doub
   } else {
     return Invalid(fmt::format("{} must be a number", key));
   }
-  if (!std::isfinite(d) || d < lo || d > hi) return Invalid(fmt::format("{} must be between {} and {}", key, lo, hi));
+  if (!std::isfinite(d) || d < lo || d > hi)
+    return Invalid(fmt::format("{} must be between {} and {}", key, lo, hi));
   return d;
 }
 
@@ -113,7 +115,8 @@ Result<std::map<int, int>> PriorityValue(const std::string& key, const json& v) 
   auto add = [&](const std::string& gpu, int64_t prio) -> Status {
     auto g = ParseUint(Trim(gpu));
     if (!g || *g > 1023) return Invalid(fmt::format("{} GPU index must be between 0 and 1023", key));
-    if (prio < 0 || prio > 1000000) return Invalid(fmt::format("{} priority must be between 0 and 1000000", key));
+    if (prio < 0 || prio > 1000000)
+      return Invalid(fmt::format("{} priority must be between 0 and 1000000", key));
     if (prio) out[static_cast<int>(*g)] = static_cast<int>(prio);
     return Ok();
   };
@@ -145,7 +148,8 @@ bool HasZone(const std::string& s) {
 
 Result<std::vector<engine::Blackout>> BlackoutsValue(const std::string& key, const json& v) {
   BK_ASSIGN_OR_RETURN(json arr, Structured(key, v));
-  if (!arr.is_array()) return Invalid(fmt::format("{} must be a JSON array of {{start_at, end_at, reason}}", key));
+  if (!arr.is_array())
+    return Invalid(fmt::format("{} must be a JSON array of {{start_at, end_at, reason}}", key));
   if (arr.size() > 512) return Invalid(fmt::format("{} may list at most 512 windows", key));
   std::vector<engine::Blackout> out;
   engine::FixedZone utc(0);
@@ -159,16 +163,19 @@ Result<std::vector<engine::Blackout>> BlackoutsValue(const std::string& key, con
     } else if (e.is_array() && e.size() == 3) {
       start = e[0], end = e[1], reason = e[2];
     } else {
-      return Invalid(fmt::format("{}[{}] must be {{start_at, end_at, reason}} or [start, end, reason]", key, i));
+      return Invalid(
+          fmt::format("{}[{}] must be {{start_at, end_at, reason}} or [start, end, reason]", key, i));
     }
     if (!start.is_string() || !end.is_string() || !HasZone(start.get<std::string>()) ||
         !HasZone(end.get<std::string>()))
-      return Invalid(fmt::format("{}[{}] times must be ISO 8601 with a time zone, e.g. 2026-12-01T02:00:00Z", key, i));
+      return Invalid(
+          fmt::format("{}[{}] times must be ISO 8601 with a time zone, e.g. 2026-12-01T02:00:00Z", key, i));
     auto s = engine::ParseIsoTime(start.get<std::string>(), utc);
     auto en = engine::ParseIsoTime(end.get<std::string>(), utc);
     if (!s || !en) return Invalid(fmt::format("{}[{}] has an invalid time", key, i));
     if (*s >= *en) return Invalid(fmt::format("{}[{}] must start before it ends", key, i));
-    if (!reason.is_string() || Trim(reason.get<std::string>()).empty() || reason.get<std::string>().size() > 512)
+    if (!reason.is_string() || Trim(reason.get<std::string>()).empty() ||
+        reason.get<std::string>().size() > 512)
       return Invalid(fmt::format("{}[{}] reason must be 1-512 characters", key, i));
     out.push_back({*s, *en, Printable(reason.get<std::string>())});
   }
@@ -187,122 +194,149 @@ Status Discard(Result<T> r) {
 
 const std::vector<Key>& Keys() {
   static const std::vector<Key> keys = {
-      {"gpu_count", "detected", [](const json& v, Config& c) -> Status {
+      {"gpu_count", "detected",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(c.policy.gpu_count, IntValue("gpu_count", v, 1, 1024));
          c.gpu_count_detected = false;
          return Ok();
        }},
-      {"slot_minutes", "5", [](const json& v, Config& c) -> Status {
+      {"slot_minutes", "5",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(int64_t m, IntValue("slot_minutes", v, 1, 60));
          if (60 % m != 0)
-           return Invalid("slot_minutes must divide one hour; choose one of: 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60");
+           return Invalid(
+               "slot_minutes must divide one hour; choose one of: 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60");
          c.policy.slot = m * 60;
          return Ok();
        }},
-      {"max_shared_users", "2", [](const json& v, Config& c) -> Status {
+      {"max_shared_users", "2",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(c.policy.share_capacity, IntValue("max_shared_users", v, 1, 10000));
          return Ok();
        }},
-      {"queue_search_hours", "168", [](const json& v, Config& c) -> Status {
+      {"queue_search_hours", "168",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(int64_t h, IntValue("queue_search_hours", v, 1, 87600));
          c.policy.queue_search = h * engine::kHour;
          return Ok();
        }},
-      {"booking_horizon_days", "30", [](const json& v, Config& c) -> Status {
+      {"booking_horizon_days", "30",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(int64_t d, IntValue("booking_horizon_days", v, 1, 3650));
          c.policy.horizon = d * engine::kDay;
          return Ok();
        }},
-      {"max_booking_duration_hours", "720", [](const json& v, Config& c) -> Status {
+      {"max_booking_duration_hours", "720",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(int64_t h, IntValue("max_booking_duration_hours", v, 1, 87600));
          c.policy.max_duration = h * engine::kHour;
          return Ok();
        }},
-      {"booking_blackouts", "[]", [](const json& v, Config& c) -> Status {
+      {"booking_blackouts", "[]",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(c.policy.blackouts, BlackoutsValue("booking_blackouts", v));
          return Ok();
        }},
-      {"disabled_gpus", "[]", [](const json& v, Config& c) -> Status {
+      {"disabled_gpus", "[]",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(c.policy.disabled_gpus, GpuListValue("disabled_gpus", v));
          return Ok();
        }},
-      {"gpu_priority", "{}", [](const json& v, Config& c) -> Status {
+      {"gpu_priority", "{}",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(c.policy.gpu_priority, PriorityValue("gpu_priority", v));
          return Ok();
        }},
-      {"require_shared_memory", "false", [](const json& v, Config& c) -> Status {
+      {"require_shared_memory", "false",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(c.policy.require_shared_memory, BoolValue("require_shared_memory", v));
          return Ok();
        }},
-      {"shared_memory_reserve_mb", "512", [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.policy.shared_memory_reserve_mb, IntValue("shared_memory_reserve_mb", v, 0, 16777216));
+      {"shared_memory_reserve_mb", "512",
+       [](const json& v, Config& c) -> Status {
+         BK_ASSIGN_OR_RETURN(c.policy.shared_memory_reserve_mb,
+                             IntValue("shared_memory_reserve_mb", v, 0, 16777216));
          return Ok();
        }},
-      {"host_cpus", "null", [](const json& v, Config& c) -> Status {
+      {"host_cpus", "null",
+       [](const json& v, Config& c) -> Status {
          if (v.is_null()) return c.policy.host_cpus.reset(), Ok();
          BK_ASSIGN_OR_RETURN(c.policy.host_cpus, IntValue("host_cpus", v, 1, 1000000));
          return Ok();
        }},
-      {"host_ram_mb", "null", [](const json& v, Config& c) -> Status {
+      {"host_ram_mb", "null",
+       [](const json& v, Config& c) -> Status {
          if (v.is_null()) return c.policy.host_ram_mb.reset(), Ok();
          BK_ASSIGN_OR_RETURN(c.policy.host_ram_mb, SizeValue("host_ram_mb", v));
          return Ok();
        }},
-      {"default_booking_cpus", "1", [](const json& v, Config& c) -> Status {
+      {"default_booking_cpus", "1",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(c.policy.default_booking_cpus, IntValue("default_booking_cpus", v, 1, 1000000));
          return Ok();
        }},
-      {"default_booking_ram_mb", "1024", [](const json& v, Config& c) -> Status {
+      {"default_booking_ram_mb", "1024",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(c.policy.default_booking_ram_mb, SizeValue("default_booking_ram_mb", v));
          return Ok();
        }},
-      {"ledger_retention_days", "90", [](const json& v, Config& c) -> Status {
+      {"ledger_retention_days", "90",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(c.ledger_retention_days, IntValue("ledger_retention_days", v, 0, 36500));
          return Ok();
        }},
-      {"lock_timeout_seconds", "10", [](const json& v, Config& c) -> Status {
+      {"lock_timeout_seconds", "10",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(c.lock_timeout_seconds, FloatValue("lock_timeout_seconds", v, 0.001, 3600));
          return Ok();
        }},
-      {"timeline_hours", "2", [](const json& v, Config& c) -> Status {
+      {"timeline_hours", "2",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(c.timeline_hours, IntValue("timeline_hours", v, 1, 8760));
          return Ok();
        }},
-      {"reclaim_after_seconds", "3600", [](const json& v, Config& c) -> Status {
+      {"reclaim_after_seconds", "3600",
+       [](const json& v, Config& c) -> Status {
          BK_ASSIGN_OR_RETURN(c.reclaim_after_seconds, IntValue("reclaim_after_seconds", v, 0, 30 * 86400));
          return Ok();
        }},
-      {"pause_sampling_during_exclusive", "false", [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.pause_sampling_during_exclusive, BoolValue("pause_sampling_during_exclusive", v));
+      {"pause_sampling_during_exclusive", "false",
+       [](const json& v, Config& c) -> Status {
+         BK_ASSIGN_OR_RETURN(c.pause_sampling_during_exclusive,
+                             BoolValue("pause_sampling_during_exclusive", v));
          return Ok();
        }},
       // Worker settings: validated here, read by worker/settings.cc from `values`.
-      {"worker_poll_seconds", "1", [](const json& v, Config&) -> Status {
+      {"worker_poll_seconds", "1",
+       [](const json& v, Config&) -> Status {
          return Discard(FloatValue("worker_poll_seconds", v, 0.1, 3600));
        }},
-      {"worker_termination_grace_seconds", "5", [](const json& v, Config&) -> Status {
+      {"worker_termination_grace_seconds", "5",
+       [](const json& v, Config&) -> Status {
          return Discard(FloatValue("worker_termination_grace_seconds", v, 0.1, 60));
        }},
-      {"worker_claim_timeout_seconds", "30", [](const json& v, Config&) -> Status {
+      {"worker_claim_timeout_seconds", "30",
+       [](const json& v, Config&) -> Status {
          return Discard(FloatValue("worker_claim_timeout_seconds", v, 1, 7 * 86400));
        }},
-      {"worker_recovery_grace_seconds", "5", [](const json& v, Config&) -> Status {
+      {"worker_recovery_grace_seconds", "5",
+       [](const json& v, Config&) -> Status {
          return Discard(FloatValue("worker_recovery_grace_seconds", v, 0.05, 86400));
        }},
-      {"worker_live_guard", "true", [](const json& v, Config&) -> Status {
-         return Discard(BoolValue("worker_live_guard", v));
-       }},
-      {"worker_max_parallel", "64", [](const json& v, Config&) -> Status {
-         return Discard(IntValue("worker_max_parallel", v, 1, 4096));
-       }},
-      {"job_log_max_mb", "64", [](const json& v, Config&) -> Status {
-         return Discard(IntValue("job_log_max_mb", v, 0, 1 << 20));
-       }},
-      {"job_log_retention_days", "30", [](const json& v, Config&) -> Status {
+      {"worker_live_guard", "true",
+       [](const json& v, Config&) -> Status { return Discard(BoolValue("worker_live_guard", v)); }},
+      {"worker_max_parallel", "64",
+       [](const json& v, Config&) -> Status { return Discard(IntValue("worker_max_parallel", v, 1, 4096)); }},
+      {"job_log_max_mb", "64",
+       [](const json& v, Config&) -> Status { return Discard(IntValue("job_log_max_mb", v, 0, 1 << 20)); }},
+      {"job_log_retention_days", "30",
+       [](const json& v, Config&) -> Status {
          return Discard(IntValue("job_log_retention_days", v, 0, 36500));
        }},
-      {"monitor_interval_seconds", "2", [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.monitor_interval_seconds, FloatValue("monitor_interval_seconds", v, 0.2, 3600));
+      {"monitor_interval_seconds", "2",
+       [](const json& v, Config& c) -> Status {
+         BK_ASSIGN_OR_RETURN(c.monitor_interval_seconds,
+                             FloatValue("monitor_interval_seconds", v, 0.2, 3600));
          return Ok();
        }},
   };
@@ -378,7 +412,8 @@ std::string AsJsonText(const std::string& v) {
 }
 
 // Applies `doc`'s known keys (skipping those in `ignore`), refusing unknown ones.
-Status ApplyDocument(const json& doc, const std::string& where, Config& c, const std::vector<std::string>& ignore) {
+Status ApplyDocument(const json& doc, const std::string& where, Config& c,
+                     const std::vector<std::string>& ignore) {
   for (const auto& [key, value] : doc.items()) {
     if (std::find(ignore.begin(), ignore.end(), key) != ignore.end()) continue;
     if (key == "config_version") {
@@ -411,12 +446,14 @@ Status Finish(Config& c) {
   for (int g : c.policy.disabled_gpus)
     if (g >= c.policy.gpu_count)
       return Invalid(fmt::format("disabled_gpus names GPU {} but gpu_count is {}", g, c.policy.gpu_count));
-  if (c.policy.EnabledGpus().empty()) return Invalid("disabled_gpus disables every GPU; leave at least one enabled");
+  if (c.policy.EnabledGpus().empty())
+    return Invalid("disabled_gpus disables every GPU; leave at least one enabled");
   return Ok();
 }
 
-const std::vector<std::string> kServerOnlyKeys = {"schema_version", "directory", "owner_uid", "owner", "socket",
-                                                  "data_dir", "access", "group", "gid", "test_now"};
+const std::vector<std::string> kServerOnlyKeys = {
+    "schema_version", "directory", "owner_uid", "owner", "socket",
+    "data_dir",       "access",    "group",     "gid",   "test_now"};
 
 }  // namespace
 
@@ -434,11 +471,13 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
   if (!StartsWith(path, "/")) return Invalid(fmt::format("server config {} must be an absolute path", path));
   if (struct stat st{}; lstat(path.c_str(), &st) != 0) {
     if (errno == EACCES)
-      return Fail(ErrorKind::kPermission,
-                  fmt::format("permission denied reading server config {}; the server is limited to a group: ask its "
-                              "owner to add you to it (then log in again)",
-                              path));
-    return Invalid(fmt::format("server config {} does not exist; check the path or run `bk server init`", path));
+      return Fail(
+          ErrorKind::kPermission,
+          fmt::format("permission denied reading server config {}; the server is limited to a group: ask its "
+                      "owner to add you to it (then log in again)",
+                      path));
+    return Invalid(
+        fmt::format("server config {} does not exist; check the path or run `bk server init`", path));
   }
   auto text = sys::ReadSmallFile(path, 1 << 20);
   if (!text) return Invalid(fmt::format("cannot read server config {}: {}", path, text.error().message));
@@ -463,11 +502,13 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
   BK_ASSIGN_OR_RETURN(c.socket_path, str("socket"));
   BK_ASSIGN_OR_RETURN(c.data_dir, str("data_dir"));
   c.access = doc.value("access", "world");
-  if (c.access != "world" && c.access != "group") return Invalid(fmt::format("{}: access must be world or group", path));
+  if (c.access != "world" && c.access != "group")
+    return Invalid(fmt::format("{}: access must be world or group", path));
   c.group = doc.value("group", "");
   if (doc.contains("gid") && doc["gid"].is_number_unsigned()) c.gid = doc["gid"].get<uint32_t>();
 #ifdef BK_TEST_HOOKS
-  if (doc.contains("test_now") && doc["test_now"].is_string()) c.server_test_now = doc["test_now"].get<std::string>();
+  if (doc.contains("test_now") && doc["test_now"].is_string())
+    c.server_test_now = doc["test_now"].get<std::string>();
 #endif
   c.ledger_path = sys::JoinPath(c.data_dir, "ledger.db");
   c.deployment = path == "/etc/gpubk/config.json" ? Deployment::kSystem : Deployment::kServer;
@@ -535,10 +576,12 @@ Result<Config> Load(const EnvFn& env) {
       try {
         j = json::parse(text.value_or(""));
       } catch (const json::exception&) {
-        return Invalid(fmt::format("{} is not valid JSON; run `bk server disconnect` and connect again", conn));
+        return Invalid(
+            fmt::format("{} is not valid JSON; run `bk server disconnect` and connect again", conn));
       }
       if (!j.is_object() || !j.contains("config") || !j["config"].is_string())
-        return Invalid(fmt::format("{} does not name a server config; run `bk server connect CONFIG` again", conn));
+        return Invalid(
+            fmt::format("{} does not name a server config; run `bk server connect CONFIG` again", conn));
       server = j["config"].get<std::string>();
       why = fmt::format("connected with `bk server connect` ({})", conn);
     } else if (sys::Exists("/etc/gpubk/config.json")) {
@@ -626,7 +669,8 @@ std::string ComparePolicy(const std::string& ledger_json, const std::string& loc
   std::vector<std::string> diffs;
   for (const auto& [key, value] : b.items()) {
     json other = a.contains(key) ? a[key] : json();
-    if (other != value) diffs.push_back(fmt::format("{}: ledger={} local={}", key, other.dump(), value.dump()));
+    if (other != value)
+      diffs.push_back(fmt::format("{}: ledger={} local={}", key, other.dump(), value.dump()));
   }
   return Join(diffs, "; ");
 }

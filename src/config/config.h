@@ -44,7 +44,7 @@ struct Config {
   // Shared deployments (server/system): the daemon's config file.
   std::string server_config;  // .../config.json of `bk server init` or /etc/gpubk/config.json
   std::string socket_path;
-  uint32_t owner_uid = 0;     // who runs `bk server serve`; an administrator
+  uint32_t owner_uid = 0;  // who runs `bk server serve`; an administrator
   std::string owner;
   std::string access = "world";  // world | group
   std::string group;

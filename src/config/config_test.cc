@@ -143,7 +143,8 @@ TEST_F(ConfigTest, EmptyDataDirIsRefused) {
 }
 
 TEST_F(ConfigTest, XdgDataHomeGivesTheDefaultPrivateDirectory) {
-  if (std::filesystem::exists("/etc/gpubk/config.json")) GTEST_SKIP() << "a system deployment is installed here";
+  if (std::filesystem::exists("/etc/gpubk/config.json"))
+    GTEST_SKIP() << "a system deployment is installed here";
   env_.erase("BK_DATA_DIR");
   Config c = LoadOk({{"XDG_DATA_HOME", dir_ + "/xdg-data"}, {"BK_GPU_COUNT", "2"}});
   EXPECT_EQ(c.deployment, Deployment::kPrivate);
@@ -155,14 +156,17 @@ TEST_F(ConfigTest, XdgDataHomeGivesTheDefaultPrivateDirectory) {
 }
 
 TEST_F(ConfigTest, RelativeXdgDataHomeFallsBackToHome) {
-  if (std::filesystem::exists("/etc/gpubk/config.json")) GTEST_SKIP() << "a system deployment is installed here";
+  if (std::filesystem::exists("/etc/gpubk/config.json"))
+    GTEST_SKIP() << "a system deployment is installed here";
   const char* old = std::getenv("HOME");
   std::string saved = old ? old : "";
   ::setenv("HOME", dir_.c_str(), 1);
   env_.erase("BK_DATA_DIR");
   auto c = LoadWith({{"XDG_DATA_HOME", "relative/path"}, {"BK_GPU_COUNT", "2"}});
-  if (old) ::setenv("HOME", saved.c_str(), 1);
-  else ::unsetenv("HOME");
+  if (old)
+    ::setenv("HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("HOME");
   ASSERT_TRUE(c.has_value()) << c.error().message;
   EXPECT_EQ(c->data_dir, dir_ + "/.local/share/gpubk");
 }
@@ -180,7 +184,8 @@ TEST_F(ConfigTest, SlotMinutes) {
 
 TEST_F(ConfigTest, SlotMinutesMustDivideAnHour) {
   EXPECT_THAT(LoadError({{"BK_SLOT_MINUTES", "7"}}),
-              AllOf(HasSubstr("slot_minutes must divide one hour"), HasSubstr("1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60")));
+              AllOf(HasSubstr("slot_minutes must divide one hour"),
+                    HasSubstr("1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60")));
   EXPECT_THAT(LoadError({{"BK_SLOT_MINUTES", "0"}}), HasSubstr("slot_minutes must be between 1 and 60"));
   EXPECT_THAT(LoadError({{"BK_SLOT_MINUTES", "120"}}), HasSubstr("slot_minutes must be between 1 and 60"));
   EXPECT_THAT(LoadError({{"BK_SLOT_MINUTES", "five"}}), HasSubstr("slot_minutes must be an integer"));
@@ -209,10 +214,13 @@ TEST_F(ConfigTest, DisabledGpus) {
 
   EXPECT_THAT(LoadError({{"BK_GPU_COUNT", "4"}, {"BK_DISABLED_GPUS", "4"}}),
               HasSubstr("disabled_gpus names GPU 4 but gpu_count is 4"));
-  EXPECT_THAT(LoadError({{"BK_GPU_COUNT", "2"}, {"BK_DISABLED_GPUS", "[0,1]"}}), HasSubstr("disables every GPU"));
+  EXPECT_THAT(LoadError({{"BK_GPU_COUNT", "2"}, {"BK_DISABLED_GPUS", "[0,1]"}}),
+              HasSubstr("disables every GPU"));
   EXPECT_THAT(LoadError({{"BK_GPU_COUNT", "4"}, {"BK_DISABLED_GPUS", "[1,1]"}}), HasSubstr("repeated"));
-  EXPECT_THAT(LoadError({{"BK_GPU_COUNT", "4"}, {"BK_DISABLED_GPUS", "[-1]"}}), HasSubstr("between 0 and 1023"));
-  EXPECT_THAT(LoadError({{"BK_GPU_COUNT", "4"}, {"BK_DISABLED_GPUS", "[1,"}}), HasSubstr("disabled_gpus must be JSON"));
+  EXPECT_THAT(LoadError({{"BK_GPU_COUNT", "4"}, {"BK_DISABLED_GPUS", "[-1]"}}),
+              HasSubstr("between 0 and 1023"));
+  EXPECT_THAT(LoadError({{"BK_GPU_COUNT", "4"}, {"BK_DISABLED_GPUS", "[1,"}}),
+              HasSubstr("disabled_gpus must be JSON"));
   EXPECT_FALSE(LoadWith({{"BK_GPU_COUNT", "4"}, {"BK_DISABLED_GPUS", "one"}}).has_value());
 }
 
@@ -229,14 +237,16 @@ TEST_F(ConfigTest, GpuPriority) {
   EXPECT_THAT(LoadError({{"BK_GPU_PRIORITY", "6=ten"}}), HasSubstr("must look like 6=10,7=20"));
   EXPECT_THAT(LoadError({{"BK_GPU_PRIORITY", "6"}}), HasSubstr("must look like 6=10,7=20"));
   EXPECT_THAT(LoadError({{"BK_GPU_PRIORITY", "x=1"}}), HasSubstr("GPU index must be between 0 and 1023"));
-  EXPECT_THAT(LoadError({{"BK_GPU_PRIORITY", "1=2000000"}}), HasSubstr("priority must be between 0 and 1000000"));
+  EXPECT_THAT(LoadError({{"BK_GPU_PRIORITY", "1=2000000"}}),
+              HasSubstr("priority must be between 0 and 1000000"));
   EXPECT_THAT(LoadError({{"BK_GPU_PRIORITY", R"({"6": "high"})"}}), HasSubstr("priorities must be integers"));
   EXPECT_THAT(LoadError({{"BK_GPU_PRIORITY", "[1]"}}), HasSubstr("gpu_priority must look like"));
 }
 
 TEST_F(ConfigTest, BookingBlackouts) {
-  Config c = LoadOk({{"BK_BOOKING_BLACKOUTS",
-                      R"([{"start_at":"2026-12-02T02:00:00Z","end_at":"2026-12-02T04:00:00Z","reason":"later"},
+  Config c =
+      LoadOk({{"BK_BOOKING_BLACKOUTS",
+               R"([{"start_at":"2026-12-02T02:00:00Z","end_at":"2026-12-02T04:00:00Z","reason":"later"},
                           ["2026-12-01T10:00:00+08:00","2026-12-01T12:00:00+08:00","power work"]])"}});
   ASSERT_EQ(c.policy.blackouts.size(), 2u);
   // Sorted by start; the offset is honoured.
@@ -265,10 +275,12 @@ TEST_F(ConfigTest, BookingBlackoutsRefuseNaiveAndBadTimes) {
   EXPECT_THAT(LoadError({{"BK_BOOKING_BLACKOUTS",
                           R"([{"start_at":"2026-12-01T04:00:00Z","end_at":"2026-12-01T02:00:00Z"}])"}}),
               HasSubstr("must start before it ends"));
-  EXPECT_THAT(LoadError({{"BK_BOOKING_BLACKOUTS",
-                          R"([{"start_at":"2026-12-01T02:00:00Z","end_at":"2026-12-01T04:00:00Z","reason":" "}])"}}),
-              HasSubstr("reason must be 1-512 characters"));
-  EXPECT_THAT(LoadError({{"BK_BOOKING_BLACKOUTS", R"({"start_at":"x"})"}}), HasSubstr("must be a JSON array"));
+  EXPECT_THAT(
+      LoadError({{"BK_BOOKING_BLACKOUTS",
+                  R"([{"start_at":"2026-12-01T02:00:00Z","end_at":"2026-12-01T04:00:00Z","reason":" "}])"}}),
+      HasSubstr("reason must be 1-512 characters"));
+  EXPECT_THAT(LoadError({{"BK_BOOKING_BLACKOUTS", R"({"start_at":"x"})"}}),
+              HasSubstr("must be a JSON array"));
   EXPECT_THAT(LoadError({{"BK_BOOKING_BLACKOUTS", "not json"}}), HasSubstr("booking_blackouts must be JSON"));
 }
 
@@ -324,16 +336,23 @@ TEST_F(ConfigTest, OtherNumericKeys) {
   EXPECT_EQ(c.reclaim_after_seconds, 600);
   EXPECT_DOUBLE_EQ(c.monitor_interval_seconds, 0.5);
 
-  EXPECT_THAT(LoadError({{"BK_MAX_SHARED_USERS", "0"}}), HasSubstr("max_shared_users must be between 1 and 10000"));
-  EXPECT_THAT(LoadError({{"BK_LOCK_TIMEOUT_SECONDS", "soon"}}), HasSubstr("lock_timeout_seconds must be a number"));
-  EXPECT_THAT(LoadError({{"BK_LOCK_TIMEOUT_SECONDS", "0"}}), HasSubstr("lock_timeout_seconds must be between"));
-  EXPECT_THAT(LoadError({{"BK_MONITOR_INTERVAL_SECONDS", "0.1"}}), HasSubstr("monitor_interval_seconds must be between"));
+  EXPECT_THAT(LoadError({{"BK_MAX_SHARED_USERS", "0"}}),
+              HasSubstr("max_shared_users must be between 1 and 10000"));
+  EXPECT_THAT(LoadError({{"BK_LOCK_TIMEOUT_SECONDS", "soon"}}),
+              HasSubstr("lock_timeout_seconds must be a number"));
+  EXPECT_THAT(LoadError({{"BK_LOCK_TIMEOUT_SECONDS", "0"}}),
+              HasSubstr("lock_timeout_seconds must be between"));
+  EXPECT_THAT(LoadError({{"BK_MONITOR_INTERVAL_SECONDS", "0.1"}}),
+              HasSubstr("monitor_interval_seconds must be between"));
   EXPECT_THAT(LoadError({{"BK_LOCK_TIMEOUT_SECONDS", "nan"}}), HasSubstr("lock_timeout_seconds"));
 }
 
 TEST_F(ConfigTest, EnvOverridesListsTheBkVariablesThatWereSet) {
-  Config c = LoadOk({{"BK_SLOT_MINUTES", "10"}, {"BK_GPU_COUNT", "2"}, {"BK_TEST_NOW", "2026-11-29T18:49:00Z"},
-                     {"BK_NOT_A_KEY", "1"}, {"HOME", "/nowhere"}});
+  Config c = LoadOk({{"BK_SLOT_MINUTES", "10"},
+                     {"BK_GPU_COUNT", "2"},
+                     {"BK_TEST_NOW", "2026-11-29T18:49:00Z"},
+                     {"BK_NOT_A_KEY", "1"},
+                     {"HOME", "/nowhere"}});
   EXPECT_THAT(c.env_overrides, ElementsAre("BK_DATA_DIR", "BK_GPU_COUNT", "BK_SLOT_MINUTES", "BK_TEST_NOW"));
 #ifdef BK_TEST_HOOKS
   EXPECT_EQ(c.test_now, std::optional<std::string>("2026-11-29T18:49:00Z"));
@@ -402,7 +421,8 @@ TEST_F(ConfigTest, FileRefusesInvalidJsonAndNonObjects) {
 
 TEST_F(ConfigTest, FileBadValueNamesTheFileAndKey) {
   WriteConfig(R"({"slot_minutes": 7})");
-  EXPECT_THAT(LoadError({}), AllOf(HasSubstr(dir_ + "/config.json: "), HasSubstr("slot_minutes must divide one hour")));
+  EXPECT_THAT(LoadError({}),
+              AllOf(HasSubstr(dir_ + "/config.json: "), HasSubstr("slot_minutes must divide one hour")));
   WriteConfig(R"({"host_cpus": null, "gpu_count": 2})");
   Config c = LoadOk();
   EXPECT_FALSE(c.policy.host_cpus.has_value());
@@ -459,7 +479,8 @@ TEST(PolicyJsonTest, ComparePolicy) {
   EXPECT_THAT(diff, HasSubstr("; "));
 
   // A key the ledger never recorded compares as null.
-  EXPECT_EQ(ComparePolicy(R"({"version":1})", R"({"version":1,"host_cpus":8})"), "host_cpus: ledger=null local=8");
+  EXPECT_EQ(ComparePolicy(R"({"version":1})", R"({"version":1,"host_cpus":8})"),
+            "host_cpus: ledger=null local=8");
   EXPECT_THAT(ComparePolicy("not json", four), HasSubstr("ledger=unreadable"));
 }
 

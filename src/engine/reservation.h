@@ -31,9 +31,9 @@ struct Reservation {
   std::string username;
   std::vector<int> gpus;  // placement order
   Mode mode = Mode::kShared;
-  int share_units = 1;  // shared only
+  int share_units = 1;               // shared only
   std::optional<int64_t> memory_mb;  // declared VRAM per GPU
-  int64_t cpus = 0;    // host budget declaration, 0 when none
+  int64_t cpus = 0;                  // host budget declaration, 0 when none
   int64_t ram_mb = 0;
   Seconds start = 0;
   Seconds end = 0;

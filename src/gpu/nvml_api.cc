@@ -81,13 +81,15 @@ std::expected<std::unique_ptr<Library>, LoadError> Load() {
     }
   }
   if (handle == nullptr) {
-    return std::unexpected(LoadError{LoadFailure::kNoLibrary, fmt::format("NVML library not found ({})", first_error)});
+    return std::unexpected(
+        LoadError{LoadFailure::kNoLibrary, fmt::format("NVML library not found ({})", first_error)});
   }
 
   Api api;
   api.Init = Resolve<decltype(api.Init)>(handle, {"nvmlInit_v2", "nvmlInit"});
   api.Shutdown = Resolve<decltype(api.Shutdown)>(handle, {"nvmlShutdown"});
-  api.DeviceGetCount = Resolve<decltype(api.DeviceGetCount)>(handle, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
+  api.DeviceGetCount =
+      Resolve<decltype(api.DeviceGetCount)>(handle, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
   api.DeviceGetHandleByIndex = Resolve<decltype(api.DeviceGetHandleByIndex)>(
       handle, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
   const char* missing = api.Init == nullptr                     ? "nvmlInit"
@@ -97,19 +99,23 @@ std::expected<std::unique_ptr<Library>, LoadError> Load() {
                                                                 : nullptr;
   if (missing != nullptr) {
     dlclose(handle);
-    return std::unexpected(LoadError{LoadFailure::kMissingSymbol,
-                                     fmt::format("{} lacks {}; the NVIDIA driver installation is incomplete", path, missing)});
+    return std::unexpected(
+        LoadError{LoadFailure::kMissingSymbol,
+                  fmt::format("{} lacks {}; the NVIDIA driver installation is incomplete", path, missing)});
   }
 
   api.ErrorString = Resolve<decltype(api.ErrorString)>(handle, {"nvmlErrorString"});
-  api.SystemGetDriverVersion = Resolve<decltype(api.SystemGetDriverVersion)>(handle, {"nvmlSystemGetDriverVersion"});
+  api.SystemGetDriverVersion =
+      Resolve<decltype(api.SystemGetDriverVersion)>(handle, {"nvmlSystemGetDriverVersion"});
   api.DeviceGetUUID = Resolve<decltype(api.DeviceGetUUID)>(handle, {"nvmlDeviceGetUUID"});
   api.DeviceGetName = Resolve<decltype(api.DeviceGetName)>(handle, {"nvmlDeviceGetName"});
   api.DeviceGetMemoryInfo = Resolve<decltype(api.DeviceGetMemoryInfo)>(handle, {"nvmlDeviceGetMemoryInfo"});
-  api.DeviceGetMemoryInfoV2 = Resolve<decltype(api.DeviceGetMemoryInfoV2)>(handle, {"nvmlDeviceGetMemoryInfo_v2"});
+  api.DeviceGetMemoryInfoV2 =
+      Resolve<decltype(api.DeviceGetMemoryInfoV2)>(handle, {"nvmlDeviceGetMemoryInfo_v2"});
   api.DeviceGetUtilizationRates =
       Resolve<decltype(api.DeviceGetUtilizationRates)>(handle, {"nvmlDeviceGetUtilizationRates"});
-  api.DeviceGetTemperature = Resolve<decltype(api.DeviceGetTemperature)>(handle, {"nvmlDeviceGetTemperature"});
+  api.DeviceGetTemperature =
+      Resolve<decltype(api.DeviceGetTemperature)>(handle, {"nvmlDeviceGetTemperature"});
   // Each version separately: the sampler walks v3 -> v2 -> v1 and validates.
   using ListFn = Api::ProcessListFn;
   api.compute[kV1] = Resolve<ListFn>(handle, {"nvmlDeviceGetComputeRunningProcesses"});

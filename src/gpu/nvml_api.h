@@ -125,7 +125,7 @@ struct Api {
   // Required.
   Return (*Init)() = nullptr;  // nvmlInit_v2, else nvmlInit
   Return (*Shutdown)() = nullptr;
-  Return (*DeviceGetCount)(unsigned int* count) = nullptr;  // _v2, else plain
+  Return (*DeviceGetCount)(unsigned int* count) = nullptr;                         // _v2, else plain
   Return (*DeviceGetHandleByIndex)(unsigned int index, Device* device) = nullptr;  // _v2, else plain
   // Optional.
   const char* (*ErrorString)(Return rc) = nullptr;

@@ -129,8 +129,8 @@ inline nvml::Return Temp(nvml::Device d, unsigned int sensor, unsigned int* t) {
 
 // The process-list protocol: count in = capacity, INSUFFICIENT_SIZE with the
 // needed count, records of `record` bytes.
-inline nvml::Return List(nvml::Device d, const std::string& name, const std::vector<Proc>& procs, size_t record,
-                         unsigned int* count, void* infos) {
+inline nvml::Return List(nvml::Device d, const std::string& name, const std::vector<Proc>& procs,
+                         size_t record, unsigned int* count, void* infos) {
   if (auto rc = Forced(d, name)) return rc;
   if (*count < procs.size()) {
     *count = static_cast<unsigned int>(procs.size());
@@ -150,13 +150,21 @@ inline nvml::Return List(nvml::Device d, const std::string& name, const std::vec
   *count = static_cast<unsigned int>(procs.size());
   return nvml::kSuccess;
 }
-inline nvml::Return Compute1(nvml::Device d, unsigned int* n, void* p) { return List(d, "compute1", Dev(d).compute, 16, n, p); }
-inline nvml::Return Compute2(nvml::Device d, unsigned int* n, void* p) { return List(d, "compute2", Dev(d).compute, 24, n, p); }
+inline nvml::Return Compute1(nvml::Device d, unsigned int* n, void* p) {
+  return List(d, "compute1", Dev(d).compute, 16, n, p);
+}
+inline nvml::Return Compute2(nvml::Device d, unsigned int* n, void* p) {
+  return List(d, "compute2", Dev(d).compute, 24, n, p);
+}
 inline nvml::Return Compute3(nvml::Device d, unsigned int* n, void* p) {
   return List(d, "compute3", Dev(d).compute, Dev(d).v3_record, n, p);
 }
-inline nvml::Return Graphics1(nvml::Device d, unsigned int* n, void* p) { return List(d, "graphics1", Dev(d).graphics, 16, n, p); }
-inline nvml::Return Graphics2(nvml::Device d, unsigned int* n, void* p) { return List(d, "graphics2", Dev(d).graphics, 24, n, p); }
+inline nvml::Return Graphics1(nvml::Device d, unsigned int* n, void* p) {
+  return List(d, "graphics1", Dev(d).graphics, 16, n, p);
+}
+inline nvml::Return Graphics2(nvml::Device d, unsigned int* n, void* p) {
+  return List(d, "graphics2", Dev(d).graphics, 24, n, p);
+}
 inline nvml::Return Graphics3(nvml::Device d, unsigned int* n, void* p) {
   return List(d, "graphics3", Dev(d).graphics, Dev(d).v3_record, n, p);
 }

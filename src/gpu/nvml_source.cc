@@ -27,11 +27,13 @@ constexpr int64_t kMiB = 1024 * 1024;
 constexpr unsigned long long kMaxPlausibleBytes = 1ULL << 50;  // 1 PiB: no GPU has more
 
 int64_t SteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 int64_t WallUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -72,9 +74,9 @@ struct NvmlSource::DeviceState {
   std::map<std::string, std::string, std::less<>> off;
   bool memory_v2_off = false;
   bool list_off[2][kProcessListVersions] = {};  // [graphics][version]
-  unsigned long long last_seen_us = 0;           // per-process utilisation cursor
-  unsigned int capacity = 16;                    // process-list buffer, in records
-  std::vector<uint64_t> buffer;                  // 8-byte aligned record storage
+  unsigned long long last_seen_us = 0;          // per-process utilisation cursor
+  unsigned int capacity = 16;                   // process-list buffer, in records
+  std::vector<uint64_t> buffer;                 // 8-byte aligned record storage
 };
 
 struct NvmlSource::RawProcess {
@@ -196,7 +198,8 @@ bool NvmlSource::EnsureSession(int64_t now_ns, NvmlReport& report) {
   driver_version_.clear();
   if (api.SystemGetDriverVersion) {
     char buf[kDriverVersionBufferSize] = {};
-    if (api.SystemGetDriverVersion(buf, sizeof buf) == kSuccess) driver_version_ = FromBuffer(buf, sizeof buf);
+    if (api.SystemGetDriverVersion(buf, sizeof buf) == kSuccess)
+      driver_version_ = FromBuffer(buf, sizeof buf);
   }
   error_.clear();
   retry_at_ns_ = 0;
@@ -465,7 +468,8 @@ bool NvmlSource::ReadProcessUtilization(DeviceState& d, std::vector<std::pair<un
   return true;
 }
 
-Return NvmlSource::CallList(DeviceState& d, Api::ProcessListFn fn, int version, std::vector<RawProcess>& out) {
+Return NvmlSource::CallList(DeviceState& d, Api::ProcessListFn fn, int version,
+                            std::vector<RawProcess>& out) {
   const size_t stride = version == kV1 ? sizeof(ProcessInfoV1) : sizeof(ProcessInfoV2);
   // The list is live: grow on INSUFFICIENT_SIZE, with slack, a few times.
   for (int attempt = 0; attempt < 4; ++attempt) {
@@ -539,14 +543,16 @@ bool NvmlSource::ReadProcessList(DeviceState& d, bool graphics, int64_t now_ns, 
     });
     if (!plausible) {
       off[v] = true;
-      report.notes.push_back(fmt::format("{}: v{} returned implausible records; using an older API", what, v + 1));
+      report.notes.push_back(
+          fmt::format("{}: v{} returned implausible records; using an older API", what, v + 1));
       continue;
     }
     // Every pid should exist in /proc. One that does not may have just
     // exited, or /proc may be another PID namespace; prefer an older
     // version whose pids all exist, else keep this answer.
-    bool all_seen = std::all_of(got.begin(), got.end(),
-                                [&](const RawProcess& r) { return identities_.Resolve(static_cast<int>(r.pid), now_ns).uid.has_value(); });
+    bool all_seen = std::all_of(got.begin(), got.end(), [&](const RawProcess& r) {
+      return identities_.Resolve(static_cast<int>(r.pid), now_ns).uid.has_value();
+    });
     if (all_seen) {
       out = std::move(got);
       if (!graphics) report.process_list_version = v + 1;

@@ -74,10 +74,10 @@ struct NvmlReport {
     kReady,      // the snapshot came from NVML
   };
   State state = State::kNotTried;
-  std::string library;         // the soname that loaded
-  std::string driver_version;  // "" when unknown
-  int device_count = 0;        // NVML's own count (may differ from gpu_count)
-  std::string error;           // equals Snapshot.error
+  std::string library;                // the soname that loaded
+  std::string driver_version;         // "" when unknown
+  int device_count = 0;               // NVML's own count (may differ from gpu_count)
+  std::string error;                  // equals Snapshot.error
   std::vector<DeviceReport> devices;  // one per sampled index
 };
 const char* NvmlStateName(NvmlReport::State s);
@@ -117,10 +117,12 @@ class NvmlSource : public GpuSource {
   void ReadIdentity(DeviceState& d, DeviceSample& out, DeviceReport& report);
   void ReadMemory(DeviceState& d, DeviceSample& out, DeviceReport& report);
   void ReadUtilization(DeviceState& d, DeviceSample& out, DeviceReport& report);
-  bool ReadProcessUtilization(DeviceState& d, std::vector<std::pair<unsigned, int>>& sm, DeviceReport& report);
+  bool ReadProcessUtilization(DeviceState& d, std::vector<std::pair<unsigned, int>>& sm,
+                              DeviceReport& report);
   bool ReadProcessList(DeviceState& d, bool graphics, int64_t now_ns, std::vector<RawProcess>& out,
                        DeviceReport& report);
-  nvml::Return CallList(DeviceState& d, nvml::Api::ProcessListFn fn, int version, std::vector<RawProcess>& out);
+  nvml::Return CallList(DeviceState& d, nvml::Api::ProcessListFn fn, int version,
+                        std::vector<RawProcess>& out);
 
   std::mutex mu_;
   NvmlOptions options_;

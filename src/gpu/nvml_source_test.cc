@@ -397,7 +397,8 @@ TEST_F(NvmlSourceTest, ManyProcessesGrowTheBuffer) {
 TEST_F(NvmlSourceTest, ComputeFailureMeansNoProcessTelemetryGraphicsFailureDoesNot) {
   nvml_.gpus[0].compute = {{100, kMiB}};
   nvml_.gpus[0].graphics = {{200, kMiB}};
-  for (const char* f : {"graphics1", "graphics2", "graphics3"}) nvml_.gpus[0].rc[f] = nvml::kErrorNoPermission;
+  for (const char* f : {"graphics1", "graphics2", "graphics3"})
+    nvml_.gpus[0].rc[f] = nvml::kErrorNoPermission;
   auto src = Make();
   NvmlReport report;
   Snapshot s = src->Sample(1, &report);

@@ -32,7 +32,8 @@ std::optional<ProcStat> RealProcReader::Stat(int pid) const {
 std::optional<std::string> RealProcReader::Read(int pid, std::string_view name, size_t max_bytes) const {
   if (pid <= 0) return std::nullopt;
   char path[384];
-  std::snprintf(path, sizeof path, "%s/%d/%.*s", root_.c_str(), pid, static_cast<int>(name.size()), name.data());
+  std::snprintf(path, sizeof path, "%s/%d/%.*s", root_.c_str(), pid, static_cast<int>(name.size()),
+                name.data());
   int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return std::nullopt;
   // procfs files report size 0, so read until EOF or the cap.
@@ -62,8 +63,8 @@ void FakeProcReader::Add(int pid, uid_t uid, const std::string& cmdline, uint64_
   std::string comm = cmdline.substr(0, cmdline.find_first_of(std::string_view("\0 ", 2)));
   comm = comm.substr(comm.rfind('/') == std::string::npos ? 0 : comm.rfind('/') + 1).substr(0, 15);
   // Fields 3..21 are filler; field 22 is starttime.
-  p.files["stat"] = fmt::format("{} ({}) S 1 {} {} 0 -1 4194560 100 0 0 0 1 1 0 0 20 0 1 0 {} 1000000 100\n", pid,
-                                comm, pid, pid, starttime);
+  p.files["stat"] = fmt::format("{} ({}) S 1 {} {} 0 -1 4194560 100 0 0 0 1 1 0 0 20 0 1 0 {} 1000000 100\n",
+                                pid, comm, pid, pid, starttime);
   p.files["cmdline"] = cmdline;
   p.files["comm"] = comm + "\n";
   p.files["cgroup"] = cgroup;
@@ -99,7 +100,8 @@ bool IsHex(std::string_view s) {
 
 std::string_view StripScope(std::string_view s) {
   constexpr std::string_view kScope = ".scope";
-  if (s.size() > kScope.size() && s.substr(s.size() - kScope.size()) == kScope) s.remove_suffix(kScope.size());
+  if (s.size() > kScope.size() && s.substr(s.size() - kScope.size()) == kScope)
+    s.remove_suffix(kScope.size());
   return s;
 }
 
@@ -210,7 +212,8 @@ std::optional<ContainerRef> ParseContainer(std::string_view text) {
       if (StripScope(seg).size() == 64 && IsHex(StripScope(seg))) kube_id = StripScope(seg);
     }
   }
-  if (kube_id && text.find("kubepods") != std::string_view::npos) return ContainerRef{"containerd", ToLower(*kube_id)};
+  if (kube_id && text.find("kubepods") != std::string_view::npos)
+    return ContainerRef{"containerd", ToLower(*kube_id)};
   return std::nullopt;
 }
 
@@ -245,7 +248,8 @@ std::string CommandFromCmdline(std::string_view raw) {
 // ---- identities ---------------------------------------------------------------
 
 ProcIdentities::ProcIdentities(const ProcReader* reader, std::function<std::string(uid_t)> user_name)
-    : reader_(reader), user_name_(user_name ? std::move(user_name) : [](uid_t u) { return sys::UserName(u); }) {}
+    : reader_(reader),
+      user_name_(user_name ? std::move(user_name) : [](uid_t u) { return sys::UserName(u); }) {}
 
 void ProcIdentities::ReadCommand(int pid, HostIdentity& id) const {
   id.command.clear();

@@ -66,7 +66,8 @@ class FakeProcReader : public ProcReader {
   mutable int read_calls = 0;
 
   // A plausible process: /proc/<pid>/stat with `starttime`, a cmdline, a cgroup.
-  void Add(int pid, uid_t uid, const std::string& cmdline, uint64_t starttime, const std::string& cgroup = "0::/\n");
+  void Add(int pid, uid_t uid, const std::string& cmdline, uint64_t starttime,
+           const std::string& cgroup = "0::/\n");
   std::optional<ProcStat> Stat(int pid) const override;
   std::optional<std::string> Read(int pid, std::string_view name, size_t max_bytes) const override;
 };
@@ -173,6 +174,6 @@ using ContainerEligibility = std::function<bool(uid_t uid, const std::string& ru
 // Processes whose /proc was unreadable keep uid nullopt (unknown), and rootless
 // container processes already carry their real host UID, so neither changes.
 void Attribute(std::vector<ProcessSample>& processes, std::span<const GpuBooking> bookings,
-                         const ContainerEligibility& eligible = {});
+               const ContainerEligibility& eligible = {});
 
 }  // namespace bk::gpu

@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -23,10 +23,12 @@ const std::string kHex64 = "0123456789abcdef0123456789abcdef0123456789abcdef0123
 // ---- parsing ------------------------------------------------------------------
 
 TEST(ParseStartTime, ReadsField22AfterTheLastParen) {
-  EXPECT_EQ(ParseStartTime("42 (sleep) S 1 42 42 0 -1 4194560 100 0 0 0 1 1 0 0 20 0 1 0 987654 1000 100"), 987654u);
+  EXPECT_EQ(ParseStartTime("42 (sleep) S 1 42 42 0 -1 4194560 100 0 0 0 1 1 0 0 20 0 1 0 987654 1000 100"),
+            987654u);
   // A command name with spaces and parens must not shift the fields.
-  EXPECT_EQ(ParseStartTime("42 (a) b (c)) S 1 42 42 0 -1 4194560 100 0 0 0 1 1 0 0 20 0 1 0 31337 1000 100\n"),
-            31337u);
+  EXPECT_EQ(
+      ParseStartTime("42 (a) b (c)) S 1 42 42 0 -1 4194560 100 0 0 0 1 1 0 0 20 0 1 0 31337 1000 100\n"),
+      31337u);
   EXPECT_FALSE(ParseStartTime("42 (x) S 1 2 3").has_value());
   EXPECT_FALSE(ParseStartTime("no paren at all").has_value());
   EXPECT_FALSE(ParseStartTime("1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 -5 0 0").has_value());
@@ -43,8 +45,8 @@ TEST(ParseContainer, RecognisesTheRuntimes) {
   EXPECT_EQ(v1->runtime, "docker");
 
   auto containerd = ParseContainer(
-      "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234.slice/cri-containerd-" + kHex64 +
-      ".scope\n");
+      "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234.slice/cri-containerd-" +
+      kHex64 + ".scope\n");
   ASSERT_TRUE(containerd);
   EXPECT_EQ(containerd->runtime, "containerd");
 
@@ -73,7 +75,10 @@ TEST(CommandFromCmdline, JoinsArgumentsAndRepairsUtf8) {
   EXPECT_EQ(CommandFromCmdline(std::string("python\0-m\0torch.distributed.run\0", 33)),
             "python -m torch.distributed.run");
   EXPECT_EQ(CommandFromCmdline("caf\xc3\xa9"), "caf\xc3\xa9");
-  EXPECT_EQ(CommandFromCmdline("bad\xff" "byte"), "bad\xef\xbf\xbd" "byte");
+  EXPECT_EQ(CommandFromCmdline("bad\xff"
+                               "byte"),
+            "bad\xef\xbf\xbd"
+            "byte");
   EXPECT_EQ(CommandFromCmdline("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");  // overlong '/'
   EXPECT_EQ(CommandFromCmdline(std::string(5000, 'x')).size(), 4096u);
 }
@@ -82,10 +87,11 @@ TEST(CommandFromCmdline, JoinsArgumentsAndRepairsUtf8) {
 
 class IdentityTest : public ::testing::Test {
  protected:
-  IdentityTest() : ids_(&proc_, [this](uid_t u) {
-    ++name_lookups_;
-    return u == 1001 ? std::string("alice") : std::to_string(u);
-  }) {}
+  IdentityTest()
+      : ids_(&proc_, [this](uid_t u) {
+          ++name_lookups_;
+          return u == 1001 ? std::string("alice") : std::to_string(u);
+        }) {}
   FakeProcReader proc_;
   int name_lookups_ = 0;
   ProcIdentities ids_;
@@ -93,7 +99,8 @@ class IdentityTest : public ::testing::Test {
 };
 
 TEST_F(IdentityTest, ResolvesUidNameCommandTokenAndContainer) {
-  proc_.Add(10, 1001, std::string("python\0a.py\0", 12), 777, "0::/system.slice/docker-" + kHex64 + ".scope\n");
+  proc_.Add(10, 1001, std::string("python\0a.py\0", 12), 777,
+            "0::/system.slice/docker-" + kHex64 + ".scope\n");
   const HostIdentity& id = ids_.Resolve(10, now_);
   EXPECT_EQ(id.uid, 1001u);
   EXPECT_EQ(id.username, "alice");
@@ -248,12 +255,13 @@ std::optional<std::pair<uid_t, gid_t>> EnsureUser(const std::string& name) {
     std::vector<char> buf(16384);
     passwd pw{};
     passwd* out = nullptr;
-    if (getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &out) != 0 || out == nullptr) return std::nullopt;
+    if (getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &out) != 0 || out == nullptr)
+      return std::nullopt;
     return std::make_pair(pw.pw_uid, pw.pw_gid);
   };
   if (auto u = lookup()) return u;
-  std::string cmd = "useradd --system --no-create-home --user-group --shell /usr/sbin/nologin " + name +
-                    " >/dev/null 2>&1";
+  std::string cmd =
+      "useradd --system --no-create-home --user-group --shell /usr/sbin/nologin " + name + " >/dev/null 2>&1";
   if (std::system(cmd.c_str()) != 0) return std::nullopt;
   return lookup();
 }
@@ -310,7 +318,8 @@ class RealUsersTest : public ::testing::Test {
 TEST_F(RealUsersTest, ProcAttributesEachChildToItsUser) {
   RealProcReader reader;
   ProcIdentities ids(&reader);
-  const std::optional<ContainerRef> ours = ParseContainer(reader.Read(getpid(), "cgroup", 65536).value_or(""));
+  const std::optional<ContainerRef> ours =
+      ParseContainer(reader.Read(getpid(), "cgroup", 65536).value_or(""));
   std::string tokens[2];
   for (int i = 0; i < 2; ++i) {
     const HostIdentity& id = ids.Resolve(children_[i], 1);

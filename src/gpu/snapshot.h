@@ -15,11 +15,11 @@ struct ProcessSample {
   int pid = 0;
   std::optional<uid_t> uid;  // nullopt when it cannot be attributed
   std::string username = "?";
-  std::string command;       // kept in memory only, never persisted raw
+  std::string command;  // kept in memory only, never persisted raw
   int64_t gpu_memory_mb = 0;
   std::optional<int> sm_utilization_percent;
-  std::string kind = "C";    // C, G or C+G
-  std::string host_start_id; // PID-reuse token
+  std::string kind = "C";                // C, G or C+G
+  std::string host_start_id;             // PID-reuse token
   std::string identity_source = "host";  // host | container-reservation | container-ambiguous
   std::string container_runtime;
   std::string container_id;
@@ -31,9 +31,9 @@ const char* SourceName(Source s);  // "none" | "simulation" | "nvml"
 
 struct DeviceSample {
   int index = 0;
-  std::string uuid;          // "" when unknown
+  std::string uuid;  // "" when unknown
   std::string name = "unknown";
-  std::optional<int64_t> memory_used_mb;   // nullopt when unknown
+  std::optional<int64_t> memory_used_mb;  // nullopt when unknown
   std::optional<int64_t> memory_total_mb;
   std::optional<int> utilization_percent;
   std::optional<int> temperature_c;

@@ -1,6 +1,7 @@
 #include "rpc/codec.h"
 
 #include <fmt/format.h>
+
 #include <climits>
 #include <set>
 #include <stdexcept>
@@ -168,7 +169,8 @@ service::GpuView DecodeView(const json& j) {
 }
 
 json EncodePlacement(const engine::Placement& p) {
-  return {{"start", p.start}, {"end", p.end}, {"gpus", p.gpus}, {"queued", p.queued}, {"pressure", p.pressure}};
+  return {
+      {"start", p.start}, {"end", p.end}, {"gpus", p.gpus}, {"queued", p.queued}, {"pressure", p.pressure}};
 }
 
 engine::Placement DecodePlacement(const json& j) {
@@ -182,13 +184,27 @@ engine::Placement DecodePlacement(const json& j) {
 }
 
 json EncodeEvent(const store::Event& e) {
-  return {{"seq", e.seq},       {"event_id", e.event_id},     {"transaction_id", e.transaction_id},
-          {"ts", e.ts},         {"uid", e.uid},               {"username", e.username},
-          {"actor_uid", e.actor_uid}, {"actor_username", e.actor_username}, {"action", e.action},
-          {"reservation_id", e.reservation_id}, {"op_id", e.op_id}, {"gpus", e.gpus},
-          {"mode", e.mode},     {"share_units", Opt(e.share_units)}, {"start", e.start},
-          {"end", e.end},       {"result", e.result},         {"message", e.message},
-          {"before", e.before}, {"after", e.after},           {"signature", e.signature}};
+  return {{"seq", e.seq},
+          {"event_id", e.event_id},
+          {"transaction_id", e.transaction_id},
+          {"ts", e.ts},
+          {"uid", e.uid},
+          {"username", e.username},
+          {"actor_uid", e.actor_uid},
+          {"actor_username", e.actor_username},
+          {"action", e.action},
+          {"reservation_id", e.reservation_id},
+          {"op_id", e.op_id},
+          {"gpus", e.gpus},
+          {"mode", e.mode},
+          {"share_units", Opt(e.share_units)},
+          {"start", e.start},
+          {"end", e.end},
+          {"result", e.result},
+          {"message", e.message},
+          {"before", e.before},
+          {"after", e.after},
+          {"signature", e.signature}};
 }
 
 store::Event DecodeEvent(const json& j) {
@@ -230,10 +246,14 @@ json EncodeNotification(const store::Notification& n) {
 }
 
 store::Notification DecodeNotification(const json& j) {
-  return store::Notification{j.at("id").get<std::string>(),       j.at("uid").get<uint32_t>(),
-                             j.at("reservation_id").get<std::string>(), j.at("type").get<std::string>(),
-                             j.at("created_at").get<Seconds>(),   j.at("actor_uid").get<uint32_t>(),
-                             j.at("actor_username").get<std::string>(), j.at("reason").get<std::string>(),
+  return store::Notification{j.at("id").get<std::string>(),
+                             j.at("uid").get<uint32_t>(),
+                             j.at("reservation_id").get<std::string>(),
+                             j.at("type").get<std::string>(),
+                             j.at("created_at").get<Seconds>(),
+                             j.at("actor_uid").get<uint32_t>(),
+                             j.at("actor_username").get<std::string>(),
+                             j.at("reason").get<std::string>(),
                              j.at("message").get<std::string>()};
 }
 
@@ -246,7 +266,8 @@ engine::Reservation DecodeReservationUnchecked(const json& j) {
   r.username = j.at("username").get<std::string>();
   r.gpus = j.at("gpus").get<std::vector<int>>();
   auto mode = engine::ParseMode(j.at("mode").get<std::string>());
-  if (!mode || (j["mode"] != "shared" && j["mode"] != "exclusive")) throw std::invalid_argument("unknown mode");
+  if (!mode || (j["mode"] != "shared" && j["mode"] != "exclusive"))
+    throw std::invalid_argument("unknown mode");
   r.mode = *mode;
   r.share_units = j.at("share_units").get<int>();
   r.memory_mb = OptGet<int64_t>(j, "memory_mb");
@@ -264,9 +285,12 @@ engine::Reservation DecodeReservationUnchecked(const json& j) {
   r.edit_count = j.at("edit_count").get<int>();
   if (j.contains("cancellation") && !j["cancellation"].is_null()) {
     const json& c = j["cancellation"];
-    r.cancellation = engine::Cancellation{c.at("at").get<Seconds>(), c.at("kind").get<std::string>(),
-                                          c.at("reason").get<std::string>(), c.at("actor_uid").get<uint32_t>(),
-                                          c.at("actor_username").get<std::string>(), c.at("op_id").get<std::string>()};
+    r.cancellation = engine::Cancellation{c.at("at").get<Seconds>(),
+                                          c.at("kind").get<std::string>(),
+                                          c.at("reason").get<std::string>(),
+                                          c.at("actor_uid").get<uint32_t>(),
+                                          c.at("actor_username").get<std::string>(),
+                                          c.at("op_id").get<std::string>()};
   }
   return r;
 }
@@ -340,14 +364,20 @@ service::JobView DecodeJobViewUnchecked(const json& j) {
 // ---- requests -------------------------------------------------------------
 
 json Encode(const service::CreateRequest& r) {
-  return {{"count", r.count},           {"duration_seconds", r.duration},
-          {"mode", engine::ModeName(r.mode)}, {"share_units", Opt(r.share_units)},
-          {"memory_mb", Opt(r.memory_mb)}, {"cpus", Opt(r.cpus)},
-          {"ram_mb", Opt(r.ram_mb)},     {"start", Opt(r.start)},
-          {"gpus", r.gpus},              {"exclude", r.exclude},
+  return {{"count", r.count},
+          {"duration_seconds", r.duration},
+          {"mode", engine::ModeName(r.mode)},
+          {"share_units", Opt(r.share_units)},
+          {"memory_mb", Opt(r.memory_mb)},
+          {"cpus", Opt(r.cpus)},
+          {"ram_mb", Opt(r.ram_mb)},
+          {"start", Opt(r.start)},
+          {"gpus", r.gpus},
+          {"exclude", r.exclude},
           {"op_id", Opt(r.op_id)},
-          {"job", r.job ? json{{"spec_id", r.job->spec_id}, {"digest", r.job->digest}, {"summary", r.job->summary}}
-                        : json()}};
+          {"job",
+           r.job ? json{{"spec_id", r.job->spec_id}, {"digest", r.job->digest}, {"summary", r.job->summary}}
+                 : json()}};
 }
 
 Result<service::CreateRequest> DecodeCreate(const json& j) {
@@ -545,11 +575,14 @@ Result<service::BookingOutcome> DecodeBookingOutcome(const json& j) {
   });
 }
 
-json Encode(const service::CancelOutcome& o) { return {{"reservation", Encode(o.reservation)}, {"replayed", o.replayed}}; }
+json Encode(const service::CancelOutcome& o) {
+  return {{"reservation", Encode(o.reservation)}, {"replayed", o.replayed}};
+}
 
 Result<service::CancelOutcome> DecodeCancelOutcome(const json& j) {
   return Guard([&]() -> Result<service::CancelOutcome> {
-    return service::CancelOutcome{DecodeReservationUnchecked(j.at("reservation")), j.at("replayed").get<bool>()};
+    return service::CancelOutcome{DecodeReservationUnchecked(j.at("reservation")),
+                                  j.at("replayed").get<bool>()};
   });
 }
 
@@ -579,7 +612,8 @@ Result<service::Recommendation> DecodeRecommendation(const json& j) {
     r.warnings = j.at("warnings").get<std::vector<std::string>>();
     r.confidence = j.at("confidence").get<std::string>();
     auto req = DecodeCreate(j.at("request"));
-    if (!req) return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed recommendation: " + req.error().message);
+    if (!req)
+      return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed recommendation: " + req.error().message);
     r.request = *req;
     r.start = j.at("start").get<Seconds>();
     r.allow_queue = j.at("allow_queue").get<bool>();
@@ -590,7 +624,11 @@ Result<service::Recommendation> DecodeRecommendation(const json& j) {
 json Encode(const service::SlotsResult& r) {
   json opts = json::array();
   for (const auto& o : r.options)
-    opts.push_back({{"gpus", o.gpus}, {"start", o.start}, {"end", o.end}, {"live", o.live}, {"free_now_mb", Opt(o.free_now_mb)}});
+    opts.push_back({{"gpus", o.gpus},
+                    {"start", o.start},
+                    {"end", o.end},
+                    {"live", o.live},
+                    {"free_now_mb", Opt(o.free_now_mb)}});
   return {{"options", opts}, {"truncated_combinations", r.truncated_combinations}};
 }
 
@@ -599,7 +637,8 @@ Result<service::SlotsResult> DecodeSlots(const json& j) {
     service::SlotsResult r;
     for (const auto& o : j.at("options"))
       r.options.push_back({o.at("gpus").get<std::vector<int>>(), o.at("start").get<Seconds>(),
-                           o.at("end").get<Seconds>(), o.at("live").get<std::string>(), OptGet<int64_t>(o, "free_now_mb")});
+                           o.at("end").get<Seconds>(), o.at("live").get<std::string>(),
+                           OptGet<int64_t>(o, "free_now_mb")});
     r.truncated_combinations = j.at("truncated_combinations").get<bool>();
     return r;
   });
@@ -626,7 +665,9 @@ Result<service::ListResult> DecodeListResult(const json& j) {
 }
 
 json Encode(const service::HistoryView& v) {
-  return {{"reservation", Encode(v.reservation)}, {"events", Encode(v.events)}, {"notifications", Encode(v.notifications)}};
+  return {{"reservation", Encode(v.reservation)},
+          {"events", Encode(v.events)},
+          {"notifications", Encode(v.notifications)}};
 }
 
 Result<service::HistoryView> DecodeHistory(const json& j) {
@@ -668,7 +709,9 @@ Result<std::vector<store::Notification>> DecodeNotifications(const json& j) {
 }
 
 json Encode(const service::OperationView& v) {
-  return {{"found", v.found}, {"action", v.action}, {"reservation", v.reservation ? Encode(*v.reservation) : json()}};
+  return {{"found", v.found},
+          {"action", v.action},
+          {"reservation", v.reservation ? Encode(*v.reservation) : json()}};
 }
 
 Result<service::OperationView> DecodeOperation(const json& j) {
@@ -711,12 +754,15 @@ json Encode(const service::StatusView& v) {
   for (const auto& r : v.reservations) rs.push_back(Encode(r));
   json usage = json::array();
   for (const auto& u : v.usage)
-    usage.push_back({{"used_units", u.used_units}, {"exclusive", u.exclusive}, {"next_free", u.next_free},
+    usage.push_back({{"used_units", u.used_units},
+                     {"exclusive", u.exclusive},
+                     {"next_free", u.next_free},
                      {"owners_now", u.owners_now}});
   json mine = json::array();
   for (const auto& r : v.mine) mine.push_back(Encode(r));
-  return {{"now", v.now},   {"devices", devices}, {"error", v.snapshot.error}, {"gpus", views},
-          {"usage", usage}, {"active_count", v.active_count}, {"mine", mine}, {"reservations", rs}};
+  return {{"now", v.now},  {"devices", devices}, {"error", v.snapshot.error},
+          {"gpus", views}, {"usage", usage},     {"active_count", v.active_count},
+          {"mine", mine},  {"reservations", rs}};
 }
 
 Result<service::StatusView> DecodeStatus(const json& j) {
@@ -734,7 +780,9 @@ Result<service::StatusView> DecodeStatus(const json& j) {
       s.utilization_percent = OptGet<int>(d, "utilization_percent");
       s.temperature_c = OptGet<int>(d, "temperature_c");
       std::string src = d.at("source").get<std::string>();
-      s.source = src == "nvml" ? gpu::Source::kNvml : src == "simulation" ? gpu::Source::kSimulation : gpu::Source::kNone;
+      s.source = src == "nvml"         ? gpu::Source::kNvml
+                 : src == "simulation" ? gpu::Source::kSimulation
+                                       : gpu::Source::kNone;
       s.process_telemetry = d.at("process_telemetry").get<bool>();
       for (const auto& p : d.at("processes")) {
         gpu::ProcessSample ps;
@@ -770,8 +818,9 @@ Result<service::PolicyStatus> DecodePolicyStatus(const json& j) {
 }
 
 json Encode(const service::ImportSummary& s) {
-  return {{"reservations", s.reservations}, {"active", s.active}, {"cancelled", s.cancelled}, {"expired", s.expired},
-          {"edits", s.edits}, {"notifications", s.notifications}, {"operations", s.operations}};
+  return {{"reservations", s.reservations}, {"active", s.active}, {"cancelled", s.cancelled},
+          {"expired", s.expired},           {"edits", s.edits},   {"notifications", s.notifications},
+          {"operations", s.operations}};
 }
 
 Result<service::ImportSummary> DecodeImportSummary(const json& j) {
@@ -869,7 +918,9 @@ Result<service::JobRetryRequest> DecodeJobRetry(const json& j) {
 
 json Encode(const store::JobRecord& job) { return EncodeJob(job); }
 
-json Encode(const service::JobView& v) { return {{"reservation", Encode(v.reservation)}, {"job", EncodeJob(v.job)}}; }
+json Encode(const service::JobView& v) {
+  return {{"reservation", Encode(v.reservation)}, {"job", EncodeJob(v.job)}};
+}
 
 json Encode(const std::vector<service::JobView>& jobs) {
   json out = json::array();
@@ -909,7 +960,8 @@ Result<service::JobPatchResult> DecodeJobPatchResult(const json& j) {
 
 json Encode(const engine::Policy& p) {
   json blackouts = json::array();
-  for (const auto& b : p.blackouts) blackouts.push_back({{"start", b.start}, {"end", b.end}, {"reason", b.reason}});
+  for (const auto& b : p.blackouts)
+    blackouts.push_back({{"start", b.start}, {"end", b.end}, {"reason", b.reason}});
   json prio = json::object();
   for (const auto& [g, v] : p.gpu_priority) prio[std::to_string(g)] = v;
   return {{"gpu_count", p.gpu_count},
@@ -939,7 +991,8 @@ Result<engine::Policy> DecodePolicy(const json& j) {
     p.horizon = j.at("horizon_seconds").get<Seconds>();
     p.max_duration = j.at("max_duration_seconds").get<Seconds>();
     for (const auto& b : j.at("blackouts"))
-      p.blackouts.push_back({b.at("start").get<Seconds>(), b.at("end").get<Seconds>(), b.at("reason").get<std::string>()});
+      p.blackouts.push_back(
+          {b.at("start").get<Seconds>(), b.at("end").get<Seconds>(), b.at("reason").get<std::string>()});
     p.disabled_gpus = j.at("disabled_gpus").get<std::vector<int>>();
     for (const auto& [g, v] : j.at("gpu_priority").items()) p.gpu_priority[std::stoi(g)] = v.get<int>();
     p.require_shared_memory = j.at("require_shared_memory").get<bool>();
@@ -964,8 +1017,8 @@ Error ErrorFromObject(const json& error) {
                             ? error["message"].get<std::string>()
                             : "the daemon reported an error";
   ErrorKind kind = ErrorKind::kInvalid;
-  if (error.is_object() && error.contains("data") && error["data"].is_object() && error["data"].contains("kind") &&
-      error["data"]["kind"].is_string()) {
+  if (error.is_object() && error.contains("data") && error["data"].is_object() &&
+      error["data"].contains("kind") && error["data"]["kind"].is_string()) {
     std::string k = error["data"]["kind"].get<std::string>();
     for (ErrorKind c : {ErrorKind::kInvalid, ErrorKind::kConflict, ErrorKind::kNoSlot, ErrorKind::kNotFound,
                         ErrorKind::kPermission, ErrorKind::kPolicy, ErrorKind::kCorrupt, ErrorKind::kIo,

@@ -228,8 +228,8 @@ void ExpectSameEvent(const store::Event& a, const store::Event& b) {
 }
 
 store::Notification FullNotification() {
-  return store::Notification{"n-1", 1001, "r-1", "reservation-admin-cancelled", kT0, 0, "root", "maintenance",
-                             "your booking was cancelled"};
+  return store::Notification{"n-1", 1001,   "r-1",         "reservation-admin-cancelled", kT0,
+                             0,     "root", "maintenance", "your booking was cancelled"};
 }
 
 void ExpectSameNotification(const store::Notification& a, const store::Notification& b) {
@@ -645,7 +645,8 @@ TEST(CodecStrictTest, NullMeansAbsent) {
 TEST(CodecStrictTest, MissingRequiredFieldsRefused) {
   EXPECT_THAT(CreateError(json{{"duration_seconds", 60}}).message, HasSubstr("count is required"));
   EXPECT_THAT(CreateError(json{{"count", 1}}).message, HasSubstr("duration_seconds is required"));
-  EXPECT_THAT(CreateError(json{{"count", nullptr}, {"duration_seconds", 60}}).message, HasSubstr("count is required"));
+  EXPECT_THAT(CreateError(json{{"count", nullptr}, {"duration_seconds", 60}}).message,
+              HasSubstr("count is required"));
   auto edit = DecodeEdit(json::object());
   ASSERT_FALSE(edit.has_value());
   EXPECT_THAT(edit.error().message, HasSubstr("ref is required"));
@@ -1066,7 +1067,8 @@ TEST(CodecResultTest, StatusViewRoundTrip) {
 }
 
 TEST(CodecResultTest, PolicyStatusAndImportSummaryRoundTrip) {
-  auto ps = DecodePolicyStatus(json::parse(Encode(service::PolicyStatus{"mismatch", "gpu_count 4 != 8"}).dump()));
+  auto ps =
+      DecodePolicyStatus(json::parse(Encode(service::PolicyStatus{"mismatch", "gpu_count 4 != 8"}).dump()));
   ASSERT_TRUE(ps.has_value()) << ps.error().message;
   EXPECT_EQ(ps->status, "mismatch");
   EXPECT_EQ(ps->message, "gpu_count 4 != 8");
@@ -1180,8 +1182,8 @@ void ExpectCorrupt(D decode, const json& j, const std::string& what) {
 }
 
 TEST(CodecMalformedTest, EveryReplyDecoderGivesCorruptNotExceptions) {
-  std::vector<json> junk = {json(), json(42), json("text"), json::object(), json::array({1, 2}),
-                            json{{"reservation", 1}}};
+  std::vector<json> junk = {
+      json(), json(42), json("text"), json::object(), json::array({1, 2}), json{{"reservation", 1}}};
   for (const auto& j : junk) {
     std::string what = j.dump();
     ExpectCorrupt(DecodeReservation, j, "reservation " + what);
@@ -1272,8 +1274,8 @@ TEST(CodecMalformedTest, PolicyWithHugePriorityKeyIsCorruptNotAnException) {
 // status to "active" and wraps a negative uid to 4294967295 instead of
 // reporting a malformed reply.
 TEST(CodecMalformedTest, ReservationWithUnknownModeStatusOrUidIsCorrupt) {
-  for (auto [key, value] : std::vector<std::pair<const char*, json>>{
-           {"mode", "bogus"}, {"status", "weird"}, {"uid", -1}}) {
+  for (auto [key, value] :
+       std::vector<std::pair<const char*, json>>{{"mode", "bogus"}, {"status", "weird"}, {"uid", -1}}) {
     json r = Encode(PlainReservation());
     r[key] = value;
     auto d = DecodeReservation(r);
@@ -1310,9 +1312,9 @@ TEST(CodecStrictTest, IntegersBeyondInt64AreRefusedNotWrapped) {
 // ---- error objects ------------------------------------------------------------
 
 TEST(CodecErrorTest, EveryErrorKindRoundTrips) {
-  const std::vector<ErrorKind> kinds = {ErrorKind::kInvalid,  ErrorKind::kConflict,    ErrorKind::kNoSlot,
-                                        ErrorKind::kNotFound, ErrorKind::kPermission,  ErrorKind::kPolicy,
-                                        ErrorKind::kCorrupt,  ErrorKind::kIo,          ErrorKind::kBusy,
+  const std::vector<ErrorKind> kinds = {ErrorKind::kInvalid,     ErrorKind::kConflict,   ErrorKind::kNoSlot,
+                                        ErrorKind::kNotFound,    ErrorKind::kPermission, ErrorKind::kPolicy,
+                                        ErrorKind::kCorrupt,     ErrorKind::kIo,         ErrorKind::kBusy,
                                         ErrorKind::kUnavailable, ErrorKind::kInternal};
   for (ErrorKind k : kinds) {
     std::string msg = "message for " + std::string(ErrorKindName(k));
@@ -1341,8 +1343,8 @@ TEST(CodecErrorTest, ErrorObjectWithoutKindAndOddErrors) {
   EXPECT_EQ(e.kind, ErrorKind::kInvalid);
   EXPECT_EQ(e.message, "unknown method x");
 
-  for (json odd : {json(), json(5), json("boom"), json::array(), json::object(),
-                   json{{"message", 3}}, json{{"data", "x"}}, json{{"data", {{"kind", 7}}}}}) {
+  for (json odd : {json(), json(5), json("boom"), json::array(), json::object(), json{{"message", 3}},
+                   json{{"data", "x"}}, json{{"data", {{"kind", 7}}}}}) {
     Error o;
     EXPECT_NO_THROW(o = ErrorFromObject(odd)) << odd.dump();
     EXPECT_EQ(o.kind, ErrorKind::kInvalid) << odd.dump();

@@ -1,6 +1,7 @@
 #include "server/daemon.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -12,7 +13,6 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <fmt/format.h>
 #include <memory>
 #include <vector>
 
@@ -67,7 +67,8 @@ Result<int> TakeLock(const std::string& path) {
     close(fd);
     std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
     while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-    return Fail(ErrorKind::kBusy, fmt::format("another `bk server serve` is running for this server (pid {})", pid));
+    return Fail(ErrorKind::kBusy,
+                fmt::format("another `bk server serve` is running for this server (pid {})", pid));
   }
   std::string pid = std::to_string(getpid()) + "\n";
   if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
@@ -204,9 +205,11 @@ class Loop {
 
   void TooLong(Conn& c) {
     c.in.clear();
-    c.out += fmt::format(R"({{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"request line exceeds {} bytes"}}}})",
-                         opt_.max_line_bytes) +
-             "\n";
+    c.out +=
+        fmt::format(
+            R"({{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"request line exceeds {} bytes"}}}})",
+            opt_.max_line_bytes) +
+        "\n";
     c.closing = true;
   }
 
@@ -263,7 +266,8 @@ int Serve(const ServeOptions& options) {
   const config::Config& c = *cfg;
   uid_t me = sys::CurrentUid();
   if (me != c.owner_uid) {
-    std::fprintf(stderr, "bk: `bk server serve` must run as the server owner %s (UID %u); you are %s (UID %u)\n",
+    std::fprintf(stderr,
+                 "bk: `bk server serve` must run as the server owner %s (UID %u); you are %s (UID %u)\n",
                  c.owner.c_str(), c.owner_uid, sys::UserName(me).c_str(), me);
     return 77;
   }
@@ -285,7 +289,8 @@ int Serve(const ServeOptions& options) {
   }
   // The monitor samples the GPUs; the service shows its latest snapshot.
   const sys::Clock* monitor_clock = clock.get();
-  monitor::Runner monitor(c, [monitor_clock] { return NowMs(*monitor_clock); }, Log);
+  monitor::Runner monitor(
+      c, [monitor_clock] { return NowMs(*monitor_clock); }, Log);
   service::BookingService::Deps deps{&c, clock.get(), monitor.service_source(), c.owner_uid, true};
   deps.snapshot_ttl_ms = 2000;
   service::BookingService service(deps);

@@ -15,10 +15,10 @@ namespace bk::server {
 
 struct ServeOptions {
   std::string config_path;
-  size_t max_clients = 256;        // more connect: the longest-idle one is dropped
-  size_t max_line_bytes = 1 << 20; // a longer request line is refused and the connection closed
-  int idle_timeout_ms = 60000;     // no complete request for this long: closed
-  int partial_timeout_ms = 10000;  // a started line must finish within this
+  size_t max_clients = 256;         // more connect: the longest-idle one is dropped
+  size_t max_line_bytes = 1 << 20;  // a longer request line is refused and the connection closed
+  int idle_timeout_ms = 60000;      // no complete request for this long: closed
+  int partial_timeout_ms = 10000;   // a started line must finish within this
 };
 
 // Runs until SIGINT/SIGTERM. Returns the process exit status: 0 after a

@@ -1,9 +1,10 @@
 #include "server/dispatcher.h"
 
 #include <fmt/format.h>
+
 #include <functional>
-#include <stdexcept>
 #include <map>
+#include <stdexcept>
 
 #include "base/version.h"
 #include "rpc/codec.h"
@@ -16,7 +17,9 @@ using rpc::json;
 struct Call {
   bool write = false;
   bool cacheable = false;  // a pure function of (caller, params, ledger generation, second)
-  std::function<Result<json>(service::BookingService&, const service::Actor&, const json&, const config::Config&)> fn;
+  std::function<Result<json>(service::BookingService&, const service::Actor&, const json&,
+                             const config::Config&)>
+      fn;
 };
 
 // Small strict readers for the methods whose params are not a service request.
@@ -225,7 +228,8 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
     });
   } catch (const std::exception&) {
     if (too_deep)
-      return ErrorLine(nullptr, rpc::kInvalidRequest, fmt::format("request nests deeper than {} levels", kMaxDepth));
+      return ErrorLine(nullptr, rpc::kInvalidRequest,
+                       fmt::format("request nests deeper than {} levels", kMaxDepth));
     return ErrorLine(nullptr, rpc::kParseError, "parse error: the line is not valid JSON");
   }
   if (!req.is_object()) return ErrorLine(nullptr, rpc::kInvalidRequest, "a request must be a JSON object");
@@ -281,8 +285,8 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
     cache_[key] = text;
     return fmt::format(R"({{"id":{},"jsonrpc":"2.0","result":{}}})", id.dump(), text);
   }
-  return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(*result)}}.dump(-1, ' ', false,
-                                                                                   json::error_handler_t::replace);
+  return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(*result)}}.dump(
+      -1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace bk::server

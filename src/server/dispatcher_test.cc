@@ -72,7 +72,8 @@ class DispatcherTest : public ::testing::Test {
     EXPECT_FALSE(reply.contains("error")) << reply.dump();
     return reply.contains("result") ? reply["result"] : json();
   }
-  static void ExpectError(const json& reply, int code, const std::string& kind, const std::string& text = "") {
+  static void ExpectError(const json& reply, int code, const std::string& kind,
+                          const std::string& text = "") {
     ASSERT_TRUE(reply.is_object()) << reply.dump();
     EXPECT_EQ(reply.value("jsonrpc", ""), "2.0") << reply.dump();
     EXPECT_FALSE(reply.contains("result")) << reply.dump();
@@ -123,9 +124,10 @@ TEST_F(DispatcherTest, BadJsonrpcVersionIs32600AndEchoesId) {
   ExpectError(r, rpc::kInvalidRequest, "invalid", "jsonrpc");
   EXPECT_EQ(r["id"], 7);
   ExpectError(Line(alice_, R"({"id":8,"method":"server.ping"})"), rpc::kInvalidRequest, "invalid", "jsonrpc");
-  ExpectError(Line(alice_, R"({"jsonrpc":2.0,"id":9,"method":"server.ping"})"), rpc::kInvalidRequest, "invalid",
-              "jsonrpc");
-  ExpectError(Line(alice_, R"({"jsonrpc":null,"id":9,"method":"server.ping"})"), rpc::kInvalidRequest, "invalid");
+  ExpectError(Line(alice_, R"({"jsonrpc":2.0,"id":9,"method":"server.ping"})"), rpc::kInvalidRequest,
+              "invalid", "jsonrpc");
+  ExpectError(Line(alice_, R"({"jsonrpc":null,"id":9,"method":"server.ping"})"), rpc::kInvalidRequest,
+              "invalid");
 }
 
 TEST_F(DispatcherTest, BadIdTypeIs32600WithNullId) {
@@ -155,14 +157,17 @@ TEST_F(DispatcherTest, UnknownTopLevelFieldIs32600AndNamesIt) {
   json r = Line(alice_, R"({"jsonrpc":"2.0","id":3,"method":"server.ping","uid":0})");
   ExpectError(r, rpc::kInvalidRequest, "invalid", "uid");
   EXPECT_EQ(r["id"], 3);
-  ExpectError(Line(alice_, R"({"jsonrpc":"2.0","id":3,"method":"server.ping","actor":{"uid":0,"admin":true}})"),
-              rpc::kInvalidRequest, "invalid", "actor");
+  ExpectError(
+      Line(alice_, R"({"jsonrpc":"2.0","id":3,"method":"server.ping","actor":{"uid":0,"admin":true}})"),
+      rpc::kInvalidRequest, "invalid", "actor");
 }
 
 TEST_F(DispatcherTest, MissingOrNonStringMethodIs32600) {
   ExpectError(Line(alice_, R"({"jsonrpc":"2.0","id":1})"), rpc::kInvalidRequest, "invalid", "method");
-  ExpectError(Line(alice_, R"({"jsonrpc":"2.0","id":1,"method":5})"), rpc::kInvalidRequest, "invalid", "method");
-  ExpectError(Line(alice_, R"({"jsonrpc":"2.0","id":1,"method":["server.ping"]})"), rpc::kInvalidRequest, "invalid");
+  ExpectError(Line(alice_, R"({"jsonrpc":"2.0","id":1,"method":5})"), rpc::kInvalidRequest, "invalid",
+              "method");
+  ExpectError(Line(alice_, R"({"jsonrpc":"2.0","id":1,"method":["server.ping"]})"), rpc::kInvalidRequest,
+              "invalid");
 }
 
 TEST_F(DispatcherTest, UnknownMethodIs32601) {
@@ -176,7 +181,8 @@ TEST_F(DispatcherTest, UnknownMethodIs32601) {
 
 TEST_F(DispatcherTest, NonObjectParamsIs32602) {
   for (json params : {json::array({1, 3600}), json(5), json("x"), json()}) {
-    std::string line = json{{"jsonrpc", "2.0"}, {"id", 4}, {"method", "booking.create"}, {"params", params}}.dump();
+    std::string line =
+        json{{"jsonrpc", "2.0"}, {"id", 4}, {"method", "booking.create"}, {"params", params}}.dump();
     json r = Line(alice_, line);
     ExpectError(r, rpc::kInvalidParams, "invalid", "params must be a JSON object");
     EXPECT_EQ(r["id"], 4);
@@ -193,8 +199,8 @@ TEST_F(DispatcherTest, MissingParamsMeansEmptyObject) {
 }
 
 TEST_F(DispatcherTest, InvalidParamsIs32602WithKindInvalid) {
-  ExpectError(Call(alice_, "booking.create", {{"count", "1"}, {"duration_seconds", 3600}}), rpc::kInvalidParams,
-              "invalid", "count must be an integer");
+  ExpectError(Call(alice_, "booking.create", {{"count", "1"}, {"duration_seconds", 3600}}),
+              rpc::kInvalidParams, "invalid", "count must be an integer");
   ExpectError(Call(alice_, "booking.create", {{"count", 1}}), rpc::kInvalidParams, "invalid",
               "duration_seconds is required");
   // The service's own validation is invalid params too.
@@ -207,19 +213,22 @@ TEST_F(DispatcherTest, InvalidParamsIs32602WithKindInvalid) {
   ExpectError(Call(alice_, "reservation.history", json::object()), rpc::kInvalidParams, "invalid", "ref");
   ExpectError(Call(alice_, "reservation.history", {{"ref", ""}}), rpc::kInvalidParams, "invalid", "ref");
   ExpectError(Call(alice_, "operation.get", {{"op_id", 12}}), rpc::kInvalidParams, "invalid", "op_id");
-  ExpectError(Call(alice_, "placement.slots", json::object()), rpc::kInvalidParams, "invalid", "request is required");
-  ExpectError(Call(alice_, "placement.slots", {{"request", CreateParams()}, {"limit", 21}}), rpc::kInvalidParams,
-              "invalid", "limit");
+  ExpectError(Call(alice_, "placement.slots", json::object()), rpc::kInvalidParams, "invalid",
+              "request is required");
+  ExpectError(Call(alice_, "placement.slots", {{"request", CreateParams()}, {"limit", 21}}),
+              rpc::kInvalidParams, "invalid", "limit");
   ExpectError(Call(alice_, "status.get", {{"from", -1}}), rpc::kInvalidParams, "invalid", "from");
   ExpectError(Call(alice_, "status.get", {{"to", 1.5}}), rpc::kInvalidParams, "invalid", "to");
   ExpectError(Call(alice_, "policy.check", {{"x", 1}}), rpc::kInvalidParams, "invalid", "x");
-  ExpectError(Call(alice_, "admin.import", {{"ledger_json", ""}}), rpc::kInvalidParams, "invalid", "ledger_json");
+  ExpectError(Call(alice_, "admin.import", {{"ledger_json", ""}}), rpc::kInvalidParams, "invalid",
+              "ledger_json");
   EXPECT_FALSE(LedgerExists());
 }
 
 TEST_F(DispatcherTest, ApplicationErrorsAre32000WithTheirKind) {
   ExpectError(Call(alice_, "booking.cancel", {{"ref", "deadbeef"}}), rpc::kApplicationError, "not-found");
-  ExpectError(Call(alice_, "reservation.history", {{"ref", "deadbeef"}}), rpc::kApplicationError, "not-found");
+  ExpectError(Call(alice_, "reservation.history", {{"ref", "deadbeef"}}), rpc::kApplicationError,
+              "not-found");
 
   // An exact start that is taken is a conflict.
   json x = CreateParams(4);
@@ -270,9 +279,9 @@ TEST_F(DispatcherTest, PingReportsActorPolicyAndVersion) {
 // ---- a booking's life through JSON lines ------------------------------------------
 
 TEST_F(DispatcherTest, CreateListCancelThroughJsonLines) {
-  json created = Line(alice_,
-                      R"({"jsonrpc":"2.0","id":"c1","method":"booking.create",)"
-                      R"("params":{"count":2,"duration_seconds":3600,"mode":"exclusive","op_id":"op-1"}})");
+  json created =
+      Line(alice_, R"({"jsonrpc":"2.0","id":"c1","method":"booking.create",)"
+                   R"("params":{"count":2,"duration_seconds":3600,"mode":"exclusive","op_id":"op-1"}})");
   ASSERT_TRUE(created.contains("result")) << created.dump();
   EXPECT_EQ(created["id"], "c1");
   EXPECT_TRUE(dispatcher_->last_was_write());
@@ -369,8 +378,8 @@ TEST_F(DispatcherTest, ForgedIdentityFieldsRefusedAndNothingWritten) {
   json mine = Ok(alice_, "reservations.list");
   std::string id = mine["reservations"][0]["id"];
   uint64_t gen = service_->Generation();
-  ExpectError(Call(bob_, "booking.cancel", {{"ref", id}, {"uid", alice_.uid}}), rpc::kInvalidParams, "invalid",
-              "uid");
+  ExpectError(Call(bob_, "booking.cancel", {{"ref", id}, {"uid", alice_.uid}}), rpc::kInvalidParams,
+              "invalid", "uid");
   ExpectError(Line(bob_, json{{"jsonrpc", "2.0"},
                               {"id", 1},
                               {"method", "booking.cancel"},
@@ -540,7 +549,8 @@ TEST_F(DispatcherTest, LastWasWriteForWritesOnly) {
   Call(alice_, "reservations.list");
   Call(alice_, "reservations.list");  // a cache hit
   EXPECT_FALSE(dispatcher_->last_was_write());
-  for (const char* m : {"placement.recommend", "audit.log", "notifications.list", "policy.check", "job.list"}) {
+  for (const char* m :
+       {"placement.recommend", "audit.log", "notifications.list", "policy.check", "job.list"}) {
     json params = std::string(m) == "placement.recommend" ? CreateParams() : json::object();
     Call(alice_, m, params);
     EXPECT_FALSE(dispatcher_->last_was_write()) << m;
@@ -662,9 +672,9 @@ TEST_F(DispatcherTest, DeeplyNestedInputWithinTheLineLimit) {
 TEST_F(DispatcherTest, DeepNestingInParamsOrIdDoesNotCrash) {
   const int depth = 100000;  // 200 KB
   std::string nested = std::string(depth, '[') + std::string(depth, ']');
-  EXPECT_TRUE(SurvivesInChild(*dispatcher_, alice_,
-                              R"({"jsonrpc":"2.0","id":1,"method":"reservations.list","params":{"x":)" + nested +
-                                  "}}"))
+  EXPECT_TRUE(SurvivesInChild(
+      *dispatcher_, alice_,
+      R"({"jsonrpc":"2.0","id":1,"method":"reservations.list","params":{"x":)" + nested + "}}"))
       << "deep params";
   EXPECT_TRUE(SurvivesInChild(*dispatcher_, alice_,
                               R"({"jsonrpc":"2.0","id":)" + nested + R"(,"method":"server.ping"})"))

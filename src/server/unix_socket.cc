@@ -1,5 +1,6 @@
 #include "server/unix_socket.h"
 
+#include <fmt/format.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -7,7 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 
 namespace bk::server {
 namespace {
@@ -16,8 +16,9 @@ Result<sockaddr_un> Address(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof(addr.sun_path))
-    return Invalid(fmt::format("socket path {} is too long ({} bytes, at most {}); choose a shorter server directory",
-                               path, path.size(), sizeof(addr.sun_path) - 1));
+    return Invalid(
+        fmt::format("socket path {} is too long ({} bytes, at most {}); choose a shorter server directory",
+                    path, path.size(), sizeof(addr.sun_path) - 1));
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   return addr;
 }
@@ -26,13 +27,14 @@ Result<sockaddr_un> Address(const std::string& path) {
 
 Result<int> ListenUnix(const std::string& path, mode_t mode, std::optional<gid_t> gid, uid_t owner) {
   BK_ASSIGN_OR_RETURN(sockaddr_un addr, Address(path));
-  struct stat st{};
+  struct stat st {};
   if (lstat(path.c_str(), &st) == 0) {
     // The caller holds the single-instance lock, so a socket here is stale.
     if (!S_ISSOCK(st.st_mode) || st.st_uid != owner)
       return Invalid(fmt::format("{} exists and is not this server's socket; move it away", path));
     if (unlink(path.c_str()) != 0)
-      return Fail(ErrorKind::kIo, fmt::format("cannot remove stale socket {}: {}", path, std::strerror(errno)));
+      return Fail(ErrorKind::kIo,
+                  fmt::format("cannot remove stale socket {}: {}", path, std::strerror(errno)));
   }
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return Fail(ErrorKind::kIo, fmt::format("socket: {}", std::strerror(errno)));

@@ -1,8 +1,8 @@
 #include "server/unix_socket.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -39,7 +39,7 @@ class UnixSocketTest : public ::testing::Test {
     return fd;
   }
   mode_t ModeOf(const std::string& p) {
-    struct stat st{};
+    struct stat st {};
     EXPECT_EQ(lstat(p.c_str(), &st), 0) << p;
     return st.st_mode;
   }
@@ -99,7 +99,7 @@ TEST_F(UnixSocketTest, GroupIsSetWhenGiven) {
   auto fd = ListenUnix(path_, 0660, g, getuid());
   ASSERT_TRUE(fd.has_value()) << fd.error().message;
   Keep(*fd);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(lstat(path_.c_str(), &st), 0);
   EXPECT_EQ(st.st_gid, g);
   EXPECT_EQ(st.st_mode & 07777, 0660u);
@@ -108,7 +108,7 @@ TEST_F(UnixSocketTest, GroupIsSetWhenGiven) {
 TEST_F(UnixSocketTest, StaleSocketIsReplaced) {
   auto first = ListenUnix(path_, 0600, std::nullopt, getuid());
   ASSERT_TRUE(first.has_value()) << first.error().message;
-  struct stat before{};
+  struct stat before {};
   ASSERT_EQ(lstat(path_.c_str(), &before), 0);
   close(*first);  // the daemon died: its socket file stays behind
   ASSERT_TRUE(std::filesystem::exists(path_));
@@ -117,7 +117,7 @@ TEST_F(UnixSocketTest, StaleSocketIsReplaced) {
 
   int fd = Listen(0666);
   ASSERT_GE(fd, 0);
-  struct stat after{};
+  struct stat after {};
   ASSERT_EQ(lstat(path_.c_str(), &after), 0);
   EXPECT_TRUE(S_ISSOCK(after.st_mode));
   EXPECT_EQ(after.st_mode & 07777, 0666u);

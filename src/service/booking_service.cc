@@ -1,18 +1,18 @@
 #include "service/booking_service.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
 #include "engine/parse.h"
 #include "service/fingerprint.h"
 #include "service/impl.h"
-#include "sys/random.h"
 #include "sys/fs.h"
+#include "sys/random.h"
 #include "sys/users.h"
-
-#include <unistd.h>
 
 namespace bk::service {
 
@@ -40,14 +40,16 @@ void BookingService::Impl::Watch(store::LedgerStore& s) {
     if (!calendar) return;
     for (const auto& id : ids) {
       auto r = s.Get(id);
-      if (r && *r && (*r)->status == engine::Status::kActive) (*calendar)[id] = {(*r)->uid, (*r)->ToFootprint()};
-      else calendar->erase(id);
+      if (r && *r && (*r)->status == engine::Status::kActive)
+        (*calendar)[id] = {(*r)->uid, (*r)->ToFootprint()};
+      else
+        calendar->erase(id);
     }
   });
 }
 
 Result<std::vector<engine::Footprint>> BookingService::Impl::Footprints(store::LedgerStore& s, Seconds now,
-                                                                       const std::string& except) {
+                                                                        const std::string& except) {
   if (!deps.exclusive_store) return s.ActiveFootprints(now, except);
   BK_TRY(LoadCalendar(s, now));
   std::vector<engine::Footprint> out;
@@ -104,7 +106,8 @@ void BookingService::Impl::Settle(bool ok) {
     return;
   }
   store.reset();
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((deps.config->ledger_path + suffix).c_str());
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    unlink((deps.config->ledger_path + suffix).c_str());
   if (fresh_dir) rmdir(deps.config->data_dir.c_str());
   fresh_ledger = fresh_dir = false;
 }
@@ -134,13 +137,14 @@ Result<gpu::Snapshot> BookingService::Impl::Telemetry() {
   }
   std::string diff = config::ComparePolicy(*bound, local);
   if (diff.empty()) return Ok();
-  return Fail(ErrorKind::kPolicy, fmt::format("local configuration does not match ledger policy: {}; restore those "
-                                              "settings or use another data directory",
-                                              diff));
+  return Fail(ErrorKind::kPolicy,
+              fmt::format("local configuration does not match ledger policy: {}; restore those "
+                          "settings or use another data directory",
+                          diff));
 }
 
-Result<Reservation> BookingService::Impl::Resolve(store::LedgerStore& s, const Actor& actor, const std::string& raw,
-                                                  RefScope scope, Seconds now) {
+Result<Reservation> BookingService::Impl::Resolve(store::LedgerStore& s, const Actor& actor,
+                                                  const std::string& raw, RefScope scope, Seconds now) {
   std::string ref(Trim(raw));
   if (ref.empty()) return Invalid("give a reservation number or ID; `bk l` lists yours");
   store::ReservationQuery own{actor.uid, true, true, now};
@@ -168,20 +172,22 @@ Result<Reservation> BookingService::Impl::Resolve(store::LedgerStore& s, const A
     if (any.size() == 1 && scope == RefScope::kOwnActive)
       return Invalid(fmt::format("reservation {} is {}; only active reservations can change",
                                  any[0].ShortId(), engine::StatusName(any[0].StatusAt(now))));
-    return Fail(ErrorKind::kNotFound,
-                fmt::format("reservation not found for current user: {}; `bk l` lists your reservations", ref));
+    return Fail(
+        ErrorKind::kNotFound,
+        fmt::format("reservation not found for current user: {}; `bk l` lists your reservations", ref));
   }
   if (matches.size() > 1) {
     std::vector<std::string> ids;
     for (size_t i = 0; i < matches.size() && i < 4; ++i) ids.push_back(matches[i].ShortId());
-    return Invalid(fmt::format("ambiguous reservation ID {}; matches {}; give more characters", ref, Join(ids, ", ")));
+    return Invalid(
+        fmt::format("ambiguous reservation ID {}; matches {}; give more characters", ref, Join(ids, ", ")));
   }
   return matches[0];
 }
 
-store::Event BookingService::Impl::MakeEvent(const std::string& action, const Reservation& r, const Actor& actor,
-                                             const std::string& op_id, const std::string& message,
-                                             Seconds now) const {
+store::Event BookingService::Impl::MakeEvent(const std::string& action, const Reservation& r,
+                                             const Actor& actor, const std::string& op_id,
+                                             const std::string& message, Seconds now) const {
   store::Event e;
   e.event_id = sys::NewUuid();
   e.ts = now;
@@ -202,14 +208,15 @@ store::Event BookingService::Impl::MakeEvent(const std::string& action, const Re
 }
 
 std::string StateJson(const Reservation& r) {
-  nlohmann::json j = {{"end_at", engine::FormatIsoUtc(r.end)},
-                      {"expected_memory_mb", r.memory_mb ? nlohmann::json(*r.memory_mb) : nlohmann::json()},
-                      {"gpus", r.gpus},
-                      {"mode", engine::ModeName(r.mode)},
-                      {"share_units", r.mode == Mode::kShared ? nlohmann::json(r.share_units) : nlohmann::json()},
-                      {"start_at", engine::FormatIsoUtc(r.start)},
-                      {"cpus", r.cpus},
-                      {"ram_mb", r.ram_mb}};
+  nlohmann::json j = {
+      {"end_at", engine::FormatIsoUtc(r.end)},
+      {"expected_memory_mb", r.memory_mb ? nlohmann::json(*r.memory_mb) : nlohmann::json()},
+      {"gpus", r.gpus},
+      {"mode", engine::ModeName(r.mode)},
+      {"share_units", r.mode == Mode::kShared ? nlohmann::json(r.share_units) : nlohmann::json()},
+      {"start_at", engine::FormatIsoUtc(r.start)},
+      {"cpus", r.cpus},
+      {"ram_mb", r.ram_mb}};
   return j.dump();
 }
 
@@ -220,8 +227,9 @@ namespace {
 std::string BusyText(const GpuView& v) { return fmt::format("GPU {} ({})", v.gpu, v.live_reason); }
 
 // Fills the per-GPU details users and agents see after a placement.
-void Describe(BookingOutcome& out, const engine::Calendar& cal, const Advice& advice, const engine::Placement& p,
-              const CreateRequest& req, const engine::Policy& policy, const std::vector<int>& eligible) {
+void Describe(BookingOutcome& out, const engine::Calendar& cal, const Advice& advice,
+              const engine::Placement& p, const CreateRequest& req, const engine::Policy& policy,
+              const std::vector<int>& eligible) {
   out.memory_telemetry = !p.gpus.empty();
   for (size_t i = 0; i < p.gpus.size(); ++i) {
     int g = p.gpus[i];
@@ -230,7 +238,8 @@ void Describe(BookingOutcome& out, const engine::Calendar& cal, const Advice& ad
     if (!v.memory_total_mb) out.memory_telemetry = false;
     if (v.memory_total_mb && req.mode == Mode::kShared) {
       int64_t usable = std::max<int64_t>(0, *v.memory_total_mb - policy.shared_memory_reserve_mb);
-      int64_t requested = req.memory_mb.value_or(cal.AutomaticMemoryMb(*v.memory_total_mb, req.share_units.value_or(1)));
+      int64_t requested =
+          req.memory_mb.value_or(cal.AutomaticMemoryMb(*v.memory_total_mb, req.share_units.value_or(1)));
       int64_t committed = cal.PeakCommittedMemoryMb(g, p.start, p.end, *v.memory_total_mb);
       v.budget_after_mb = usable - committed - requested;
       if (!req.memory_mb) {
@@ -275,20 +284,20 @@ Status FillRequiredMemory(const engine::Policy& p, const Advice& advice, const e
     best = best < 0 ? a : std::min(best, a);
   }
   if (!unknown.empty() || best <= 0)
-    return Invalid(fmt::format("automatic expected VRAM requires GPU memory telemetry for GPU(s) {}; give a per-GPU "
-                               "value such as --mem 12g",
-                               JoinInts(unknown)));
+    return Invalid(
+        fmt::format("automatic expected VRAM requires GPU memory telemetry for GPU(s) {}; give a per-GPU "
+                    "value such as --mem 12g",
+                    JoinInts(unknown)));
   r.memory_mb = best;
   return Ok();
 }
-
-
 
 Result<Seconds> NormaliseStart(const engine::Policy& p, const std::optional<Seconds>& start, Seconds now) {
   engine::SlotGrid grid = p.grid();
   if (!start) return grid.Floor(now);
   int slot_min = static_cast<int>(p.slot / 60);
-  if (!grid.Aligned(*start)) return Invalid(fmt::format("start time must align to a {}-minute boundary", slot_min));
+  if (!grid.Aligned(*start))
+    return Invalid(fmt::format("start time must align to a {}-minute boundary", slot_min));
   if (*start < grid.Floor(now))
     return Invalid(fmt::format("booking start must not be before the current booking slot ({})",
                                engine::FormatIsoUtc(grid.Floor(now))));
@@ -465,7 +474,8 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   out.allocator_source = req.gpus.empty() ? "builtin" : "fixed-gpu";
   out.warnings = warnings;
   Describe(out, cal, advice, *placed, req, p, Eligible(p, req.exclude));
-  if (!out.selected_busy.empty()) out.warnings.push_back("selected GPU is currently busy; live task end time is unknown");
+  if (!out.selected_busy.empty())
+    out.warnings.push_back("selected GPU is currently busy; live task end time is unknown");
   return out;
 }
 
@@ -492,12 +502,14 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   const engine::Policy& p = impl_->policy();
   if (request.op_id) BK_TRY(ValidateOpId(*request.op_id));
   bool any_change = request.duration || request.start || request.mode || !request.gpus.empty() ||
-                    !request.exclude.empty() || request.count || request.update_memory || request.share_units ||
-                    request.cpus || request.ram_mb;
+                    !request.exclude.empty() || request.count || request.update_memory ||
+                    request.share_units || request.cpus || request.ram_mb;
   if (!any_change)
-    return Invalid("edit needs at least one change: --duration, --at/--start, --gpu, --exclude-gpu, --count, --mode, "
-                   "--mem, --share, --cpus or --ram");
-  if (!request.gpus.empty() && !request.exclude.empty()) return Invalid("--gpu and --exclude-gpu cannot be combined");
+    return Invalid(
+        "edit needs at least one change: --duration, --at/--start, --gpu, --exclude-gpu, --count, --mode, "
+        "--mem, --share, --cpus or --ram");
+  if (!request.gpus.empty() && !request.exclude.empty())
+    return Invalid("--gpu and --exclude-gpu cannot be combined");
   BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
   Advice advice = BuildAdvice(snap, p);
 
@@ -524,7 +536,8 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   }
   BK_ASSIGN_OR_RETURN(Reservation cur, impl_->Resolve(*s, actor, request.ref, RefScope::kOwnActive, now));
   if (cur.uid != actor.uid)
-    return Fail(ErrorKind::kPermission, "only the owner can edit a reservation; administrators may cancel it");
+    return Fail(ErrorKind::kPermission,
+                "only the owner can edit a reservation; administrators may cancel it");
   std::string signature = EditSignature(request, cur.id);
   BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now, cur.id));
   engine::Calendar cal(p, std::move(footprints), now);
@@ -536,12 +549,14 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   CreateRequest shape;
   if (cur.Started(now)) {
     bool other = request.start || request.mode || !request.gpus.empty() || !request.exclude.empty() ||
-                 request.count || request.update_memory || request.share_units || request.cpus || request.ram_mb ||
-                 request.allow_queue;
+                 request.count || request.update_memory || request.share_units || request.cpus ||
+                 request.ram_mb || request.allow_queue;
     if (other)
-      return Invalid("a started reservation may only change its end time; elapsed time, GPUs, mode, share, memory "
-                     "and host budgets are immutable (use --duration or `bk renew`)");
-    if (!request.duration) return Invalid("a started reservation edit must give a new total duration (--duration)");
+      return Invalid(
+          "a started reservation may only change its end time; elapsed time, GPUs, mode, share, memory "
+          "and host budgets are immutable (use --duration or `bk renew`)");
+    if (!request.duration)
+      return Invalid("a started reservation edit must give a new total duration (--duration)");
     if (*request.duration <= 0 || *request.duration % p.slot != 0)
       return Invalid(fmt::format("duration must be a positive multiple of {} minutes", slot_min));
     Seconds new_end = cur.start + *request.duration;
@@ -552,14 +567,16 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
       if (new_end - cur.start > p.max_duration)
         return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, cur.start, new_end));
       Seconds from = std::max(grid.Ceil(now), cur.end);
-      if (auto conflict = engine::PolicyConflict(p, now, from, new_end)) return Fail(ErrorKind::kConflict, *conflict);
+      if (auto conflict = engine::PolicyConflict(p, now, from, new_end))
+        return Fail(ErrorKind::kConflict, *conflict);
       auto fit = cal.FindEarliest(ExtensionRequest(cur, from, new_end), advice.engine);
       if (!fit) {
         std::string why = Join(fit.error().reasons, "; ");
-        return Fail(ErrorKind::kConflict,
-                    fmt::format("cannot extend this reservation because its GPUs are unavailable from {} to {}{}",
-                                engine::FormatIsoUtc(from), engine::FormatIsoUtc(new_end),
-                                why.empty() ? "" : " (" + why + ")"));
+        return Fail(
+            ErrorKind::kConflict,
+            fmt::format("cannot extend this reservation because its GPUs are unavailable from {} to {}{}",
+                        engine::FormatIsoUtc(from), engine::FormatIsoUtc(new_end),
+                        why.empty() ? "" : " (" + why + ")"));
       }
     }
     next.end = new_end;
@@ -571,8 +588,9 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
     r.duration = request.duration.value_or(cur.end - cur.start);
     r.memory_mb = request.update_memory ? request.memory_mb : cur.memory_mb;
     if (r.mode == Mode::kShared)
-      r.share_units = request.share_units ? request.share_units
-                                          : (cur.mode == Mode::kShared ? std::optional(cur.share_units) : std::nullopt);
+      r.share_units = request.share_units
+                          ? request.share_units
+                          : (cur.mode == Mode::kShared ? std::optional(cur.share_units) : std::nullopt);
     else if (request.share_units)
       return Invalid("--share applies only to shared reservations; drop it or keep the reservation shared");
     r.cpus = request.cpus ? request.cpus : (cur.cpus ? std::optional(cur.cpus) : std::nullopt);
@@ -651,7 +669,8 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
   const engine::Policy& p = impl_->policy();
   if (request.op_id) BK_TRY(ValidateOpId(*request.op_id));
   if (request.extend_by <= 0 || request.extend_by % p.slot != 0)
-    return Invalid(fmt::format("renewal must be a positive multiple of {} minutes, e.g. bk renew 1 30m", p.slot / 60));
+    return Invalid(
+        fmt::format("renewal must be a positive multiple of {} minutes, e.g. bk renew 1 30m", p.slot / 60));
   BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
   Advice advice = BuildAdvice(snap, p);
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
@@ -674,15 +693,16 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
   if (new_end - cur.start > p.max_duration)
     return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, cur.start, new_end));
   Seconds from = std::max(p.grid().Ceil(now), cur.end);
-  if (auto conflict = engine::PolicyConflict(p, now, from, new_end)) return Fail(ErrorKind::kConflict, *conflict);
+  if (auto conflict = engine::PolicyConflict(p, now, from, new_end))
+    return Fail(ErrorKind::kConflict, *conflict);
   BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now, cur.id));
   engine::Calendar cal(p, std::move(footprints), now);
   auto fit = cal.FindEarliest(ExtensionRequest(cur, from, new_end), advice.engine);
   if (!fit) {
     std::string why = Join(fit.error().reasons, "; ");
-    return Fail(ErrorKind::kConflict, fmt::format("cannot renew {} until {}: {}", cur.ShortId(),
-                                                  engine::FormatIsoUtc(new_end),
-                                                  why.empty() ? "its GPUs are unavailable" : why));
+    return Fail(ErrorKind::kConflict,
+                fmt::format("cannot renew {} until {}: {}", cur.ShortId(), engine::FormatIsoUtc(new_end),
+                            why.empty() ? "its GPUs are unavailable" : why));
   }
   Reservation next = cur;
   next.end = new_end;
@@ -691,8 +711,9 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
   std::string op_id = request.op_id.value_or(sys::NewUuid());
   BK_TRY(s->Update(next));
   BK_TRY(s->InsertOperation({actor.uid, op_id, "renew", cur.id, signature, now}));
-  store::Event e = impl_->MakeEvent("renew", next, actor, op_id,
-                                    fmt::format("renewed by {}", engine::FormatDuration(request.extend_by)), now);
+  store::Event e =
+      impl_->MakeEvent("renew", next, actor, op_id,
+                       fmt::format("renewed by {}", engine::FormatDuration(request.extend_by)), now);
   e.transaction_id = sys::NewUuid();
   e.before = StateJson(cur);
   e.after = StateJson(next);
@@ -744,19 +765,21 @@ Result<CancelOutcome> BookingService::CancelImpl(const Actor& actor, const Cance
   BK_ASSIGN_OR_RETURN(Reservation cur, impl_->Resolve(*s, actor, request.ref, RefScope::kOwnActive, now));
   bool foreign = cur.uid != actor.uid;
   if (foreign && !actor.admin)
-    return Fail(ErrorKind::kPermission, fmt::format("reservation {} belongs to {}; you can only cancel your own",
-                                                    cur.ShortId(), cur.username));
+    return Fail(ErrorKind::kPermission,
+                fmt::format("reservation {} belongs to {}; you can only cancel your own", cur.ShortId(),
+                            cur.username));
   if (foreign && !request.reason)
-    return Invalid(fmt::format("cancelling {}'s reservation needs --reason TEXT; the owner is notified",
-                               cur.username));
+    return Invalid(
+        fmt::format("cancelling {}'s reservation needs --reason TEXT; the owner is notified", cur.username));
   std::string op_id = request.op_id.value_or(sys::NewUuid());
-  std::string reason = foreign ? std::string(Trim(*request.reason))
-                               : std::string(request.reason ? Trim(*request.reason) : "cancelled by reservation owner");
+  std::string reason =
+      foreign ? std::string(Trim(*request.reason))
+              : std::string(request.reason ? Trim(*request.reason) : "cancelled by reservation owner");
   Reservation next = cur;
   next.status = engine::Status::kCancelled;
   next.updated_at = now;
-  next.cancellation = engine::Cancellation{now, foreign ? "administrator" : "owner", reason, actor.uid,
-                                           actor.username, op_id};
+  next.cancellation = engine::Cancellation{
+      now, foreign ? "administrator" : "owner", reason, actor.uid, actor.username, op_id};
   BK_TRY(s->Update(next));
   BK_TRY(s->InsertOperation({actor.uid, op_id, "cancel", cur.id, CancelSignature(cur.id), now}));
   BK_TRY(CancelJob(*s, next, now));
@@ -775,8 +798,8 @@ Result<CancelOutcome> BookingService::CancelImpl(const Actor& actor, const Cance
     n.actor_uid = actor.uid;
     n.actor_username = actor.username;
     n.reason = reason;
-    n.message = fmt::format("Reservation {} was cancelled by administrator {}: {}", cur.ShortId(), actor.username,
-                            reason);
+    n.message = fmt::format("Reservation {} was cancelled by administrator {}: {}", cur.ShortId(),
+                            actor.username, reason);
     BK_TRY(s->InsertNotification(n));
   }
   BK_TRY(txn.Commit());

@@ -22,7 +22,7 @@ class BookingService {
     const config::Config* config = nullptr;
     const sys::Clock* clock = nullptr;
     gpu::GpuSource* gpus = nullptr;
-    uid_t data_owner = 0;  // who owns the ledger files
+    uid_t data_owner = 0;          // who owns the ledger files
     bool exclusive_store = false;  // the daemon holds the ledger alone
     int snapshot_ttl_ms = 0;       // 0: one sample per service object (a CLI run); >0: refresh when older
   };
@@ -43,7 +43,8 @@ class BookingService {
 
   // Reads (never create anything on disk).
   Result<Recommendation> Recommend(const Actor& actor, const CreateRequest& request);
-  Result<SlotsResult> Slots(const Actor& actor, const CreateRequest& request, engine::Seconds from, int limit);
+  Result<SlotsResult> Slots(const Actor& actor, const CreateRequest& request, engine::Seconds from,
+                            int limit);
   Result<ListResult> List(const Actor& actor, const ListQuery& query);
   Result<HistoryView> History(const Actor& actor, const std::string& ref);
   Result<std::vector<store::Event>> Log(const Actor& actor, int limit);

@@ -166,7 +166,7 @@ TEST_F(BookingServiceTest, FirstWriteCreatesPrivateLedger) {
   ASSERT_FALSE(DataDirExists());
   Book(me_, Req(1, 30 * kM));
   ASSERT_TRUE(LedgerExists());
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(config_.data_dir.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   ASSERT_EQ(::stat(config_.ledger_path.c_str(), &st), 0);
@@ -263,10 +263,9 @@ TEST_F(BookingServiceTest, OpIdReplayReturnsTheCommittedReservation) {
 TEST_F(BookingServiceTest, OpIdReusedForADifferentRequestIsRefused) {
   Book(me_, WithOp(Req(1, 1 * kH), "job-1"));
   size_t events = EventCount(me_);
-  for (const CreateRequest& different :
-       {WithOp(Req(1, 2 * kH), "job-1"), WithOp(Req(2, 1 * kH), "job-1"),
-        WithOp(Req(1, 1 * kH, Mode::kExclusive), "job-1"),
-        WithOp(At(Req(1, 1 * kH), T("2026-11-29T20:00:00Z")), "job-1")}) {
+  for (const CreateRequest& different : {WithOp(Req(1, 2 * kH), "job-1"), WithOp(Req(2, 1 * kH), "job-1"),
+                                         WithOp(Req(1, 1 * kH, Mode::kExclusive), "job-1"),
+                                         WithOp(At(Req(1, 1 * kH), T("2026-11-29T20:00:00Z")), "job-1")}) {
     Error e = CreateError(me_, different);
     EXPECT_EQ(e.kind, ErrorKind::kInvalid);
     EXPECT_THAT(e.message, HasSubstr("already used for a different write"));
@@ -406,7 +405,8 @@ TEST_F(BookingServiceTest, ExtendingIntoAnotherBookingIsRefused) {
   auto out = service_->Edit(me_, EditRequest{.ref = a.id, .duration = 90 * kM});
   ASSERT_FALSE(out.has_value());
   EXPECT_EQ(out.error().kind, ErrorKind::kConflict);
-  EXPECT_THAT(out.error().message, HasSubstr("cannot extend this reservation because its GPUs are unavailable"));
+  EXPECT_THAT(out.error().message,
+              HasSubstr("cannot extend this reservation because its GPUs are unavailable"));
   EXPECT_EQ(Fetch(me_, a.id).end, T("2026-11-29T19:50:00Z"));
   // Shortening is always fine.
   auto shorter = service_->Edit(me_, EditRequest{.ref = a.id, .duration = 30 * kM});
@@ -746,7 +746,8 @@ TEST_F(BookingServiceTest, AmbiguousPrefixIsRefused) {
   auto ambiguous = service_->Cancel(me_, CancelRequest{.ref = "abcd"});
   ASSERT_FALSE(ambiguous.has_value());
   EXPECT_EQ(ambiguous.error().kind, ErrorKind::kInvalid);
-  EXPECT_THAT(ambiguous.error().message, AllOf(HasSubstr("ambiguous reservation ID abcd"), HasSubstr("abcd0000")));
+  EXPECT_THAT(ambiguous.error().message,
+              AllOf(HasSubstr("ambiguous reservation ID abcd"), HasSubstr("abcd0000")));
   auto history = service_->History(me_, "abcd");
   ASSERT_FALSE(history.has_value());
   EXPECT_THAT(history.error().message, HasSubstr("ambiguous"));

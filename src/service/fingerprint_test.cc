@@ -206,7 +206,8 @@ TEST(EditSignatureTest, GpuListsAreSets) {
 // "cpus"/"ram_mb" keys and no longer matches, so replaying an imported edit
 // by its op-id is refused.
 TEST(EditSignatureTest, MatchesTheUpstreamCapture) {
-  EXPECT_EQ(EditSignature(BaseEdit(), kId), "9e9afe12881e825c34c1e23fc369336ecf975478793cb0f985068eb14600edac");
+  EXPECT_EQ(EditSignature(BaseEdit(), kId),
+            "9e9afe12881e825c34c1e23fc369336ecf975478793cb0f985068eb14600edac");
 }
 
 TEST(RenewCancelSignatureTest, StableAndDistinct) {

@@ -46,7 +46,7 @@ struct BookingService::Impl {
   // Active footprints for placement. The daemon, which alone writes its
   // ledger, keeps them in memory and refreshes the ones each commit touched.
   Result<std::vector<engine::Footprint>> Footprints(store::LedgerStore& s, engine::Seconds now,
-                                                   const std::string& except = "");
+                                                    const std::string& except = "");
   void Watch(store::LedgerStore& s);
   struct Booked {
     uint32_t uid = 0;
@@ -71,7 +71,8 @@ std::string StateJson(const engine::Reservation& r);
 
 // Validation shared by create, recommend and slots. Fills defaults (share
 // units, host budget declarations) into `request`.
-Status ValidateCreate(const engine::Policy& policy, CreateRequest& request, std::vector<std::string>* warnings);
+Status ValidateCreate(const engine::Policy& policy, CreateRequest& request,
+                      std::vector<std::string>* warnings);
 engine::PlacementRequest ToPlacement(const CreateRequest& request, engine::Seconds start, bool allow_queue);
 // Host budget declarations default to the policy's when budgets are on.
 void FillBudgets(const engine::Policy& policy, CreateRequest& request);

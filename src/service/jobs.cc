@@ -3,9 +3,10 @@
 // compare-and-swap patch; the service checks ownership, the transition and
 // the booking window, stamps the times and writes the audit event.
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
-#include <fmt/format.h>
 
 #include "base/strings.h"
 #include "service/impl.h"
@@ -19,17 +20,16 @@ using engine::Seconds;
 
 namespace {
 
-constexpr std::array<const char*, 10> kStatuses = {"pending", "claimed",     "running", "succeeded", "failed",
-                                                   "cancelled", "missed",    "timed-out", "interrupted",
-                                                   "uncertain"};
+constexpr std::array<const char*, 10> kStatuses = {"pending",     "claimed",   "running", "succeeded",
+                                                   "failed",      "cancelled", "missed",  "timed-out",
+                                                   "interrupted", "uncertain"};
 
 bool KnownStatus(const std::string& s) {
-  return std::find_if(kStatuses.begin(), kStatuses.end(), [&](const char* k) { return s == k; }) != kStatuses.end();
+  return std::find_if(kStatuses.begin(), kStatuses.end(), [&](const char* k) { return s == k; }) !=
+         kStatuses.end();
 }
 
-bool Terminal(const std::string& s) {
-  return s != "pending" && s != "claimed" && s != "running";
-}
+bool Terminal(const std::string& s) { return s != "pending" && s != "claimed" && s != "running"; }
 
 // The job state machine (4.9). Retry (back to pending) is RetryJob's alone.
 bool Allowed(const std::string& from, const std::string& to) {
@@ -38,8 +38,8 @@ bool Allowed(const std::string& from, const std::string& to) {
   if (from == "claimed")
     return to == "running" || to == "failed" || to == "cancelled" || to == "missed" || to == "uncertain";
   if (from == "running")
-    return to == "succeeded" || to == "failed" || to == "timed-out" || to == "cancelled" || to == "interrupted" ||
-           to == "uncertain";
+    return to == "succeeded" || to == "failed" || to == "timed-out" || to == "cancelled" ||
+           to == "interrupted" || to == "uncertain";
   return false;
 }
 
@@ -54,8 +54,9 @@ bool IsUuidLike(const std::string& s) {
 }
 
 bool IsHex64(const std::string& s) {
-  return s.size() == 64 &&
-         std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
 }
 
 Status Text(const std::optional<std::string>& v, const char* name, size_t max) {
@@ -67,7 +68,8 @@ Status Text(const std::optional<std::string>& v, const char* name, size_t max) {
 }
 
 Status ValidatePatch(const JobPatch& p) {
-  if (p.reservation_id.empty() || p.reservation_id.size() > 128) return Invalid("reservation_id must be a full ID");
+  if (p.reservation_id.empty() || p.reservation_id.size() > 128)
+    return Invalid("reservation_id must be a full ID");
   for (const auto& s : p.if_status)
     if (!KnownStatus(s)) return Invalid(fmt::format("unknown job status {}", s));
   if (p.status && !KnownStatus(*p.status)) return Invalid(fmt::format("unknown job status {}", *p.status));
@@ -84,7 +86,8 @@ Status ValidatePatch(const JobPatch& p) {
   BK_TRY(Text(std::optional(p.audit_message), "audit_message", 200));
   if (p.runner_pid && (*p.runner_pid < 1 || *p.runner_pid > (int64_t{1} << 31)))
     return Invalid("runner_pid must be a process ID");
-  if (p.exit_code && (*p.exit_code < -128 || *p.exit_code > 255)) return Invalid("exit_code must be -128..255");
+  if (p.exit_code && (*p.exit_code < -128 || *p.exit_code > 255))
+    return Invalid("exit_code must be -128..255");
   if (!p.audit_action.empty()) {
     bool ok = p.audit_action.size() <= 64 && StartsWith(p.audit_action, "job-") && p.audit_action.size() > 4;
     for (char c : p.audit_action) ok = ok && ((c >= 'a' && c <= 'z') || c == '-');
@@ -187,13 +190,14 @@ Result<JobPatchResult> BookingService::UpdateJob(const Actor& actor, const JobPa
   // worker may say what happened to it.
   if (r->uid != actor.uid)
     return Fail(ErrorKind::kPermission,
-                fmt::format("reservation {} belongs to {}; only its owner's worker may update its job", r->ShortId(),
-                            r->username));
+                fmt::format("reservation {} belongs to {}; only its owner's worker may update its job",
+                            r->ShortId(), r->username));
   BK_ASSIGN_OR_RETURN(auto current, s->GetJob(r->id));
   if (!current) return Fail(ErrorKind::kNotFound, fmt::format("reservation {} has no job", r->ShortId()));
   JobPatchResult out;
   out.current = JobView{*r, *current};
-  if (!p.if_status.empty() && std::find(p.if_status.begin(), p.if_status.end(), current->status) == p.if_status.end()) {
+  if (!p.if_status.empty() &&
+      std::find(p.if_status.begin(), p.if_status.end(), current->status) == p.if_status.end()) {
     out.reason = fmt::format("job is {}", current->status);
     return out;
   }
@@ -261,7 +265,8 @@ Result<JobPatchResult> BookingService::UpdateJob(const Actor& actor, const JobPa
     BK_TRY(s->Update(*r));
   }
   if (!p.audit_action.empty())
-    BK_TRY(s->AppendEvent(Stamped(impl_->MakeEvent(p.audit_action, *r, actor, r->op_id, p.audit_message, now), j)));
+    BK_TRY(s->AppendEvent(
+        Stamped(impl_->MakeEvent(p.audit_action, *r, actor, r->op_id, p.audit_message, now), j)));
   BK_TRY(txn.Commit());
   out.applied = true;
   out.current = JobView{*r, j};
@@ -285,7 +290,8 @@ Result<JobView> BookingService::RetryJob(const Actor& actor, const JobRetryReque
     for (const auto& j : jobs)
       if (StartsWith(j.reservation_id, ref)) matches.push_back(j);
   if (matches.empty())
-    return Fail(ErrorKind::kNotFound, fmt::format("job not found for current user: {}; `bk j` lists your jobs", ref));
+    return Fail(ErrorKind::kNotFound,
+                fmt::format("job not found for current user: {}; `bk j` lists your jobs", ref));
   if (matches.size() > 1) return Invalid(fmt::format("ambiguous job ID {}; give more characters", ref));
   store::JobRecord j = matches[0];
   if (j.status != "failed" && j.status != "interrupted" && j.status != "uncertain")

@@ -1,8 +1,9 @@
 // Read-only BookingService calls: they never create the ledger or bind policy.
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <functional>
-#include <fmt/format.h>
 
 #include "base/strings.h"
 #include "engine/parse.h"
@@ -14,8 +15,6 @@ using engine::Reservation;
 using engine::Seconds;
 
 namespace {
-
-
 
 std::string LiveOf(const std::vector<GpuView>& views, const std::vector<int>& gpus) {
   bool all_idle = true, any_busy = false;
@@ -72,8 +71,9 @@ Result<Recommendation> BookingService::Recommend(const Actor& actor, const Creat
       int64_t usable = std::max<int64_t>(0, *v.memory_total_mb - p.shared_memory_reserve_mb);
       int64_t want = rec.request.memory_mb.value_or(
           cal.AutomaticMemoryMb(*v.memory_total_mb, rec.request.share_units.value_or(1)));
-      v.budget_after_mb = usable - cal.PeakCommittedMemoryMb(placed->gpus[i], placed->start, placed->end,
-                                                             *v.memory_total_mb) - want;
+      v.budget_after_mb =
+          usable -
+          cal.PeakCommittedMemoryMb(placed->gpus[i], placed->start, placed->end, *v.memory_total_mb) - want;
     }
     if (v.live_status == "unknown") telemetry = false;
     if (v.live_status == "busy")
@@ -88,7 +88,8 @@ Result<Recommendation> BookingService::Recommend(const Actor& actor, const Creat
   return rec;
 }
 
-Result<SlotsResult> BookingService::Slots(const Actor& actor, const CreateRequest& request, Seconds from, int limit) {
+Result<SlotsResult> BookingService::Slots(const Actor& actor, const CreateRequest& request, Seconds from,
+                                          int limit) {
   (void)actor;
   const engine::Policy& p = impl_->policy();
   CreateRequest req = request;
@@ -253,8 +254,10 @@ Result<StatusView> BookingService::Status(const Actor& actor, Seconds from, Seco
       if (g >= 0 && g < p.gpu_count) {
         spans[g].push_back({f.start, f.end});
         if (f.start <= v.now && f.end > v.now) {
-          if (f.mode == engine::Mode::kExclusive) v.usage[g].exclusive = true;
-          else v.usage[g].used_units += f.share_units;
+          if (f.mode == engine::Mode::kExclusive)
+            v.usage[g].exclusive = true;
+          else
+            v.usage[g].used_units += f.share_units;
         }
       }
   for (int g = 0; g < p.gpu_count; ++g) {

@@ -90,15 +90,15 @@ struct GpuView {
 struct BookingOutcome {
   std::string status;  // created | queued | exists | updated
   engine::Reservation reservation;
-  bool replayed = false;          // an operation ID replay: nothing was rerun
-  std::string allocator_source;   // builtin | fixed-gpu | idempotent-replay
-  std::vector<GpuView> selected;  // in reservation GPU order
-  bool memory_telemetry = false;  // VRAM capacity known for the chosen GPUs
+  bool replayed = false;                     // an operation ID replay: nothing was rerun
+  std::string allocator_source;              // builtin | fixed-gpu | idempotent-replay
+  std::vector<GpuView> selected;             // in reservation GPU order
+  bool memory_telemetry = false;             // VRAM capacity known for the chosen GPUs
   std::optional<int64_t> assumed_memory_mb;  // automatic budget when --mem was omitted
   std::vector<std::string> avoided_busy;     // "GPU 1 (user=alice pid=4242)"
   std::vector<std::string> selected_busy;
   std::vector<std::string> warnings;
-  std::string message;  // audit message: created, queued, updated, ...
+  std::string message;                  // audit message: created, queued, updated, ...
   std::optional<store::JobRecord> job;  // the bound command, when there is one
 };
 
@@ -157,8 +157,8 @@ struct JobView {
 // state comes back. Times (claimed_at, started_at, finished_at, waiting_since,
 // recovered_at) are stamped by the service from the status change.
 struct JobPatch {
-  std::string reservation_id;             // full ID
-  std::vector<std::string> if_status;     // current status must be one of these (empty: any)
+  std::string reservation_id;          // full ID
+  std::vector<std::string> if_status;  // current status must be one of these (empty: any)
   std::optional<std::string> if_claim_token;
   std::optional<std::string> status;
   std::optional<std::string> claim_token;  // "" clears
@@ -166,7 +166,7 @@ struct JobPatch {
   std::optional<std::string> runner_host;
   std::optional<int64_t> runner_pid;
   std::optional<int64_t> exit_code;
-  std::optional<std::string> message;            // "" clears
+  std::optional<std::string> message;             // "" clears
   std::optional<std::string> launch_guard_state;  // "waiting" | ""
   std::optional<std::string> launch_guard_key;
   std::optional<std::string> recovery_state;
@@ -206,9 +206,9 @@ struct OperationView {
 
 // Calendar facts per GPU, computed from every active reservation.
 struct GpuUsage {
-  int used_units = 0;        // shared slots taken now
-  bool exclusive = false;    // an exclusive reservation covers now
-  engine::Seconds next_free = 0;  // when no reservation covers the GPU any more
+  int used_units = 0;                // shared slots taken now
+  bool exclusive = false;            // an exclusive reservation covers now
+  engine::Seconds next_free = 0;     // when no reservation covers the GPU any more
   std::vector<uint32_t> owners_now;  // UIDs holding it now
 };
 

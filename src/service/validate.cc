@@ -1,5 +1,6 @@
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "base/strings.h"
 #include "engine/parse.h"
@@ -11,8 +12,8 @@ Status ValidateOpId(const std::string& op_id) {
   if (op_id.empty() || op_id.size() > 128)
     return Invalid("operation ID must contain 1-128 characters, e.g. --op-id experiment-001");
   for (char c : op_id) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == ':' || c == '-';
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+              c == '_' || c == ':' || c == '-';
     if (!ok) return Invalid("operation ID contains unsupported characters; use letters, digits and . _ : -");
   }
   return Ok();
@@ -62,9 +63,10 @@ Status ValidateCreate(const engine::Policy& p, CreateRequest& r, std::vector<std
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
       return Invalid("--gpu must not contain repeated GPU indexes");
     if (static_cast<int>(sorted.size()) != r.count)
-      return Invalid(fmt::format("--gpu lists {} GPU(s) but the request is for {}; the first number is a GPU count, "
-                                 "--gpu names devices (bk {} DUR --gpu {})",
-                                 sorted.size(), r.count, sorted.size(), JoinInts(sorted)));
+      return Invalid(
+          fmt::format("--gpu lists {} GPU(s) but the request is for {}; the first number is a GPU count, "
+                      "--gpu names devices (bk {} DUR --gpu {})",
+                      sorted.size(), r.count, sorted.size(), JoinInts(sorted)));
     for (int g : sorted)
       if (!p.GpuEnabled(g)) return Invalid(fmt::format("GPU {} is disabled by the administrator", g));
     r.gpus = sorted;
@@ -75,9 +77,10 @@ Status ValidateCreate(const engine::Policy& p, CreateRequest& r, std::vector<std
     if (static_cast<int>(eligible.size()) < r.count) {
       std::string disabled = p.disabled_gpus.empty() ? "none" : JoinInts(p.disabled_gpus);
       std::string excluded = r.exclude.empty() ? "none" : JoinInts(r.exclude);
-      return Invalid(fmt::format("requested {} GPU(s), but only {} are eligible (administrator-disabled={}; "
-                                 "request-excluded={})",
-                                 r.count, eligible.size(), disabled, excluded));
+      return Invalid(
+          fmt::format("requested {} GPU(s), but only {} are eligible (administrator-disabled={}; "
+                      "request-excluded={})",
+                      r.count, eligible.size(), disabled, excluded));
     }
   }
   if (r.op_id) BK_TRY(ValidateOpId(*r.op_id));

@@ -71,8 +71,10 @@ function bk {
 std::string ShellQuote(const std::string& v) {
   std::string out = "'";
   for (char c : v) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }

@@ -1,7 +1,8 @@
 #include "shell/shell_env.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
@@ -12,18 +13,21 @@ namespace {
 
 using nlohmann::json;
 
-bool ActiveNow(const engine::Reservation& r, engine::Seconds now) { return r.ActiveAt(now) && r.start <= now; }
+bool ActiveNow(const engine::Reservation& r, engine::Seconds now) {
+  return r.ActiveAt(now) && r.start <= now;
+}
 
 std::vector<std::string> Tokens(const std::vector<int>& gpus, const gpu::Snapshot& snap) {
   std::vector<std::string> uuids, indexes;
   bool all = true;
   for (int g : gpus) {
     indexes.push_back(std::to_string(g));
-    auto it = std::find_if(snap.devices.begin(), snap.devices.end(), [&](const gpu::DeviceSample& d) {
-      return d.index == g;
-    });
-    if (it != snap.devices.end() && gpu::IsValidDeviceUuid(it->uuid)) uuids.push_back(it->uuid);
-    else all = false;
+    auto it = std::find_if(snap.devices.begin(), snap.devices.end(),
+                           [&](const gpu::DeviceSample& d) { return d.index == g; });
+    if (it != snap.devices.end() && gpu::IsValidDeviceUuid(it->uuid))
+      uuids.push_back(it->uuid);
+    else
+      all = false;
   }
   return all ? uuids : indexes;
 }
@@ -31,7 +35,8 @@ std::vector<std::string> Tokens(const std::vector<int>& gpus, const gpu::Snapsho
 }  // namespace
 
 bool NeedsSnapshot(const std::vector<engine::Reservation>& mine, engine::Seconds now) {
-  return std::any_of(mine.begin(), mine.end(), [&](const engine::Reservation& r) { return ActiveNow(r, now); });
+  return std::any_of(mine.begin(), mine.end(),
+                     [&](const engine::Reservation& r) { return ActiveNow(r, now); });
 }
 
 ShellEnv ComputeShellEnv(const std::vector<engine::Reservation>& mine, engine::Seconds now,
@@ -60,7 +65,8 @@ ShellEnv ComputeShellEnv(const std::vector<engine::Reservation>& mine, engine::S
   }
   e.state = "ok";
   e.tokens = Tokens(e.gpus, snapshot);
-  e.notice = fmt::format("bk: this shell now sees GPU {} (booked until {})", JoinInts(e.gpus), clock_text(*e.until));
+  e.notice =
+      fmt::format("bk: this shell now sees GPU {} (booked until {})", JoinInts(e.gpus), clock_text(*e.until));
   return e;
 }
 
@@ -70,21 +76,25 @@ ShellEnv Unreachable(engine::Seconds now, const std::string& why) {
   e.now = now;
   e.next_boundary = now + kUnreachableRetry;
   std::string reason(why.substr(0, why.find(';')));
-  e.notice = fmt::format("bk: GPU booking service unreachable; CUDA_VISIBLE_DEVICES is empty ({})", Printable(reason));
+  e.notice = fmt::format("bk: GPU booking service unreachable; CUDA_VISIBLE_DEVICES is empty ({})",
+                         Printable(reason));
   return e;
 }
 
 std::string RenderPlain(const ShellEnv& e) {
   // Values never hold newlines: IDs, tokens and a Printable() notice.
   return fmt::format(
-      "BK_SHELL_STATE={}\nCUDA_VISIBLE_DEVICES={}\nBK_RESERVED_GPUS={}\nBK_RESERVATION_IDS={}\nBK_NEXT_BOUNDARY={}\n"
+      "BK_SHELL_STATE={}\nCUDA_VISIBLE_DEVICES={}\nBK_RESERVED_GPUS={}\nBK_RESERVATION_IDS={}\nBK_NEXT_"
+      "BOUNDARY={}\n"
       "BK_SHELL_NOTICE={}\n",
       e.state, Join(e.tokens, ","), JoinInts(e.gpus), Join(e.reservation_ids, ","),
       e.next_boundary ? std::to_string(*e.next_boundary) : "", Printable(e.notice));
 }
 
 std::string RenderJson(const ShellEnv& e) {
-  auto when = [](const std::optional<engine::Seconds>& t) { return t ? json(engine::FormatIsoUtc(*t)) : json(); };
+  auto when = [](const std::optional<engine::Seconds>& t) {
+    return t ? json(engine::FormatIsoUtc(*t)) : json();
+  };
   json j = {{"schema_version", "gpubk.shell-env.v1"},
             {"state", e.state},
             {"now", e.now},

@@ -19,10 +19,10 @@ struct ShellEnv {
   engine::Seconds now = 0;
   std::vector<int> gpus;  // union of the active bookings' GPUs, in booking order
   std::vector<std::string> reservation_ids;
-  std::vector<std::string> tokens;                // CUDA_VISIBLE_DEVICES entries
+  std::vector<std::string> tokens;               // CUDA_VISIBLE_DEVICES entries
   std::optional<engine::Seconds> next_boundary;  // the next start or end, or a retry time
   std::optional<engine::Seconds> until;          // earliest end of the active ones
-  std::string notice;                             // one short line for the terminal
+  std::string notice;                            // one short line for the terminal
 };
 
 // Retry an unreachable service this long after the failure.

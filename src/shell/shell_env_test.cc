@@ -32,7 +32,8 @@ gpu::Snapshot Uuids() {
 std::string Clock(engine::Seconds t) { return std::to_string(t); }
 
 TEST(ShellEnvTest, OnlyBookingsActiveNow) {
-  std::vector<engine::Reservation> mine = {R("a", {2}, kNow - 60, kNow + 600), R("b", {0, 2}, kNow - 60, kNow + 300),
+  std::vector<engine::Reservation> mine = {R("a", {2}, kNow - 60, kNow + 600),
+                                           R("b", {0, 2}, kNow - 60, kNow + 300),
                                            R("future", {3}, kNow + 120, kNow + 900)};
   ShellEnv e = ComputeShellEnv(mine, kNow, Uuids(), Clock);
   EXPECT_EQ(e.state, "ok");

@@ -1,8 +1,7 @@
 #include "store/ledger_store.h"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "base/strings.h"
 #include "sys/fs.h"
@@ -130,9 +129,12 @@ CREATE INDEX IF NOT EXISTS reservations_by_owner_active ON reservations(uid, sta
 )sql";
 
 constexpr const char* kJobColumns =
-    "reservation_id, uid, spec_id, digest, summary, status, submitted_at, updated_at, claimed_at, started_at, "
-    "finished_at, waiting_since, cancel_requested_at, recovered_at, exit_code, runner_pid, runner_host, worker_id, "
-    "claim_token, message, launch_guard_state, launch_guard_key, recovery_state, recovery_worker_id, log_warning, "
+    "reservation_id, uid, spec_id, digest, summary, status, submitted_at, updated_at, claimed_at, "
+    "started_at, "
+    "finished_at, waiting_since, cancel_requested_at, recovered_at, exit_code, runner_pid, runner_host, "
+    "worker_id, "
+    "claim_token, message, launch_guard_state, launch_guard_key, recovery_state, recovery_worker_id, "
+    "log_warning, "
     "log_rotated";
 
 JobRecord ReadJob(const Stmt& s) {
@@ -167,9 +169,20 @@ JobRecord ReadJob(const Stmt& s) {
 }
 
 void BindJob(Stmt& st, const JobRecord& j) {
-  st.Bind(1, j.reservation_id).Bind(2, int64_t{j.uid}).Bind(3, j.spec_id).Bind(4, j.digest).Bind(5, j.summary);
-  st.Bind(6, j.status).Bind(7, j.submitted_at).Bind(8, j.updated_at).Bind(9, j.claimed_at).Bind(10, j.started_at);
-  st.Bind(11, j.finished_at).Bind(12, j.waiting_since).Bind(13, j.cancel_requested_at).Bind(14, j.recovered_at);
+  st.Bind(1, j.reservation_id)
+      .Bind(2, int64_t{j.uid})
+      .Bind(3, j.spec_id)
+      .Bind(4, j.digest)
+      .Bind(5, j.summary);
+  st.Bind(6, j.status)
+      .Bind(7, j.submitted_at)
+      .Bind(8, j.updated_at)
+      .Bind(9, j.claimed_at)
+      .Bind(10, j.started_at);
+  st.Bind(11, j.finished_at)
+      .Bind(12, j.waiting_since)
+      .Bind(13, j.cancel_requested_at)
+      .Bind(14, j.recovered_at);
   st.Bind(15, j.exit_code).Bind(16, j.runner_pid).Bind(17, j.runner_host).Bind(18, j.worker_id);
   st.Bind(19, j.claim_token).Bind(20, j.message).Bind(21, j.launch_guard_state).Bind(22, j.launch_guard_key);
   st.Bind(23, j.recovery_state).Bind(24, j.recovery_worker_id).Bind(25, j.log_warning);
@@ -177,7 +190,8 @@ void BindJob(Stmt& st, const JobRecord& j) {
 }
 
 constexpr const char* kReservationColumns =
-    "id, uid, username, mode, gpus, share_units, memory_mb, cpus, ram_mb, start_at, end_at, status, created_at, "
+    "id, uid, username, mode, gpus, share_units, memory_mb, cpus, ram_mb, start_at, end_at, status, "
+    "created_at, "
     "updated_at, op_id, op_signature, edit_count, cancel_at, cancel_kind, cancel_reason, cancel_actor_uid, "
     "cancel_actor_username, cancel_op_id";
 
@@ -219,8 +233,8 @@ engine::Reservation ReadReservation(const Stmt& s) {
   r.op_signature = s.Text(15);
   r.edit_count = static_cast<int>(s.Int(16));
   if (!s.IsNull(17)) {
-    r.cancellation = engine::Cancellation{s.Int(17), s.Text(18), s.Text(19), static_cast<uint32_t>(s.Int(20)),
-                                          s.Text(21), s.Text(22)};
+    r.cancellation = engine::Cancellation{
+        s.Int(17), s.Text(18), s.Text(19), static_cast<uint32_t>(s.Int(20)), s.Text(21), s.Text(22)};
   }
   return r;
 }
@@ -228,8 +242,10 @@ engine::Reservation ReadReservation(const Stmt& s) {
 void BindReservation(Stmt& st, const engine::Reservation& r) {
   st.Bind(1, r.id).Bind(2, int64_t{r.uid}).Bind(3, r.username).Bind(4, engine::ModeName(r.mode));
   st.Bind(5, JoinInts(r.gpus));
-  if (r.mode == engine::Mode::kShared) st.Bind(6, int64_t{r.share_units});
-  else st.BindNull(6);
+  if (r.mode == engine::Mode::kShared)
+    st.Bind(6, int64_t{r.share_units});
+  else
+    st.BindNull(6);
   st.Bind(7, r.memory_mb).Bind(8, r.cpus).Bind(9, r.ram_mb).Bind(10, r.start).Bind(11, r.end);
   st.Bind(12, engine::StatusName(r.status)).Bind(13, r.created_at).Bind(14, r.updated_at);
   st.Bind(15, r.op_id).Bind(16, r.op_signature).Bind(17, int64_t{r.edit_count});
@@ -269,12 +285,14 @@ Event ReadEvent(const Stmt& s) {
 }
 
 constexpr const char* kEventColumns =
-    "seq, event_id, transaction_id, ts, uid, username, actor_uid, actor_username, action, reservation_id, op_id, "
+    "seq, event_id, transaction_id, ts, uid, username, actor_uid, actor_username, action, reservation_id, "
+    "op_id, "
     "gpus, mode, share_units, start_at, end_at, result, message, before, after, signature";
 
 Notification ReadNotification(const Stmt& s) {
-  return Notification{s.Text(0), static_cast<uint32_t>(s.Int(1)), s.Text(2), s.Text(3), s.Int(4),
-                      static_cast<uint32_t>(s.Int(5)), s.Text(6), s.Text(7), s.Text(8)};
+  return Notification{s.Text(0), static_cast<uint32_t>(s.Int(1)), s.Text(2), s.Text(3),
+                      s.Int(4),  static_cast<uint32_t>(s.Int(5)), s.Text(6), s.Text(7),
+                      s.Text(8)};
 }
 constexpr const char* kNotificationColumns =
     "id, uid, reservation_id, type, created_at, actor_uid, actor_username, reason, message";
@@ -348,7 +366,8 @@ Status LedgerStore::Configure(const OpenOptions& o) {
     auto st = db_->Prepare("PRAGMA journal_mode=WAL");
     Result<bool> row = st ? st->Step() : Result<bool>(std::unexpected(st.error()));
     if (row) break;
-    if (row.error().kind != ErrorKind::kBusy || waited_ms >= o.busy_timeout_ms) return std::unexpected(row.error());
+    if (row.error().kind != ErrorKind::kBusy || waited_ms >= o.busy_timeout_ms)
+      return std::unexpected(row.error());
     usleep(5000);
   }
   BK_TRY(db_->Exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON"));
@@ -374,9 +393,10 @@ Status LedgerStore::Migrate() {
   BK_ASSIGN_OR_RETURN(int64_t version, UserVersion());
   if (version == kSchemaVersion) return Ok();
   if (version > kSchemaVersion)
-    return Fail(ErrorKind::kCorrupt,
-                fmt::format("ledger {} has schema version {}, newer than this bk understands ({}); upgrade bk", path_,
-                            version, kSchemaVersion));
+    return Fail(
+        ErrorKind::kCorrupt,
+        fmt::format("ledger {} has schema version {}, newer than this bk understands ({}); upgrade bk", path_,
+                    version, kSchemaVersion));
   BK_TRY(db_->Exec("BEGIN IMMEDIATE"));
   // Re-check under the write lock: another process may have migrated meanwhile.
   auto again = UserVersion();
@@ -425,8 +445,9 @@ Status LedgerStore::BindPolicy(const std::string& policy_json) {
 
 Result<std::vector<engine::Footprint>> LedgerStore::ActiveFootprints(engine::Seconds now,
                                                                      const std::string& except_id) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("SELECT mode, gpus, share_units, memory_mb, cpus, ram_mb, start_at, end_at, id "
-                                   "FROM reservations WHERE status='active' AND end_at > ?"));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st, db_->Cached("SELECT mode, gpus, share_units, memory_mb, cpus, ram_mb, start_at, end_at, id "
+                           "FROM reservations WHERE status='active' AND end_at > ?"));
   st.Bind(1, now);
   std::vector<engine::Footprint> out;
   while (true) {
@@ -500,7 +521,8 @@ Result<int64_t> LedgerStore::CountReservations(const ReservationQuery& q) {
 }
 
 Result<std::optional<engine::Reservation>> LedgerStore::Get(const std::string& id) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format("SELECT {} FROM reservations WHERE id = ?", kReservationColumns)));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st, db_->Cached(fmt::format("SELECT {} FROM reservations WHERE id = ?", kReservationColumns)));
   st.Bind(1, id);
   BK_ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<engine::Reservation>();
@@ -531,20 +553,22 @@ Result<std::vector<engine::Reservation>> LedgerStore::ByPrefix(const std::string
 
 Status LedgerStore::Insert(const engine::Reservation& r) {
   changed_.push_back(r.id);
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format(
-                                   "INSERT INTO reservations({}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                                   kReservationColumns)));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st, db_->Cached(fmt::format(
+                   "INSERT INTO reservations({}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   kReservationColumns)));
   BindReservation(st, r);
   return st.Run();
 }
 
 Status LedgerStore::Update(const engine::Reservation& r) {
   changed_.push_back(r.id);
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("UPDATE reservations SET id=?1, uid=?2, username=?3, mode=?4, gpus=?5, "
-                                   "share_units=?6, memory_mb=?7, cpus=?8, ram_mb=?9, start_at=?10, end_at=?11, "
-                                   "status=?12, created_at=?13, updated_at=?14, op_id=?15, op_signature=?16, "
-                                   "edit_count=?17, cancel_at=?18, cancel_kind=?19, cancel_reason=?20, "
-                                   "cancel_actor_uid=?21, cancel_actor_username=?22, cancel_op_id=?23 WHERE id=?1"));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st, db_->Cached("UPDATE reservations SET id=?1, uid=?2, username=?3, mode=?4, gpus=?5, "
+                           "share_units=?6, memory_mb=?7, cpus=?8, ram_mb=?9, start_at=?10, end_at=?11, "
+                           "status=?12, created_at=?13, updated_at=?14, op_id=?15, op_signature=?16, "
+                           "edit_count=?17, cancel_at=?18, cancel_kind=?19, cancel_reason=?20, "
+                           "cancel_actor_uid=?21, cancel_actor_username=?22, cancel_op_id=?23 WHERE id=?1"));
   BindReservation(st, r);
   BK_TRY(st.Run());
   if (db_->Changes() != 1) return Fail(ErrorKind::kNotFound, "reservation not found: " + r.id);
@@ -558,45 +582,55 @@ Result<int64_t> LedgerStore::CountReservations() {
 }
 
 Result<std::optional<Operation>> LedgerStore::FindOperation(uint32_t uid, const std::string& op_id) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("SELECT uid, op_id, action, reservation_id, signature, created_at FROM operations "
-                                   "WHERE uid = ? AND op_id = ?"));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st, db_->Cached("SELECT uid, op_id, action, reservation_id, signature, created_at FROM operations "
+                           "WHERE uid = ? AND op_id = ?"));
   st.Bind(1, int64_t{uid}).Bind(2, op_id);
   BK_ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<Operation>();
-  return std::optional(Operation{static_cast<uint32_t>(st.Int(0)), st.Text(1), st.Text(2), st.Text(3), st.Text(4),
-                                 st.Int(5)});
+  return std::optional(
+      Operation{static_cast<uint32_t>(st.Int(0)), st.Text(1), st.Text(2), st.Text(3), st.Text(4), st.Int(5)});
 }
 
 Status LedgerStore::InsertOperation(const Operation& op) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("INSERT INTO operations(uid, op_id, action, reservation_id, signature, created_at) "
-                                   "VALUES(?,?,?,?,?,?)"));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st,
+      db_->Cached("INSERT INTO operations(uid, op_id, action, reservation_id, signature, created_at) "
+                  "VALUES(?,?,?,?,?,?)"));
   st.Bind(1, int64_t{op.uid}).Bind(2, op.op_id).Bind(3, op.action).Bind(4, op.reservation_id);
   st.Bind(5, op.signature).Bind(6, op.created_at);
   return st.Run();
 }
 
 Status LedgerStore::AppendEvent(const Event& e) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("INSERT INTO events(event_id, transaction_id, ts, uid, username, actor_uid, "
-                                   "actor_username, action, reservation_id, op_id, gpus, mode, share_units, start_at, "
-                                   "end_at, result, message, before, after, signature) "
-                                   "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st,
+      db_->Cached("INSERT INTO events(event_id, transaction_id, ts, uid, username, actor_uid, "
+                  "actor_username, action, reservation_id, op_id, gpus, mode, share_units, start_at, "
+                  "end_at, result, message, before, after, signature) "
+                  "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
   st.Bind(1, e.event_id).Bind(2, e.transaction_id).Bind(3, e.ts).Bind(4, int64_t{e.uid}).Bind(5, e.username);
   st.Bind(6, int64_t{e.actor_uid}).Bind(7, e.actor_username).Bind(8, e.action).Bind(9, e.reservation_id);
   st.Bind(10, e.op_id).Bind(11, JoinInts(e.gpus)).Bind(12, e.mode).Bind(13, e.share_units).Bind(14, e.start);
   st.Bind(15, e.end).Bind(16, e.result).Bind(17, e.message);
-  if (e.before.empty()) st.BindNull(18);
-  else st.Bind(18, e.before);
-  if (e.after.empty()) st.BindNull(19);
-  else st.Bind(19, e.after);
+  if (e.before.empty())
+    st.BindNull(18);
+  else
+    st.Bind(18, e.before);
+  if (e.after.empty())
+    st.BindNull(19);
+  else
+    st.Bind(19, e.after);
   st.Bind(20, e.signature);
   return st.Run();
 }
 
 Result<std::vector<Event>> LedgerStore::EventsForUid(uint32_t uid, int limit) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format(
-                                   "SELECT * FROM (SELECT {} FROM events WHERE uid = ? ORDER BY seq DESC LIMIT ?) "
-                                   "ORDER BY seq",
-                                   kEventColumns)));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st,
+      db_->Cached(fmt::format("SELECT * FROM (SELECT {} FROM events WHERE uid = ? ORDER BY seq DESC LIMIT ?) "
+                              "ORDER BY seq",
+                              kEventColumns)));
   st.Bind(1, int64_t{uid}).Bind(2, int64_t{limit});
   std::vector<Event> out;
   while (true) {
@@ -608,8 +642,9 @@ Result<std::vector<Event>> LedgerStore::EventsForUid(uint32_t uid, int limit) {
 }
 
 Result<std::vector<Event>> LedgerStore::EventsForReservation(const std::string& id) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format(
-                                   "SELECT {} FROM events WHERE reservation_id = ? ORDER BY seq", kEventColumns)));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st,
+      db_->Cached(fmt::format("SELECT {} FROM events WHERE reservation_id = ? ORDER BY seq", kEventColumns)));
   st.Bind(1, id);
   std::vector<Event> out;
   while (true) {
@@ -621,17 +656,19 @@ Result<std::vector<Event>> LedgerStore::EventsForReservation(const std::string& 
 }
 
 Status LedgerStore::InsertNotification(const Notification& n) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format("INSERT INTO notifications({}) VALUES(?,?,?,?,?,?,?,?,?)",
-                                                        kNotificationColumns)));
+  BK_ASSIGN_OR_RETURN(Stmt st,
+                      db_->Cached(fmt::format("INSERT INTO notifications({}) VALUES(?,?,?,?,?,?,?,?,?)",
+                                              kNotificationColumns)));
   st.Bind(1, n.id).Bind(2, int64_t{n.uid}).Bind(3, n.reservation_id).Bind(4, n.type).Bind(5, n.created_at);
   st.Bind(6, int64_t{n.actor_uid}).Bind(7, n.actor_username).Bind(8, n.reason).Bind(9, n.message);
   return st.Run();
 }
 
 Result<std::vector<Notification>> LedgerStore::NotificationsForUid(uint32_t uid, int limit) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format(
-                                   "SELECT {} FROM notifications WHERE uid = ? ORDER BY created_at DESC, id LIMIT ?",
-                                   kNotificationColumns)));
+  BK_ASSIGN_OR_RETURN(Stmt st,
+                      db_->Cached(fmt::format(
+                          "SELECT {} FROM notifications WHERE uid = ? ORDER BY created_at DESC, id LIMIT ?",
+                          kNotificationColumns)));
   st.Bind(1, int64_t{uid}).Bind(2, int64_t{limit});
   std::vector<Notification> out;
   while (true) {
@@ -643,9 +680,10 @@ Result<std::vector<Notification>> LedgerStore::NotificationsForUid(uint32_t uid,
 }
 
 Result<std::vector<Notification>> LedgerStore::NotificationsForReservation(const std::string& id) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format(
-                                   "SELECT {} FROM notifications WHERE reservation_id = ? ORDER BY created_at, id",
-                                   kNotificationColumns)));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st,
+      db_->Cached(fmt::format("SELECT {} FROM notifications WHERE reservation_id = ? ORDER BY created_at, id",
+                              kNotificationColumns)));
   st.Bind(1, id);
   std::vector<Notification> out;
   while (true) {
@@ -657,20 +695,23 @@ Result<std::vector<Notification>> LedgerStore::NotificationsForReservation(const
 }
 
 Status LedgerStore::InsertJob(const JobRecord& job) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format(
-                                   "INSERT INTO jobs({}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                                   kJobColumns)));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st,
+      db_->Cached(fmt::format(
+          "INSERT INTO jobs({}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kJobColumns)));
   BindJob(st, job);
   return st.Run();
 }
 
 Status LedgerStore::UpdateJob(const JobRecord& job) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("UPDATE jobs SET reservation_id=?1, uid=?2, spec_id=?3, digest=?4, summary=?5, "
-                                   "status=?6, submitted_at=?7, updated_at=?8, claimed_at=?9, started_at=?10, "
-                                   "finished_at=?11, waiting_since=?12, cancel_requested_at=?13, recovered_at=?14, "
-                                   "exit_code=?15, runner_pid=?16, runner_host=?17, worker_id=?18, claim_token=?19, "
-                                   "message=?20, launch_guard_state=?21, launch_guard_key=?22, recovery_state=?23, "
-                                   "recovery_worker_id=?24, log_warning=?25, log_rotated=?26 WHERE reservation_id=?1"));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st,
+      db_->Cached("UPDATE jobs SET reservation_id=?1, uid=?2, spec_id=?3, digest=?4, summary=?5, "
+                  "status=?6, submitted_at=?7, updated_at=?8, claimed_at=?9, started_at=?10, "
+                  "finished_at=?11, waiting_since=?12, cancel_requested_at=?13, recovered_at=?14, "
+                  "exit_code=?15, runner_pid=?16, runner_host=?17, worker_id=?18, claim_token=?19, "
+                  "message=?20, launch_guard_state=?21, launch_guard_key=?22, recovery_state=?23, "
+                  "recovery_worker_id=?24, log_warning=?25, log_rotated=?26 WHERE reservation_id=?1"));
   BindJob(st, job);
   BK_TRY(st.Run());
   if (db_->Changes() != 1) return Fail(ErrorKind::kNotFound, "job not found: " + job.reservation_id);
@@ -689,12 +730,12 @@ Result<std::optional<JobRecord>> LedgerStore::GetJob(const std::string& reservat
 Result<std::vector<JobRecord>> LedgerStore::JobsForUid(uint32_t uid, bool open_only) {
   std::string cols;
   for (const auto& c : Split(kJobColumns, ',')) cols += (cols.empty() ? "j." : ", j.") + std::string(Trim(c));
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(fmt::format(
-                                   "SELECT {} FROM jobs j JOIN reservations r ON r.id = j.reservation_id "
-                                   "WHERE j.uid = ?{} ORDER BY r.start_at, r.id",
-                                   cols,
-                                   open_only ? " AND j.status IN ('pending', 'claimed', 'running', 'uncertain')"
-                                             : "")));
+  BK_ASSIGN_OR_RETURN(
+      Stmt st,
+      db_->Cached(fmt::format(
+          "SELECT {} FROM jobs j JOIN reservations r ON r.id = j.reservation_id "
+          "WHERE j.uid = ?{} ORDER BY r.start_at, r.id",
+          cols, open_only ? " AND j.status IN ('pending', 'claimed', 'running', 'uncertain')" : "")));
   st.Bind(1, int64_t{uid});
   std::vector<JobRecord> out;
   while (true) {
@@ -714,15 +755,17 @@ Result<int64_t> LedgerStore::PruneIfDue(engine::Seconds now, engine::Seconds cut
       if (last && now - *last < engine::kDay) return 0;
     }
   }
-  const std::string cond =
-      fmt::format("(status = 'cancelled' AND updated_at <= {0}) OR (status != 'cancelled' AND end_at <= {0})", cutoff);
+  const std::string cond = fmt::format(
+      "(status = 'cancelled' AND updated_at <= {0}) OR (status != 'cancelled' AND end_at <= {0})", cutoff);
   // Jobs reference their reservation; operation IDs of forgotten reservations
   // are forgotten too, so such an ID books anew (as in the original).
-  BK_TRY(db_->Exec(fmt::format("DELETE FROM jobs WHERE reservation_id IN (SELECT id FROM reservations WHERE {})", cond)));
+  BK_TRY(db_->Exec(
+      fmt::format("DELETE FROM jobs WHERE reservation_id IN (SELECT id FROM reservations WHERE {})", cond)));
   BK_TRY(db_->Exec("DELETE FROM reservations WHERE " + cond));
   int64_t removed = db_->Changes();
   BK_TRY(db_->Exec("DELETE FROM operations WHERE reservation_id NOT IN (SELECT id FROM reservations)"));
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("INSERT OR REPLACE INTO meta(key, value) VALUES('last_prune', ?)"));
+  BK_ASSIGN_OR_RETURN(Stmt st,
+                      db_->Cached("INSERT OR REPLACE INTO meta(key, value) VALUES('last_prune', ?)"));
   st.Bind(1, std::to_string(now));
   BK_TRY(st.Run());
   return removed;

@@ -19,21 +19,21 @@
 namespace bk::store {
 
 struct OpenOptions {
-  std::string path;        // .../ledger.db
-  bool create = false;     // create the directory and file when missing
-  uid_t owner = 0;         // files and directory must belong to this UID
+  std::string path;     // .../ledger.db
+  bool create = false;  // create the directory and file when missing
+  uid_t owner = 0;      // files and directory must belong to this UID
   int busy_timeout_ms = 10000;
   bool exclusive = false;  // locking_mode=EXCLUSIVE (the daemon)
 };
 
 struct ReservationQuery {
-  std::optional<uint32_t> uid;          // owner filter
-  bool active_only = false;             // status active and end > now
+  std::optional<uint32_t> uid;  // owner filter
+  bool active_only = false;     // status active and end > now
   bool include_cancelled = true;
-  std::optional<engine::Seconds> now;   // for active_only / overlap
+  std::optional<engine::Seconds> now;            // for active_only / overlap
   std::optional<engine::Seconds> overlap_start;  // end > overlap_start
   std::optional<engine::Seconds> overlap_end;    // start < overlap_end
-  bool newest_first = false;            // order by start descending (history)
+  bool newest_first = false;                     // order by start descending (history)
   std::optional<int> limit;
 };
 
@@ -66,13 +66,15 @@ class LedgerStore {
   Result<std::optional<std::string>> BoundPolicy();
   Status BindPolicy(const std::string& policy_json);
 
-  Result<std::vector<engine::Footprint>> ActiveFootprints(engine::Seconds now, const std::string& except_id = "");
+  Result<std::vector<engine::Footprint>> ActiveFootprints(engine::Seconds now,
+                                                          const std::string& except_id = "");
   Result<std::vector<engine::Reservation>> Reservations(const ReservationQuery& q);
   // How many rows Reservations(q) would return without its limit.
   Result<int64_t> CountReservations(const ReservationQuery& q);
   Result<std::optional<engine::Reservation>> Get(const std::string& id);
   // IDs starting with `prefix` (at most `limit`).
-  Result<std::vector<engine::Reservation>> ByPrefix(const std::string& prefix, std::optional<uint32_t> uid, int limit);
+  Result<std::vector<engine::Reservation>> ByPrefix(const std::string& prefix, std::optional<uint32_t> uid,
+                                                    int limit);
   Status Insert(const engine::Reservation& r);
   Status Update(const engine::Reservation& r);
   Result<int64_t> CountReservations();
@@ -99,7 +101,9 @@ class LedgerStore {
 
   // Called after each committed write transaction with the IDs of the
   // reservations it inserted or updated (the daemon's in-memory calendar).
-  void OnCommit(std::function<void(const std::vector<std::string>&)> listener) { on_commit_ = std::move(listener); }
+  void OnCommit(std::function<void(const std::vector<std::string>&)> listener) {
+    on_commit_ = std::move(listener);
+  }
 
   // Retention: removes reservations that ended (or were cancelled) at or
   // before `cutoff`, with their jobs and operation IDs; the event history

@@ -43,7 +43,7 @@ class LedgerStoreTest : public ::testing::Test {
   }
 
   static int Mode(const std::string& p) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(p.c_str(), &st) != 0) return -1;
     return st.st_mode & 07777;
   }
@@ -59,7 +59,8 @@ class LedgerStoreTest : public ::testing::Test {
   std::string root_, dir_, path_;
 };
 
-engine::Reservation MakeReservation(const std::string& id, uint32_t uid, engine::Seconds start, engine::Seconds end) {
+engine::Reservation MakeReservation(const std::string& id, uint32_t uid, engine::Seconds start,
+                                    engine::Seconds end) {
   engine::Reservation r;
   r.id = id;
   r.uid = uid;
@@ -196,7 +197,8 @@ TEST_F(LedgerStoreTest, ForeignSqliteDatabaseIsRefused) {
   {
     auto db = Db::Open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     ASSERT_TRUE(db.has_value());
-    ASSERT_TRUE((*db)->Exec("CREATE TABLE recipes(name TEXT); INSERT INTO recipes VALUES('soup')").has_value());
+    ASSERT_TRUE(
+        (*db)->Exec("CREATE TABLE recipes(name TEXT); INSERT INTO recipes VALUES('soup')").has_value());
   }
   ::chmod(path_.c_str(), 0600);
   auto s = LedgerStore::Open(Options(false));
@@ -270,7 +272,8 @@ TEST_F(LedgerStoreTest, InsertGetRoundTripsEveryField) {
   r.op_id = "create-op";
   r.op_signature = std::string(64, 'a');
   r.edit_count = 3;
-  r.cancellation = engine::Cancellation{1'799'999'600, "administrator", "maintenance", 0, "root", "cancel-op"};
+  r.cancellation =
+      engine::Cancellation{1'799'999'600, "administrator", "maintenance", 0, "root", "cancel-op"};
   ASSERT_TRUE(s->Insert(r).has_value());
 
   auto got = s->Get(r.id);
@@ -615,8 +618,10 @@ TEST_F(LedgerStoreTest, EventsForUidReturnsNewestNOldestFirst) {
   auto s = OpenOrDie();
   ASSERT_TRUE(s);
   for (int i = 1; i <= 5; ++i) {
-    ASSERT_TRUE(s->AppendEvent(MakeEvent("mine" + std::to_string(i), 1, "m" + std::to_string(i))).has_value());
-    ASSERT_TRUE(s->AppendEvent(MakeEvent("theirs" + std::to_string(i), 2, "t" + std::to_string(i))).has_value());
+    ASSERT_TRUE(
+        s->AppendEvent(MakeEvent("mine" + std::to_string(i), 1, "m" + std::to_string(i))).has_value());
+    ASSERT_TRUE(
+        s->AppendEvent(MakeEvent("theirs" + std::to_string(i), 2, "t" + std::to_string(i))).has_value());
   }
   auto got = s->EventsForUid(1, 3);
   ASSERT_TRUE(got.has_value());
@@ -636,7 +641,8 @@ TEST_F(LedgerStoreTest, NotificationsPerUidNewestFirst) {
   auto s = OpenOrDie();
   ASSERT_TRUE(s);
   auto note = [](const std::string& id, uint32_t uid, engine::Seconds at, const std::string& rid) {
-    return Notification{id, uid, rid, "reservation-admin-cancelled", at, 0, "root", "reason " + id, "msg " + id};
+    return Notification{id,         uid, rid, "reservation-admin-cancelled", at, 0, "root", "reason " + id,
+                        "msg " + id};
   };
   ASSERT_TRUE(s->InsertNotification(note("n1", 1, 100, "r1")).has_value());
   ASSERT_TRUE(s->InsertNotification(note("n3", 1, 300, "r2")).has_value());

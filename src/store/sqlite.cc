@@ -50,7 +50,8 @@ Result<bool> Stmt::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  return std::unexpected(SqliteError(db_, rc, sqlite3_db_filename(db_, "main") ? sqlite3_db_filename(db_, "main") : ""));
+  return std::unexpected(
+      SqliteError(db_, rc, sqlite3_db_filename(db_, "main") ? sqlite3_db_filename(db_, "main") : ""));
 }
 
 Status Stmt::Run() {
@@ -75,13 +76,19 @@ Error SqliteError(sqlite3* db, int rc, const std::string& path) {
   std::string what = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   int primary = rc & 0xff;
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
-    return Error{ErrorKind::kBusy, fmt::format("ledger {} is busy ({}); another bk is writing, retry", path, what)};
+    return Error{ErrorKind::kBusy,
+                 fmt::format("ledger {} is busy ({}); another bk is writing, retry", path, what)};
   if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT)
-    return Error{ErrorKind::kCorrupt,
-                 fmt::format("ledger {} is not a valid GPUBK database ({}); move it aside or restore a backup", path, what)};
+    return Error{
+        ErrorKind::kCorrupt,
+        fmt::format("ledger {} is not a valid GPUBK database ({}); move it aside or restore a backup", path,
+                    what)};
   if (primary == SQLITE_READONLY || primary == SQLITE_PERM || primary == SQLITE_CANTOPEN)
-    return Error{ErrorKind::kIo, fmt::format("cannot write ledger {} ({}); check the file and directory permissions", path, what)};
-  if (primary == SQLITE_CONSTRAINT) return Error{ErrorKind::kInvalid, fmt::format("ledger constraint failed: {}", what)};
+    return Error{
+        ErrorKind::kIo,
+        fmt::format("cannot write ledger {} ({}); check the file and directory permissions", path, what)};
+  if (primary == SQLITE_CONSTRAINT)
+    return Error{ErrorKind::kInvalid, fmt::format("ledger constraint failed: {}", what)};
   return Error{ErrorKind::kIo, fmt::format("ledger {} error: {}", path, what)};
 }
 
@@ -106,7 +113,8 @@ Result<Stmt> Db::Cached(const std::string& sql) {
   auto it = cache_.find(sql);
   if (it == cache_.end()) {
     sqlite3_stmt* st = nullptr;
-    int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &st, nullptr);
+    int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &st,
+                                nullptr);
     if (rc != SQLITE_OK) return std::unexpected(SqliteError(db_, rc, path_));
     it = cache_.emplace(sql, st).first;
   }

@@ -35,7 +35,9 @@ class Stmt {
 
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  std::optional<int64_t> OptInt(int col) const { return IsNull(col) ? std::nullopt : std::optional(Int(col)); }
+  std::optional<int64_t> OptInt(int col) const {
+    return IsNull(col) ? std::nullopt : std::optional(Int(col));
+  }
   std::string Text(int col) const;
 
  private:

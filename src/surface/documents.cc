@@ -8,8 +8,8 @@
 namespace bk::surface {
 namespace {
 
-using nlohmann::json;
 using engine::FormatIsoUtc;
+using nlohmann::json;
 
 json Node() {
   const sys::NodeIdentity& n = sys::LocalNode();
@@ -39,8 +39,8 @@ json PublicJob(const store::JobRecord* job, bool mine) {
           {"finished_at", when(job->finished_at)}};
 }
 
-json PublicReservation(const engine::Reservation& r, uint32_t caller, const engine::Policy& p, engine::Seconds now,
-                       const store::JobRecord* job = nullptr) {
+json PublicReservation(const engine::Reservation& r, uint32_t caller, const engine::Policy& p,
+                       engine::Seconds now, const store::JobRecord* job = nullptr) {
   bool mine = r.uid == caller;
   bool shared = r.mode == engine::Mode::kShared;
   json cancel;
@@ -136,7 +136,8 @@ std::string Dump(const std::string& compact_json, JsonStyle style) {
   return json::parse(compact_json).dump(2);
 }
 
-std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, const engine::Policy& p, engine::Seconds now) {
+std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, const engine::Policy& p,
+                             engine::Seconds now) {
   json d = Envelope("booking_result");
   json selected = json::array();
   for (const auto& v : o.selected) selected.push_back(GpuViewJson(v));
@@ -176,7 +177,8 @@ std::string JobsDoc(const std::vector<service::JobView>& jobs, uint32_t caller, 
   return d.dump();
 }
 
-std::string ReservationsDoc(const service::ListResult& r, uint32_t caller, const engine::Policy& p, engine::Seconds now) {
+std::string ReservationsDoc(const service::ListResult& r, uint32_t caller, const engine::Policy& p,
+                            engine::Seconds now) {
   json d = Envelope("reservations");
   json items = json::array();
   for (const auto& x : r.reservations) {
@@ -192,7 +194,8 @@ std::string ReservationsDoc(const service::ListResult& r, uint32_t caller, const
   return d.dump();
 }
 
-std::string CancellationDoc(const service::CancelOutcome& o, uint32_t caller, const engine::Policy& p, engine::Seconds now) {
+std::string CancellationDoc(const service::CancelOutcome& o, uint32_t caller, const engine::Policy& p,
+                            engine::Seconds now) {
   json d = Envelope("cancellation_result");
   d["reservation"] = PublicReservation(o.reservation, caller, p, now);
   d["replayed"] = o.replayed;
@@ -200,7 +203,8 @@ std::string CancellationDoc(const service::CancelOutcome& o, uint32_t caller, co
   return d.dump();
 }
 
-std::string HistoryDoc(const service::HistoryView& v, uint32_t caller, const engine::Policy& p, engine::Seconds now) {
+std::string HistoryDoc(const service::HistoryView& v, uint32_t caller, const engine::Policy& p,
+                       engine::Seconds now) {
   json edits = json::array(), events = json::array(), notes = json::array();
   json cancellation;
   for (const auto& e : v.events) {
@@ -216,12 +220,13 @@ std::string HistoryDoc(const service::HistoryView& v, uint32_t caller, const eng
                        {"signature", e.signature}});
     }
     if (e.action == "cancel" || e.action == "admin-cancel" || e.action == "reclaim") {
-      cancellation = {{"action", e.action},
-                      {"actor_uid", e.actor_uid},
-                      {"actor_username", e.actor_username},
-                      {"at", FormatIsoUtc(e.ts)},
-                      {"op_id", e.op_id},
-                      {"reason", v.reservation.cancellation ? v.reservation.cancellation->reason : e.message}};
+      cancellation = {
+          {"action", e.action},
+          {"actor_uid", e.actor_uid},
+          {"actor_username", e.actor_username},
+          {"at", FormatIsoUtc(e.ts)},
+          {"op_id", e.op_id},
+          {"reason", v.reservation.cancellation ? v.reservation.cancellation->reason : e.message}};
     }
   }
   for (const auto& n : v.notifications) notes.push_back(NotificationJson(n));
@@ -238,18 +243,25 @@ std::string HistoryDoc(const service::HistoryView& v, uint32_t caller, const eng
 std::string LogDoc(const std::vector<store::Event>& events, uint32_t uid, int limit) {
   json items = json::array();
   for (const auto& e : events) items.push_back(EventJson(e));
-  json d = {{"kind", "operation-log"}, {"schema_version", "gpubk.audit.v1"}, {"uid", uid},
-            {"limit", limit},         {"events", items},                   {"warning", json()}};
+  json d = {{"kind", "operation-log"},
+            {"schema_version", "gpubk.audit.v1"},
+            {"uid", uid},
+            {"limit", limit},
+            {"events", items},
+            {"warning", json()}};
   return d.dump();
 }
 
 std::string NotificationsDoc(const std::vector<store::Notification>& items) {
   json list = json::array();
   for (const auto& n : items) list.push_back(NotificationJson(n));
-  return json{{"kind", "notifications"}, {"schema_version", "gpubk.notifications.v1"}, {"notifications", list}}.dump();
+  return json{
+      {"kind", "notifications"}, {"schema_version", "gpubk.notifications.v1"}, {"notifications", list}}
+      .dump();
 }
 
-std::string OperationDoc(const service::OperationView& v, uint32_t caller, const engine::Policy& p, engine::Seconds now) {
+std::string OperationDoc(const service::OperationView& v, uint32_t caller, const engine::Policy& p,
+                         engine::Seconds now) {
   json d = Envelope("operation_status");
   d["found"] = v.found;
   d["action"] = v.found ? json(v.action) : json();
@@ -257,11 +269,13 @@ std::string OperationDoc(const service::OperationView& v, uint32_t caller, const
   return d.dump();
 }
 
-std::string RecommendationDoc(const service::Recommendation& r, const engine::Policy& p, engine::Seconds now) {
+std::string RecommendationDoc(const service::Recommendation& r, const engine::Policy& p,
+                              engine::Seconds now) {
   json d = Envelope("recommendation");
   d["generated_at"] = FormatIsoUtc(now);
   d["available"] = r.available;
-  d["allocator"] = {{"reason", ""}, {"source", r.request.gpus.empty() ? "builtin" : "fixed-gpu"}, {"warning", ""}};
+  d["allocator"] = {
+      {"reason", ""}, {"source", r.request.gpus.empty() ? "builtin" : "fixed-gpu"}, {"warning", ""}};
   if (r.placement) {
     json details = json::array();
     for (const auto& v : r.selected) details.push_back(GpuViewJson(v));
@@ -280,23 +294,25 @@ std::string RecommendationDoc(const service::Recommendation& r, const engine::Po
                                      : json();
   d["reason"] = r.available ? json() : json(r.reason);
   const auto& q = r.request;
-  d["request"] = {{"count", q.count},
-                  {"duration_seconds", q.duration},
-                  {"mode", engine::ModeName(q.mode)},
-                  {"start_at", FormatIsoUtc(r.start)},
-                  {"allow_queue", r.allow_queue},
-                  {"preferred_gpus", q.gpus.empty() ? json() : json(q.gpus)},
-                  {"excluded_gpus", q.exclude},
-                  {"expected_memory_mb_per_gpu", Opt(q.memory_mb)},
-                  {"share_units_per_gpu", q.mode == engine::Mode::kShared ? json(q.share_units.value_or(1)) : json()},
-                  {"share_capacity_units_per_gpu", p.share_capacity},
-                  {"cpus", Opt(q.cpus)},
-                  {"ram_mb", Opt(q.ram_mb)}};
+  d["request"] = {
+      {"count", q.count},
+      {"duration_seconds", q.duration},
+      {"mode", engine::ModeName(q.mode)},
+      {"start_at", FormatIsoUtc(r.start)},
+      {"allow_queue", r.allow_queue},
+      {"preferred_gpus", q.gpus.empty() ? json() : json(q.gpus)},
+      {"excluded_gpus", q.exclude},
+      {"expected_memory_mb_per_gpu", Opt(q.memory_mb)},
+      {"share_units_per_gpu", q.mode == engine::Mode::kShared ? json(q.share_units.value_or(1)) : json()},
+      {"share_capacity_units_per_gpu", p.share_capacity},
+      {"cpus", Opt(q.cpus)},
+      {"ram_mb", Opt(q.ram_mb)}};
   d["warnings"] = r.warnings;
   return d.dump();
 }
 
-std::string ConfigDoc(const config::Config& c, const service::PolicyStatus& status, const std::string& transport) {
+std::string ConfigDoc(const config::Config& c, const service::PolicyStatus& status,
+                      const std::string& transport) {
   json effective = json::object();
   for (const auto& [k, v] : c.values) {
     try {
@@ -339,10 +355,11 @@ std::string SlotsDoc(const service::SlotsResult& r, const service::CreateRequest
                        {"memory_free_now_mb", Opt(o.free_now_mb)}});
   d["options"] = options;
   d["truncated_combinations"] = r.truncated_combinations;
-  d["request"] = {{"count", q.count},
-                  {"duration_seconds", q.duration},
-                  {"mode", engine::ModeName(q.mode)},
-                  {"share_units_per_gpu", q.mode == engine::Mode::kShared ? json(q.share_units.value_or(1)) : json()}};
+  d["request"] = {
+      {"count", q.count},
+      {"duration_seconds", q.duration},
+      {"mode", engine::ModeName(q.mode)},
+      {"share_units_per_gpu", q.mode == engine::Mode::kShared ? json(q.share_units.value_or(1)) : json()}};
   return d.dump();
 }
 

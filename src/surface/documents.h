@@ -16,7 +16,8 @@ enum class JsonStyle { kLine, kPretty };
 
 std::string Dump(const std::string& compact_json, JsonStyle style);
 
-std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, const engine::Policy& p, engine::Seconds now);
+std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, const engine::Policy& p,
+                             engine::Seconds now);
 // With a bound job: `worker_doc` is the gpubk.worker.v1 status (JSON text).
 std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, const engine::Policy& p,
                              engine::Seconds now, const std::string& worker_doc);
@@ -24,14 +25,19 @@ std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, 
 std::string JobsDoc(const std::vector<service::JobView>& jobs, uint32_t caller, const engine::Policy& p,
                     engine::Seconds now, const std::string& worker_doc, const std::string& spec_cleanup,
                     const std::string& log_cleanup);
-std::string ReservationsDoc(const service::ListResult& r, uint32_t caller, const engine::Policy& p, engine::Seconds now);
-std::string CancellationDoc(const service::CancelOutcome& o, uint32_t caller, const engine::Policy& p, engine::Seconds now);
-std::string HistoryDoc(const service::HistoryView& v, uint32_t caller, const engine::Policy& p, engine::Seconds now);
+std::string ReservationsDoc(const service::ListResult& r, uint32_t caller, const engine::Policy& p,
+                            engine::Seconds now);
+std::string CancellationDoc(const service::CancelOutcome& o, uint32_t caller, const engine::Policy& p,
+                            engine::Seconds now);
+std::string HistoryDoc(const service::HistoryView& v, uint32_t caller, const engine::Policy& p,
+                       engine::Seconds now);
 std::string LogDoc(const std::vector<store::Event>& events, uint32_t uid, int limit);
 std::string NotificationsDoc(const std::vector<store::Notification>& items);
-std::string OperationDoc(const service::OperationView& v, uint32_t caller, const engine::Policy& p, engine::Seconds now);
+std::string OperationDoc(const service::OperationView& v, uint32_t caller, const engine::Policy& p,
+                         engine::Seconds now);
 std::string RecommendationDoc(const service::Recommendation& r, const engine::Policy& p, engine::Seconds now);
-std::string ConfigDoc(const config::Config& c, const service::PolicyStatus& status, const std::string& transport);
+std::string ConfigDoc(const config::Config& c, const service::PolicyStatus& status,
+                      const std::string& transport);
 std::string ErrorDoc(const Error& e);
 // `bk slots --json`: the options, best first (bk.agent.v1, kind "slots").
 std::string SlotsDoc(const service::SlotsResult& r, const service::CreateRequest& request);

@@ -189,8 +189,7 @@ TEST(ErrorDocTest, KindTypeAndCode) {
                         Case{ErrorKind::kPermission, "BookingError", "permission"},
                         Case{ErrorKind::kNotFound, "BookingError", "not-found"},
                         Case{ErrorKind::kCorrupt, "LedgerCorruptionError", "corrupt"},
-                        Case{ErrorKind::kBusy, "TimeoutError", "busy"},
-                        Case{ErrorKind::kIo, "OSError", "io"},
+                        Case{ErrorKind::kBusy, "TimeoutError", "busy"}, Case{ErrorKind::kIo, "OSError", "io"},
                         Case{ErrorKind::kPolicy, "DaemonPolicyError", "policy"}}) {
     json e = json::parse(ErrorDoc(Error{c.kind, "m"}));
     EXPECT_EQ(e["error"]["type"], c.type) << c.code;
@@ -230,7 +229,8 @@ TEST(CancellationDocTest, CarriesTheCancelledReservation) {
   service::CancelOutcome o;
   o.reservation = Shared();
   o.reservation.status = engine::Status::kCancelled;
-  o.reservation.cancellation = engine::Cancellation{kNow, "owner", "cancelled by reservation owner", kMe, "me", "c"};
+  o.reservation.cancellation =
+      engine::Cancellation{kNow, "owner", "cancelled by reservation owner", kMe, "me", "c"};
   o.replayed = true;
   json d = json::parse(CancellationDoc(o, kMe, Policy(), kNow));
   EXPECT_EQ(d["kind"], "cancellation_result");

@@ -1,11 +1,11 @@
 #include "surface/text.h"
 
+#include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "base/strings.h"
 #include "engine/parse.h"
@@ -14,7 +14,8 @@ namespace bk::surface {
 
 std::string ShareText(const engine::Reservation& r, const engine::Policy& p) {
   if (r.mode == engine::Mode::kExclusive) return "";
-  return fmt::format("share={} slot{} (max {}) ", r.share_units, r.share_units == 1 ? "" : "s", p.share_capacity);
+  return fmt::format("share={} slot{} (max {}) ", r.share_units, r.share_units == 1 ? "" : "s",
+                     p.share_capacity);
 }
 
 std::string RangeText(engine::Seconds start, engine::Seconds end, const engine::Zone& zone) {

@@ -1,8 +1,8 @@
 #include "sys/trust.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 
-#include <fmt/format.h>
 #include <vector>
 
 #include "sys/fs.h"
@@ -19,14 +19,15 @@ Status CheckTrustedAncestors(const std::string& path, uid_t owner) {
     if (d == "/" || d.empty()) break;
   }
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    struct stat st{};
+    struct stat st {};
     if (lstat(it->c_str(), &st) != 0) return Invalid(fmt::format("{} does not exist", *it));
     if (S_ISLNK(st.st_mode)) return Invalid(fmt::format("{} is a symbolic link; use the real path", *it));
     if (!S_ISDIR(st.st_mode)) return Invalid(fmt::format("{} is not a directory", *it));
     if (st.st_uid != 0 && st.st_uid != owner)
-      return Invalid(fmt::format("{} belongs to {}, who could replace what is inside; use a directory owned by {} or "
-                                 "root",
-                                 *it, UserName(st.st_uid), UserName(owner)));
+      return Invalid(
+          fmt::format("{} belongs to {}, who could replace what is inside; use a directory owned by {} or "
+                      "root",
+                      *it, UserName(st.st_uid), UserName(owner)));
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
       return Invalid(fmt::format("{} is writable by other users (mode {:04o}); run chmod go-w {}", *it,
                                  st.st_mode & 07777, *it));
@@ -36,12 +37,13 @@ Status CheckTrustedAncestors(const std::string& path, uid_t owner) {
 
 Status CheckTrustedFile(const std::string& path, uid_t owner) {
   BK_TRY(CheckTrustedAncestors(path, owner));
-  struct stat st{};
+  struct stat st {};
   if (lstat(path.c_str(), &st) != 0) return Invalid(fmt::format("{} does not exist", path));
   if (S_ISLNK(st.st_mode)) return Invalid(fmt::format("{} is a symbolic link; use the real path", path));
   if (!S_ISREG(st.st_mode) || st.st_nlink != 1) return Invalid(fmt::format("{} is not a plain file", path));
   if (st.st_uid != owner)
-    return Invalid(fmt::format("{} belongs to {}, not to the server owner {}", path, UserName(st.st_uid), UserName(owner)));
+    return Invalid(fmt::format("{} belongs to {}, not to the server owner {}", path, UserName(st.st_uid),
+                               UserName(owner)));
   if (st.st_mode & (S_IWGRP | S_IWOTH))
     return Invalid(fmt::format("{} is writable by other users (mode {:04o}); run chmod go-w {}", path,
                                st.st_mode & 07777, path));

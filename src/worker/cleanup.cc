@@ -1,10 +1,10 @@
 #include "worker/cleanup.h"
 
 #include <dirent.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fmt/format.h>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -44,8 +44,8 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
-CleanupReport CleanupSpecs(const std::string& root, const std::vector<service::JobView>& jobs, engine::Seconds now,
-                           uid_t uid) {
+CleanupReport CleanupSpecs(const std::string& root, const std::vector<service::JobView>& jobs,
+                           engine::Seconds now, uid_t uid) {
   CleanupReport r;
   std::map<std::string, const service::JobView*> by_spec;
   for (const auto& v : jobs) by_spec[v.job.spec_id] = &v;
@@ -53,7 +53,7 @@ CleanupReport CleanupSpecs(const std::string& root, const std::vector<service::J
   for (const auto& name : Names(dir)) {
     if (!EndsWith(name, ".json")) continue;
     std::string path = dir + "/" + name;
-    struct stat st{};
+    struct stat st {};
     if (lstat(path.c_str(), &st) != 0) continue;
     if (!SafeFile(st, uid)) {
       r.warnings.push_back(fmt::format("{} is not a private file of yours; left alone", path));
@@ -73,14 +73,16 @@ CleanupReport CleanupSpecs(const std::string& root, const std::vector<service::J
       ++r.retained;
       continue;
     }
-    if (unlink(path.c_str()) == 0) ++r.removed;
-    else ++r.failed;
+    if (unlink(path.c_str()) == 0)
+      ++r.removed;
+    else
+      ++r.failed;
   }
   return r;
 }
 
-CleanupReport CleanupLogs(const std::string& root, const std::vector<service::JobView>& jobs, engine::Seconds now,
-                          int64_t retention_days, uid_t uid) {
+CleanupReport CleanupLogs(const std::string& root, const std::vector<service::JobView>& jobs,
+                          engine::Seconds now, int64_t retention_days, uid_t uid) {
   CleanupReport r;
   std::map<std::string, const service::JobView*> by_log;
   for (const auto& v : jobs) by_log[LogPath(root, v.reservation.id)] = &v;
@@ -88,7 +90,7 @@ CleanupReport CleanupLogs(const std::string& root, const std::vector<service::Jo
     if (!EndsWith(name, ".log") && !EndsWith(name, ".log.1")) continue;
     std::string path = root + "/" + name;
     std::string group = EndsWith(name, ".log.1") ? path.substr(0, path.size() - 2) : path;
-    struct stat st{};
+    struct stat st {};
     if (lstat(path.c_str(), &st) != 0) continue;
     if (!SafeFile(st, uid)) {
       r.warnings.push_back(fmt::format("{} is not a private file of yours; left alone", path));

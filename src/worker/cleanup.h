@@ -19,10 +19,10 @@ struct CleanupReport {
   std::vector<std::string> warnings;
 };
 
-CleanupReport CleanupSpecs(const std::string& root, const std::vector<service::JobView>& jobs, engine::Seconds now,
-                           uid_t uid);
-CleanupReport CleanupLogs(const std::string& root, const std::vector<service::JobView>& jobs, engine::Seconds now,
-                          int64_t retention_days, uid_t uid);
+CleanupReport CleanupSpecs(const std::string& root, const std::vector<service::JobView>& jobs,
+                           engine::Seconds now, uid_t uid);
+CleanupReport CleanupLogs(const std::string& root, const std::vector<service::JobView>& jobs,
+                          engine::Seconds now, int64_t retention_days, uid_t uid);
 
 // {"deferred_orphans":..,"failed":..,"removed":..,"retained":..,"warnings":[..]}
 std::string SpecReportJson(const CleanupReport& r);

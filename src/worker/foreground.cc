@@ -1,5 +1,6 @@
 #include "worker/foreground.h"
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -9,7 +10,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <set>
 
 #include "base/strings.h"
@@ -35,12 +35,13 @@ std::map<std::string, std::string> AdhocEnvironment(const AdhocRun& run) {
                                             {"GPUBK_RESERVATION_IDS", Join(ids, ",")},
                                             {"GPUBK_GPU_IDS", JoinInts(gpus)}};
   if (run.selected.size() == 1) env["BK_RESERVATION_ID"] = run.selected[0].id;
-  if (memory.size() == 1 && *memory.begin()) env["BK_EXPECTED_GPU_MEMORY_MB"] = std::to_string(**memory.begin());
+  if (memory.size() == 1 && *memory.begin())
+    env["BK_EXPECTED_GPU_MEMORY_MB"] = std::to_string(**memory.begin());
   return env;
 }
 
-Result<int> RunAdhoc(client::Ledger& ledger, const sys::Clock& clock, const Settings& settings, const AdhocRun& run,
-                     FILE* err) {
+Result<int> RunAdhoc(client::Ledger& ledger, const sys::Clock& clock, const Settings& settings,
+                     const AdhocRun& run, FILE* err) {
   char buf[8192];
   if (!getcwd(buf, sizeof(buf))) return Fail(ErrorKind::kIo, "cannot read the working directory");
   const char* path = getenv("PATH");
@@ -86,8 +87,10 @@ Result<int> RunAdhoc(client::Ledger& ledger, const sys::Clock& clock, const Sett
         for (const auto& sel : run.selected) {
           auto it = std::find_if(mine->reservations.begin(), mine->reservations.end(),
                                  [&](const engine::Reservation& r) { return r.id == sel.id; });
-          if (it == mine->reservations.end()) gone = true;
-          else e = e == 0 ? it->end : std::min(e, it->end);
+          if (it == mine->reservations.end())
+            gone = true;
+          else
+            e = e == 0 ? it->end : std::min(e, it->end);
         }
         if (gone && now < end) {
           if (reason.empty()) std::fprintf(err, "run: reservation was cancelled; stopping the command\n");

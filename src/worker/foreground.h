@@ -26,7 +26,7 @@ std::map<std::string, std::string> AdhocEnvironment(const AdhocRun& run);
 
 // Runs and supervises; returns the command's status (128+signal when killed),
 // 124 at the deadline or on a cancel, 130 after Ctrl-C.
-Result<int> RunAdhoc(client::Ledger& ledger, const sys::Clock& clock, const Settings& settings, const AdhocRun& run,
-                     FILE* err);
+Result<int> RunAdhoc(client::Ledger& ledger, const sys::Clock& clock, const Settings& settings,
+                     const AdhocRun& run, FILE* err);
 
 }  // namespace bk::worker

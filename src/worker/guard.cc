@@ -1,7 +1,8 @@
 #include "worker/guard.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace bk::worker {
 namespace {
@@ -15,7 +16,9 @@ std::vector<Reservation> ActiveAt(const std::vector<Reservation>& all, engine::S
   return out;
 }
 
-bool Holds(const Reservation& r, int gpu) { return std::find(r.gpus.begin(), r.gpus.end(), gpu) != r.gpus.end(); }
+bool Holds(const Reservation& r, int gpu) {
+  return std::find(r.gpus.begin(), r.gpus.end(), gpu) != r.gpus.end();
+}
 
 std::string Who(const gpu::ProcessSample& p) {
   if (p.identity_source == "container-ambiguous") return "container?";
@@ -23,7 +26,9 @@ std::string Who(const gpu::ProcessSample& p) {
   return p.username.empty() || p.username == "?" ? std::to_string(*p.uid) : p.username;
 }
 
-GuardDecision Blocked(std::string reason, std::string key) { return GuardDecision{false, std::move(reason), std::move(key), {}}; }
+GuardDecision Blocked(std::string reason, std::string key) {
+  return GuardDecision{false, std::move(reason), std::move(key), {}};
+}
 
 }  // namespace
 
@@ -35,13 +40,16 @@ std::vector<std::string> CudaTokens(const std::vector<int>& gpus, const gpu::Sna
     const gpu::DeviceSample* d = nullptr;
     for (const auto& dev : snapshot.devices)
       if (dev.index == g) d = &dev;
-    if (d && gpu::IsValidDeviceUuid(d->uuid)) uuids.push_back(d->uuid);
-    else all = false;
+    if (d && gpu::IsValidDeviceUuid(d->uuid))
+      uuids.push_back(d->uuid);
+    else
+      all = false;
   }
   return all && !gpus.empty() ? uuids : indexes;
 }
 
-std::string ClassifyProcess(const gpu::ProcessSample& p, int gpu, const std::vector<Reservation>& active_now) {
+std::string ClassifyProcess(const gpu::ProcessSample& p, int gpu,
+                            const std::vector<Reservation>& active_now) {
   if (gpu::IsSystemProcess(p.command)) return "system";
   if (!p.uid || p.identity_source == "container-ambiguous") return "unknown";
   bool elsewhere = false;
@@ -64,7 +72,8 @@ GuardDecision EvaluateGuard(GuardInput in) {
     gpu::LiveState live;
     if (d) live = gpu::ClassifyLive(*d);
     if (!d || d->source == gpu::Source::kNone || live.status == "unknown" || !in.snapshot.ok())
-      return Blocked(fmt::format("GPU {} live telemetry is unavailable", g), fmt::format("gpu:{}:telemetry", g));
+      return Blocked(fmt::format("GPU {} live telemetry is unavailable", g),
+                     fmt::format("gpu:{}:telemetry", g));
     if (!d->process_telemetry)
       return Blocked(fmt::format("GPU {} process telemetry is unavailable", g),
                      fmt::format("gpu:{}:process-telemetry", g));
@@ -101,23 +110,28 @@ GuardDecision EvaluateGuard(GuardInput in) {
     }
     int64_t total = d->memory_total_mb.value_or(0);
     std::optional<int64_t> required;
-    if (r.memory_mb && *r.memory_mb > 0) required = *r.memory_mb;
+    if (r.memory_mb && *r.memory_mb > 0)
+      required = *r.memory_mb;
     else if (r.mode == engine::Mode::kShared && total > 0)
-      required = std::max<int64_t>(1, (total - in.reserve_mb) * r.share_units / std::max(1, in.share_capacity));
+      required =
+          std::max<int64_t>(1, (total - in.reserve_mb) * r.share_units / std::max(1, in.share_capacity));
     bool needs_capacity = required.has_value() || r.mode == engine::Mode::kShared;
     if (needs_capacity && total <= 0)
-      return Blocked(fmt::format("GPU {} memory capacity is unavailable", g), fmt::format("gpu:{}:memory-capacity", g));
+      return Blocked(fmt::format("GPU {} memory capacity is unavailable", g),
+                     fmt::format("gpu:{}:memory-capacity", g));
     if (required) {
       int64_t headroom = std::max<int64_t>(0, total - d->memory_used_mb.value_or(0) - in.reserve_mb);
       if (headroom < *required)
-        return Blocked(fmt::format("GPU {} has {}MiB launch headroom; {}MiB is required", g, headroom, *required),
-                       fmt::format("gpu:{}:vram", g));
+        return Blocked(
+            fmt::format("GPU {} has {}MiB launch headroom; {}MiB is required", g, headroom, *required),
+            fmt::format("gpu:{}:vram", g));
     }
     if (live.status == "busy" && others == 0)
-      return Blocked(fmt::format("GPU {} is busy: {}", g,
-                                 live.reason.empty() ? "activity is present but process ownership is unavailable"
-                                                     : live.reason),
-                     fmt::format("gpu:{}:busy", g));
+      return Blocked(
+          fmt::format(
+              "GPU {} is busy: {}", g,
+              live.reason.empty() ? "activity is present but process ownership is unavailable" : live.reason),
+          fmt::format("gpu:{}:busy", g));
   }
   GuardDecision ok;
   ok.ready = true;

@@ -23,22 +23,23 @@ std::vector<std::string> CudaTokens(const std::vector<int>& gpus, const gpu::Sna
 // The monitor's verdict on one process of `gpu` (1.8): system | unknown | ok |
 // wrong-gpu | unreserved. `active_now` are the reservations active at this
 // instant; the process must already be attributed (gpu::Attribute).
-std::string ClassifyProcess(const gpu::ProcessSample& p, int gpu, const std::vector<engine::Reservation>& active_now);
+std::string ClassifyProcess(const gpu::ProcessSample& p, int gpu,
+                            const std::vector<engine::Reservation>& active_now);
 
 struct GuardInput {
   const engine::Reservation* reservation = nullptr;
-  gpu::Snapshot snapshot;                     // fresh; attributed in place
-  std::vector<engine::Reservation> active;    // every user's reservations (any status)
+  gpu::Snapshot snapshot;                   // fresh; attributed in place
+  std::vector<engine::Reservation> active;  // every user's reservations (any status)
   engine::Seconds now = 0;
-  int64_t reserve_mb = 512;                   // shared_memory_reserve_mb
-  int share_capacity = 2;                     // max_shared_users
-  gpu::ContainerEligibility eligible;         // empty: every booking holder
+  int64_t reserve_mb = 512;            // shared_memory_reserve_mb
+  int share_capacity = 2;              // max_shared_users
+  gpu::ContainerEligibility eligible;  // empty: every booking holder
 };
 
 struct GuardDecision {
   bool ready = false;
-  std::string reason;  // "GPU 1 has unreserved process user=alice pid=4242"
-  std::string key;     // "gpu:1:process:unreserved"
+  std::string reason;               // "GPU 1 has unreserved process user=alice pid=4242"
+  std::string key;                  // "gpu:1:process:unreserved"
   std::vector<std::string> tokens;  // when ready
 };
 

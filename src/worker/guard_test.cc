@@ -48,7 +48,7 @@ gpu::ProcessSample Proc(std::optional<uid_t> uid, int pid, std::string user = "a
 }
 
 GuardDecision Guard(const Reservation& mine, std::vector<gpu::DeviceSample> devices,
-                  std::vector<Reservation> others = {}) {
+                    std::vector<Reservation> others = {}) {
   GuardInput in;
   in.reservation = &mine;
   in.snapshot.devices = std::move(devices);

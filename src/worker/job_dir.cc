@@ -1,11 +1,11 @@
 #include "worker/job_dir.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "sys/fs.h"
 #include "sys/sha256.h"
@@ -16,13 +16,13 @@ namespace {
 // The job directories are forced to 0700 whatever the umask or a previous
 // mode: they hold command lines and logs.
 Status Tighten(const std::string& dir, uid_t uid) {
-  struct stat st{};
+  struct stat st {};
   if (lstat(dir.c_str(), &st) != 0)
     return Fail(ErrorKind::kIo, fmt::format("cannot inspect {}: {}", dir, std::strerror(errno)));
   if (!S_ISDIR(st.st_mode)) return Fail(ErrorKind::kPermission, fmt::format("{} is not a directory", dir));
   if (st.st_uid != uid)
-    return Fail(ErrorKind::kPermission, fmt::format("{} belongs to UID {}, not to you; choose another BK_JOB_DIR", dir,
-                                                    st.st_uid));
+    return Fail(ErrorKind::kPermission,
+                fmt::format("{} belongs to UID {}, not to you; choose another BK_JOB_DIR", dir, st.st_uid));
   if ((st.st_mode & 07777) != 0700 && chmod(dir.c_str(), 0700) != 0)
     return Fail(ErrorKind::kIo, fmt::format("cannot make {} private: {}", dir, std::strerror(errno)));
   return Ok();
@@ -50,7 +50,7 @@ Status EnsureJobDir(const std::string& root, uid_t uid) {
 }
 
 bool JobDirExists(const std::string& root) {
-  struct stat st{};
+  struct stat st {};
   return lstat(root.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 

@@ -1,6 +1,7 @@
 #include "worker/job_log.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,7 +9,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "engine/parse.h"
@@ -20,8 +20,9 @@ using nlohmann::json;
 
 Result<int> CreateLog(const std::string& path) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return Fail(ErrorKind::kIo, fmt::format("cannot create job log {}: {}", path, std::strerror(errno)));
-  struct stat st{};
+  if (fd < 0)
+    return Fail(ErrorKind::kIo, fmt::format("cannot create job log {}: {}", path, std::strerror(errno)));
+  struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() || st.st_nlink != 1) {
     close(fd);
     return Fail(ErrorKind::kPermission, fmt::format("job log {} is not a private file of yours", path));
@@ -48,8 +49,9 @@ Result<std::optional<std::string>> ReadSegment(const std::string& path, uid_t ui
     if (errno == ENOENT) return std::optional<std::string>();
     return Fail(ErrorKind::kIo, fmt::format("cannot open {}: {}", path, std::strerror(errno)));
   }
-  struct stat st{};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1 || (st.st_mode & 077)) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1 ||
+      (st.st_mode & 077)) {
     close(fd);
     return Fail(ErrorKind::kPermission, fmt::format("{} is not a private file of yours; not shown", path));
   }
@@ -64,19 +66,22 @@ Result<std::optional<std::string>> ReadSegment(const std::string& path, uid_t ui
 }  // namespace
 
 std::string LogHeader(const std::string& event, engine::Seconds now, const std::string& reservation_id,
-                      const std::vector<int>& gpus, const std::string& cwd, const std::vector<std::string>& argv) {
+                      const std::vector<int>& gpus, const std::string& cwd,
+                      const std::vector<std::string>& argv) {
   // Python's default separators, in the original's key order.
   auto q = [](const std::string& s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); };
   std::string g, a;
   for (size_t i = 0; i < gpus.size(); ++i) g += (i ? ", " : "") + std::to_string(gpus[i]);
   for (size_t i = 0; i < argv.size(); ++i) a += (i ? ", " : "") + q(argv[i]);
-  return fmt::format("{{\"event\": {}, \"timestamp\": {}, \"reservation_id\": {}, \"gpus\": [{}], \"cwd\": {}, "
-                     "\"argv\": [{}]}}",
-                     q(event), q(engine::FormatIsoUtc(now)), q(reservation_id), g, q(cwd), a);
+  return fmt::format(
+      "{{\"event\": {}, \"timestamp\": {}, \"reservation_id\": {}, \"gpus\": [{}], \"cwd\": {}, "
+      "\"argv\": [{}]}}",
+      q(event), q(engine::FormatIsoUtc(now)), q(reservation_id), g, q(cwd), a);
 }
 
-Result<std::unique_ptr<JobLog>> JobLog::Open(const std::string& path, int64_t max_mb, const std::string& header) {
-  struct stat st{};
+Result<std::unique_ptr<JobLog>> JobLog::Open(const std::string& path, int64_t max_mb,
+                                             const std::string& header) {
+  struct stat st {};
   bool rotated = false;
   // A retry keeps the previous attempt as .log.1.
   if (lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
@@ -171,7 +176,8 @@ void JobLog::Pump() {
 
 bool JobLog::Finish(int wait_ms) {
   auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-  while (!done_ && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (!done_ && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   bool complete = done_;
   stop_ = true;
   if (thread_.joinable()) thread_.join();

@@ -16,14 +16,17 @@
 
 namespace bk::worker {
 
-// {"event": "bk-job-start", "timestamp": ..., "reservation_id": ..., "gpus": [...], "cwd": ..., "argv": [...]}
+// {"event": "bk-job-start", "timestamp": ..., "reservation_id": ..., "gpus": [...], "cwd": ..., "argv":
+// [...]}
 std::string LogHeader(const std::string& event, engine::Seconds now, const std::string& reservation_id,
-                      const std::vector<int>& gpus, const std::string& cwd, const std::vector<std::string>& argv);
+                      const std::vector<int>& gpus, const std::string& cwd,
+                      const std::vector<std::string>& argv);
 
 class JobLog {
  public:
   // A new attempt's log at `path`: a non-empty previous log becomes .log.1.
-  static Result<std::unique_ptr<JobLog>> Open(const std::string& path, int64_t max_mb, const std::string& header);
+  static Result<std::unique_ptr<JobLog>> Open(const std::string& path, int64_t max_mb,
+                                              const std::string& header);
   ~JobLog();
 
   // Appends a line (launch errors before the command runs).

@@ -22,9 +22,10 @@ class JobLogTest : public ::testing::Test {
 };
 
 TEST(LogHeaderTest, PythonStyleSeparators) {
-  EXPECT_EQ(LogHeader("bk-job-start", 1795977000, "id", {0, 2}, "/tmp", {"sh", "-c", "echo \"x\""}),
-            "{\"event\": \"bk-job-start\", \"timestamp\": \"2026-11-29T18:30:00Z\", \"reservation_id\": \"id\", "
-            "\"gpus\": [0, 2], \"cwd\": \"/tmp\", \"argv\": [\"sh\", \"-c\", \"echo \\\"x\\\"\"]}");
+  EXPECT_EQ(
+      LogHeader("bk-job-start", 1795977000, "id", {0, 2}, "/tmp", {"sh", "-c", "echo \"x\""}),
+      "{\"event\": \"bk-job-start\", \"timestamp\": \"2026-11-29T18:30:00Z\", \"reservation_id\": \"id\", "
+      "\"gpus\": [0, 2], \"cwd\": \"/tmp\", \"argv\": [\"sh\", \"-c\", \"echo \\\"x\\\"\"]}");
 }
 
 TEST_F(JobLogTest, PumpsAPipeAndKeepsThePreviousAttempt) {
@@ -47,8 +48,8 @@ TEST_F(JobLogTest, PumpsAPipeAndKeepsThePreviousAttempt) {
   auto text = ReadJobLog(path_, getuid());
   ASSERT_TRUE(text.has_value());
   EXPECT_EQ(*text, "H1\nfirst\nH2\nsecond\n");
-  EXPECT_EQ(std::filesystem::status(path_).permissions(), std::filesystem::perms::owner_read |
-                                                               std::filesystem::perms::owner_write);
+  EXPECT_EQ(std::filesystem::status(path_).permissions(),
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 }
 
 TEST_F(JobLogTest, RotatesAtHalfTheLimit) {
@@ -58,7 +59,8 @@ TEST_F(JobLogTest, RotatesAtHalfTheLimit) {
   ASSERT_EQ(pipe(fds), 0);
   (*log)->Start(fds[0]);
   std::string chunk(100 * 1024, 'x');
-  for (int i = 0; i < 8; ++i) ASSERT_EQ(write(fds[1], chunk.data(), chunk.size()), static_cast<ssize_t>(chunk.size()));
+  for (int i = 0; i < 8; ++i)
+    ASSERT_EQ(write(fds[1], chunk.data(), chunk.size()), static_cast<ssize_t>(chunk.size()));
   close(fds[1]);
   EXPECT_TRUE((*log)->Finish(5000));
   EXPECT_TRUE((*log)->rotated());

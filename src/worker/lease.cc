@@ -1,6 +1,7 @@
 #include "worker/lease.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,7 +9,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -34,7 +34,7 @@ Result<int> OpenSafe(const std::string& path, bool create) {
     if (errno == ENOENT) return Fail(ErrorKind::kNotFound, path);
     return Fail(ErrorKind::kIo, fmt::format("cannot open {}: {}", path, std::strerror(errno)));
   }
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() || st.st_nlink != 1 ||
       (st.st_mode & 077) != 0) {
     close(fd);
@@ -89,8 +89,8 @@ std::string InstanceId(const std::string& identity) {
   return sys::Sha256Hex(seed + identity);
 }
 
-Result<Lease> Lease::Acquire(const std::string& root, const std::string& identity, const std::string& worker_id,
-                             engine::Seconds now) {
+Result<Lease> Lease::Acquire(const std::string& root, const std::string& identity,
+                             const std::string& worker_id, engine::Seconds now) {
   std::string id = InstanceId(identity);
   BK_ASSIGN_OR_RETURN(int global, OpenSafe(GlobalPath(root), true));
   auto busy = [&] { return Fail(ErrorKind::kBusy, fmt::format("another worker is active for {}", root)); };
@@ -118,7 +118,8 @@ Result<Lease> Lease::Acquire(const std::string& root, const std::string& identit
                {"worker_id", worker_id}};
   std::string line = meta.dump() + "\n";
   // Diagnostics only: a failure to record them does not stop the worker.
-  if (ftruncate(global, 0) == 0 && pwrite(global, line.data(), line.size(), 0) == static_cast<ssize_t>(line.size()))
+  if (ftruncate(global, 0) == 0 &&
+      pwrite(global, line.data(), line.size(), 0) == static_cast<ssize_t>(line.size()))
     fsync(global);
   return Lease(global, *instance);
 }
@@ -188,7 +189,7 @@ json Persistence(const std::string& user) {
   json admin = {"sudo", "loginctl", "enable-linger", user};
   std::string state = "not-applicable";
   json logout_safe;
-  struct stat st{};
+  struct stat st {};
   if (stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode)) {
     std::string linger = "/var/lib/systemd/linger/" + user;
     bool enabled = lstat(linger.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0;
@@ -207,7 +208,8 @@ json Persistence(const std::string& user) {
             {"temporary_survives_reboot", false},
             {"temporary_transport", "tmux"},
             {"user_setup_argv",
-             {{"bk", "service", "install", "worker"}, {"systemctl", "--user", "enable", "--now", "bk-worker.service"}}}}}};
+             {{"bk", "service", "install", "worker"},
+              {"systemctl", "--user", "enable", "--now", "bk-worker.service"}}}}}};
 }
 
 template <class T>
@@ -221,14 +223,16 @@ std::string StatusLine(const WorkerStatus& s, const engine::Zone& zone) {
   auto since = [&] { return s.lease ? engine::FormatLocal(s.lease->acquired_at, zone) : std::string("?"); };
   if (s.state == "not-seen") return "worker: not seen (`bk w` checks status; `bk w start` launches it)";
   if (s.state == "running")
-    return fmt::format("worker: running (lease held) recorded-pid={} host={} since={}", s.lease ? s.lease->pid : 0,
-                       s.lease ? s.lease->hostname : "?", since());
+    return fmt::format("worker: running (lease held) recorded-pid={} host={} since={}",
+                       s.lease ? s.lease->pid : 0, s.lease ? s.lease->hostname : "?", since());
   if (s.state == "stopped") {
     if (!s.lease) return "worker: stopped";
-    return fmt::format("worker: stopped (last pid={} host={} since={})", s.lease->pid, s.lease->hostname, since());
+    return fmt::format("worker: stopped (last pid={} host={} since={})", s.lease->pid, s.lease->hostname,
+                       since());
   }
   if (s.state == "other-instance")
-    return "worker: other instance (lease held for another data directory; start or restart the worker with this "
+    return "worker: other instance (lease held for another data directory; start or restart the worker with "
+           "this "
            "configuration)";
   return fmt::format("worker: {}: {}", s.state, s.warning.empty() ? "status unavailable" : s.warning);
 }
@@ -236,9 +240,12 @@ std::string StatusLine(const WorkerStatus& s, const engine::Zone& zone) {
 std::string StatusJson(const WorkerStatus& s, const std::string& username) {
   json lease;
   if (s.lease)
-    lease = {{"worker_id", s.lease->worker_id},     {"pid", s.lease->pid},
-             {"uid", s.lease->uid},                 {"hostname", s.lease->hostname},
-             {"acquired_at", engine::FormatIsoUtc(s.lease->acquired_at)}, {"instance_id", s.lease->instance_id}};
+    lease = {{"worker_id", s.lease->worker_id},
+             {"pid", s.lease->pid},
+             {"uid", s.lease->uid},
+             {"hostname", s.lease->hostname},
+             {"acquired_at", engine::FormatIsoUtc(s.lease->acquired_at)},
+             {"instance_id", s.lease->instance_id}};
   json d = {{"schema_version", "gpubk.worker.v1"},
             {"state", s.state},
             {"running", Opt(s.running)},

@@ -42,8 +42,8 @@ class Lease {
  public:
   // Takes both leases (3 non-blocking tries 10 ms apart each) and records the
   // metadata. kBusy: "another worker is active for <root>".
-  static Result<Lease> Acquire(const std::string& root, const std::string& identity, const std::string& worker_id,
-                               engine::Seconds now);
+  static Result<Lease> Acquire(const std::string& root, const std::string& identity,
+                               const std::string& worker_id, engine::Seconds now);
   Lease(Lease&& o) noexcept : global_(o.global_), instance_(o.instance_) { o.global_ = o.instance_ = -1; }
   Lease(const Lease&) = delete;
   ~Lease();

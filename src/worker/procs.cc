@@ -58,7 +58,9 @@ std::optional<ProcInfo> ReadProc(const std::string& root, int pid) {
 
 #if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
 int PidfdOpen(int pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
-int PidfdSignal(int fd, int sig) { return static_cast<int>(syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0)); }
+int PidfdSignal(int fd, int sig) {
+  return static_cast<int>(syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0));
+}
 #else
 int PidfdOpen(int) {
   errno = ENOSYS;
@@ -103,7 +105,9 @@ int SignalGroup(int pgid, int sig, uid_t uid) {
       // Re-check the very process the pidfd holds: if the PID was reused since
       // the listing, this reads the new process, which the pidfd refers to.
       auto again = ReadProc("/proc", p.pid);
-      if (again && again->pgid == pgid && again->ruid == uid && again->euid == uid && PidfdSignal(fd, sig) == 0) ++sent;
+      if (again && again->pgid == pgid && again->ruid == uid && again->euid == uid &&
+          PidfdSignal(fd, sig) == 0)
+        ++sent;
       close(fd);
     } else if (errno == ENOSYS) {
       // Kernels before 5.3: the listing is the check.
@@ -113,8 +117,8 @@ int SignalGroup(int pgid, int sig, uid_t uid) {
   return sent;
 }
 
-std::map<int, int> FindMarkedGroups(const std::string& reservation_id, uid_t uid, int exclude_pgid, bool* available,
-                                    const std::string& root) {
+std::map<int, int> FindMarkedGroups(const std::string& reservation_id, uid_t uid, int exclude_pgid,
+                                    bool* available, const std::string& root) {
   std::map<int, int> groups;
   std::string marker = "BK_RESERVATION_ID=" + reservation_id;
   DIR* d = opendir(root.c_str());

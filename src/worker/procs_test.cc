@@ -49,7 +49,7 @@ TEST(ProcsTest, FindsTheExactMarkerAndStopsTheGroup) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_EQ(groups.size(), 1u);
-  EXPECT_EQ(groups.begin()->first, pid);  // a new session: PGID == PID
+  EXPECT_EQ(groups.begin()->first, pid);   // a new session: PGID == PID
   EXPECT_EQ(groups.begin()->second, pid);  // the lowest PID of the group
   EXPECT_GE(GroupMembers(ListProcesses(), pid).size(), 2u);
   EXPECT_GE(SignalGroup(pid, SIGTERM, getuid()), 2);

@@ -1,9 +1,10 @@
 #include "worker/settings.h"
 
+#include <fmt/format.h>
+
 #include <climits>
 #include <cmath>
 #include <cstdlib>
-#include <fmt/format.h>
 
 #include "base/strings.h"
 #include "sys/users.h"
@@ -38,8 +39,8 @@ Result<double> Number(const config::Config& c, const config::EnvFn& env, const s
   return d;
 }
 
-Result<int64_t> Integer(const config::Config& c, const config::EnvFn& env, const std::string& key, int64_t def,
-                        int64_t lo, int64_t hi) {
+Result<int64_t> Integer(const config::Config& c, const config::EnvFn& env, const std::string& key,
+                        int64_t def, int64_t lo, int64_t hi) {
   auto raw = Raw(c, env, key);
   if (!raw) return def;
   auto v = ParseUint(Trim(*raw));
@@ -71,7 +72,8 @@ Result<std::string> JobDir(const config::EnvFn& env) {
   }
   auto xdg = env("XDG_STATE_HOME");
   std::string base = (xdg && StartsWith(*xdg, "/")) ? *xdg : sys::HomeDir() + "/.local/state";
-  if (!StartsWith(base, "/")) return Invalid("cannot find a home directory for private job files; set BK_JOB_DIR");
+  if (!StartsWith(base, "/"))
+    return Invalid("cannot find a home directory for private job files; set BK_JOB_DIR");
   return base + "/gpubk/jobs";
 }
 
@@ -79,8 +81,10 @@ Result<Settings> LoadSettings(const config::Config& c, const config::EnvFn& env)
   Settings s;
   BK_ASSIGN_OR_RETURN(s.poll_seconds, Number(c, env, "worker_poll_seconds", 1.0, 0.1, 3600));
   BK_ASSIGN_OR_RETURN(s.grace_seconds, Number(c, env, "worker_termination_grace_seconds", 5.0, 0.1, 60));
-  BK_ASSIGN_OR_RETURN(s.claim_timeout_seconds, Number(c, env, "worker_claim_timeout_seconds", 30, 1, 7 * 86400));
-  BK_ASSIGN_OR_RETURN(s.recovery_grace_seconds, Number(c, env, "worker_recovery_grace_seconds", 5, 0.05, 86400));
+  BK_ASSIGN_OR_RETURN(s.claim_timeout_seconds,
+                      Number(c, env, "worker_claim_timeout_seconds", 30, 1, 7 * 86400));
+  BK_ASSIGN_OR_RETURN(s.recovery_grace_seconds,
+                      Number(c, env, "worker_recovery_grace_seconds", 5, 0.05, 86400));
   BK_ASSIGN_OR_RETURN(s.live_guard, Boolean(c, env, "worker_live_guard", true));
   BK_ASSIGN_OR_RETURN(int64_t parallel, Integer(c, env, "worker_max_parallel", 64, 1, 4096));
   s.max_parallel = static_cast<int>(parallel);

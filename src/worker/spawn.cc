@@ -1,6 +1,7 @@
 #include "worker/spawn.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -10,7 +11,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "base/strings.h"
 
@@ -20,15 +20,16 @@ namespace bk::worker {
 namespace {
 
 bool Executable(const std::string& file) {
-  struct stat st{};
+  struct stat st {};
   return stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(file.c_str(), X_OK) == 0;
 }
 
 std::string Absolute(const std::string& p, const std::string& cwd) { return p[0] == '/' ? p : cwd + "/" + p; }
 
 // Only async-signal-safe calls between fork and exec: the worker has threads.
-[[noreturn]] void Child(const SpawnOptions& o, const char* file, char* const* argv, char* const* envp, int report) {
-  struct sigaction dfl{};
+[[noreturn]] void Child(const SpawnOptions& o, const char* file, char* const* argv, char* const* envp,
+                        int report) {
+  struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);  // SIG_IGN would survive exec
   sigset_t none;
@@ -49,8 +50,9 @@ std::string Absolute(const std::string& p, const std::string& cwd) { return p[0]
     marked = syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */) == 0;
 #endif
     if (!marked) {
-      struct rlimit rl{};
-      int max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? static_cast<int>(rl.rlim_cur) : 65536;
+      struct rlimit rl {};
+      int max =
+          getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? static_cast<int>(rl.rlim_cur) : 65536;
       for (int fd = 3; fd < max; ++fd)
         if (fd != report) close(fd);
     }
@@ -64,7 +66,8 @@ std::string Absolute(const std::string& p, const std::string& cwd) { return p[0]
 
 }  // namespace
 
-Result<std::string> ResolveExecutable(const std::string& argv0, const std::string& path, const std::string& cwd) {
+Result<std::string> ResolveExecutable(const std::string& argv0, const std::string& path,
+                                      const std::string& cwd) {
   if (argv0.find('/') != std::string::npos) {
     std::string file = Absolute(argv0, cwd);
     if (Executable(file)) return file;
@@ -103,7 +106,8 @@ Result<pid_t> Spawn(const SpawnOptions& o) {
   for (const auto& e : o.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   int pipefd[2];
-  if (pipe2(pipefd, O_CLOEXEC) != 0) return Fail(ErrorKind::kIo, fmt::format("pipe: {}", std::strerror(errno)));
+  if (pipe2(pipefd, O_CLOEXEC) != 0)
+    return Fail(ErrorKind::kIo, fmt::format("pipe: {}", std::strerror(errno)));
   pid_t pid = fork();
   if (pid < 0) {
     int e = errno;

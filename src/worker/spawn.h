@@ -25,7 +25,8 @@ struct SpawnOptions {
 // argv[0] through `path` (an empty entry is the working directory), relative
 // results made absolute against `cwd`. kNotFound / kPermission when absent or
 // not executable.
-Result<std::string> ResolveExecutable(const std::string& argv0, const std::string& path, const std::string& cwd);
+Result<std::string> ResolveExecutable(const std::string& argv0, const std::string& path,
+                                      const std::string& cwd);
 
 // This process's environment with `overlay` applied (values replace, never
 // duplicate), as KEY=VALUE strings.

@@ -1,12 +1,12 @@
 #include "worker/spec.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
@@ -27,7 +27,9 @@ constexpr size_t kMaxPathBytes = 32 * 1024;
 constexpr size_t kMaxSpecBytes = 128 * 1024;
 constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
 
-std::string SpecFile(const std::string& dir, const std::string& spec_id) { return dir + "/" + spec_id + ".json"; }
+std::string SpecFile(const std::string& dir, const std::string& spec_id) {
+  return dir + "/" + spec_id + ".json";
+}
 
 bool SafeId(const std::string& id) {
   if (id.empty() || id.size() > 64) return false;
@@ -52,9 +54,11 @@ std::string Base(const std::string& p) {
 
 }  // namespace
 
-Status ValidateCommand(const std::vector<std::string>& argv, const std::string& cwd, const std::string& path) {
+Status ValidateCommand(const std::vector<std::string>& argv, const std::string& cwd,
+                       const std::string& path) {
   if (argv.empty()) return Invalid("-- must be followed by a job command");
-  if (argv.size() > kMaxArgs) return Invalid(fmt::format("a job command may have at most {} arguments", kMaxArgs));
+  if (argv.size() > kMaxArgs)
+    return Invalid(fmt::format("a job command may have at most {} arguments", kMaxArgs));
   size_t total = 0;
   for (const auto& a : argv) {
     if (a.find('\0') != std::string::npos) return Invalid("job command arguments must not contain NUL bytes");
@@ -64,12 +68,13 @@ Status ValidateCommand(const std::vector<std::string>& argv, const std::string& 
   if (argv[0].empty()) return Invalid("the job command must start with a program name");
   // `bk 1 30m -- --gpu 1 python x.py` is a misplaced option, not a program.
   if (argv[0][0] == '-')
-    return Invalid(fmt::format("the job command must start with a program name, not the option {}; put bk's options "
-                               "before --",
-                               Printable(argv[0])));
+    return Invalid(
+        fmt::format("the job command must start with a program name, not the option {}; put bk's options "
+                    "before --",
+                    Printable(argv[0])));
   if (cwd.empty() || cwd[0] != '/' || cwd.size() > kMaxCwdBytes || cwd.find('\0') != std::string::npos)
     return Invalid("the working directory must be an absolute path of at most 4096 bytes");
-  struct stat st{};
+  struct stat st {};
   if (stat(cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return Invalid(fmt::format("the working directory {} does not exist", Printable(cwd)));
   if (path.size() > kMaxPathBytes) return Invalid("PATH is longer than 32 KiB");
@@ -96,7 +101,8 @@ Result<JobSpec> CaptureSpec(const std::vector<std::string>& argv, uid_t uid, eng
 }
 
 std::string CanonicalJson(const JobSpec& s) {
-  json j = {{"argv", s.argv}, {"cwd", s.cwd}, {"environment", {{"PATH", s.path}}}, {"uid", s.uid}, {"version", 2}};
+  json j = {
+      {"argv", s.argv}, {"cwd", s.cwd}, {"environment", {{"PATH", s.path}}}, {"uid", s.uid}, {"version", 2}};
   return j.dump(-1, ' ', true, json::error_handler_t::replace);
 }
 
@@ -127,20 +133,27 @@ std::string Summary(const std::vector<std::string>& argv) {
 
 Status WriteSpec(const std::string& dir, const JobSpec& s) {
   if (!SafeId(s.spec_id)) return Invalid("invalid job spec ID");
-  json j = {{"version", 2},         {"spec_id", s.spec_id},
-            {"uid", s.uid},         {"argv", s.argv},
-            {"cwd", s.cwd},         {"environment", {{"PATH", s.path}}},
-            {"created_at", engine::FormatIsoUtc(s.created_at)}, {"digest", s.digest}};
+  json j = {{"version", 2},
+            {"spec_id", s.spec_id},
+            {"uid", s.uid},
+            {"argv", s.argv},
+            {"cwd", s.cwd},
+            {"environment", {{"PATH", s.path}}},
+            {"created_at", engine::FormatIsoUtc(s.created_at)},
+            {"digest", s.digest}};
   std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   std::string file = SpecFile(dir, s.spec_id);
   int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return Fail(ErrorKind::kIo, fmt::format("cannot create job spec {}: {}", file, std::strerror(errno)));
+  if (fd < 0)
+    return Fail(ErrorKind::kIo, fmt::format("cannot create job spec {}: {}", file, std::strerror(errno)));
   bool ok = fchmod(fd, 0600) == 0;
   size_t off = 0;
   while (ok && off < text.size()) {
     ssize_t n = write(fd, text.data() + off, text.size() - off);
-    if (n <= 0) ok = false;
-    else off += static_cast<size_t>(n);
+    if (n <= 0)
+      ok = false;
+    else
+      off += static_cast<size_t>(n);
   }
   ok = ok && fsync(fd) == 0;
   int saved = errno;
@@ -156,14 +169,15 @@ Status WriteSpec(const std::string& dir, const JobSpec& s) {
   return Ok();
 }
 
-Result<JobSpec> ReadSpec(const std::string& dir, const std::string& spec_id, uid_t uid, const std::string& digest) {
+Result<JobSpec> ReadSpec(const std::string& dir, const std::string& spec_id, uid_t uid,
+                         const std::string& digest) {
   if (!SafeId(spec_id)) return Fail(ErrorKind::kCorrupt, "private job spec integrity check failed");
   std::string file = SpecFile(dir, spec_id);
   int fd = open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return Fail(errno == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
                 fmt::format("cannot open private job spec {}: {}", file, std::strerror(errno)));
-  struct stat st{};
+  struct stat st {};
   std::string text;
   bool safe = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid && (st.st_mode & 077) == 0 &&
               st.st_nlink == 1 && st.st_size <= static_cast<off_t>(kMaxSpecBytes);
@@ -174,7 +188,8 @@ Result<JobSpec> ReadSpec(const std::string& dir, const std::string& spec_id, uid
   }
   close(fd);
   if (!safe || text.size() > kMaxSpecBytes)
-    return Fail(ErrorKind::kPermission, fmt::format("private job spec {} is not a private file of yours", file));
+    return Fail(ErrorKind::kPermission,
+                fmt::format("private job spec {} is not a private file of yours", file));
   JobSpec s;
   try {
     json j = json::parse(text);
@@ -185,7 +200,8 @@ Result<JobSpec> ReadSpec(const std::string& dir, const std::string& spec_id, uid
     s.argv = j.at("argv").get<std::vector<std::string>>();
     s.cwd = j.at("cwd").get<std::string>();
     const json& env = j.at("environment");
-    if (!env.is_object() || env.size() != 1) return Fail(ErrorKind::kCorrupt, "private job spec integrity check failed");
+    if (!env.is_object() || env.size() != 1)
+      return Fail(ErrorKind::kCorrupt, "private job spec integrity check failed");
     s.path = env.at("PATH").get<std::string>();
     s.digest = j.at("digest").get<std::string>();
   } catch (const json::exception&) {
@@ -199,10 +215,11 @@ Result<JobSpec> ReadSpec(const std::string& dir, const std::string& spec_id, uid
 Status RemoveSpec(const std::string& dir, const std::string& spec_id, uid_t uid) {
   if (!SafeId(spec_id)) return Ok();
   std::string file = SpecFile(dir, spec_id);
-  struct stat st{};
+  struct stat st {};
   if (lstat(file.c_str(), &st) != 0) return Ok();
   if (!S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1)
-    return Fail(ErrorKind::kPermission, fmt::format("refusing to remove {}: not a private file of yours", file));
+    return Fail(ErrorKind::kPermission,
+                fmt::format("refusing to remove {}: not a private file of yours", file));
   if (unlink(file.c_str()) != 0 && errno != ENOENT)
     return Fail(ErrorKind::kIo, fmt::format("cannot remove {}: {}", file, std::strerror(errno)));
   return Ok();

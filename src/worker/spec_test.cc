@@ -38,7 +38,8 @@ TEST(SummaryTest, FollowsTheOriginal) {
   EXPECT_EQ(Summary({"sh", "-c", "echo hi"}), "sh (+2 args)");
   EXPECT_EQ(Summary({"echo", "hi"}), "echo (+1 args)");
   EXPECT_EQ(Summary({"/usr/bin/python3", "/home/a/train.py", "--lr", "1"}), "python3 train.py (+2 args)");
-  EXPECT_EQ(Summary({"python", "-m", "torch.distributed.run", "x"}), "python -m torch.distributed.run (+1 args)");
+  EXPECT_EQ(Summary({"python", "-m", "torch.distributed.run", "x"}),
+            "python -m torch.distributed.run (+1 args)");
   EXPECT_EQ(Summary({"python3", "-c", "print(1)"}), "python3 -c (+1 args)");
   EXPECT_EQ(Summary({"nvidia-smi"}), "nvidia-smi");
   EXPECT_LE(Summary({std::string(500, 'a')}).size(), 200u);
@@ -51,9 +52,10 @@ TEST(CanonicalTest, CompactSortedAscii) {
   s.argv = {"echo", "caf\xc3\xa9"};
   s.cwd = "/w";
   s.path = "/bin";
-  EXPECT_EQ(CanonicalJson(s),
-            "{\"argv\":[\"echo\",\"caf\\u00e9\"],\"cwd\":\"/w\",\"environment\":{\"PATH\":\"/bin\"},\"uid\":7,"
-            "\"version\":2}");
+  EXPECT_EQ(
+      CanonicalJson(s),
+      "{\"argv\":[\"echo\",\"caf\\u00e9\"],\"cwd\":\"/w\",\"environment\":{\"PATH\":\"/bin\"},\"uid\":7,"
+      "\"version\":2}");
   EXPECT_EQ(Digest(s), sys::Sha256Hex(CanonicalJson(s)));
 }
 
@@ -72,7 +74,7 @@ TEST(ValidateTest, RefusesBadCommands) {
 TEST_F(SpecTest, WriteThenReadRoundTrips) {
   JobSpec s = Sample();
   ASSERT_TRUE(WriteSpec(dir_, s).has_value());
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat((dir_ + "/" + s.spec_id + ".json").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0600u);
   auto back = ReadSpec(dir_, s.spec_id, getuid(), s.digest);
@@ -85,7 +87,8 @@ TEST_F(SpecTest, WriteThenReadRoundTrips) {
 TEST_F(SpecTest, TamperingIsDetected) {
   JobSpec s = Sample();
   ASSERT_TRUE(WriteSpec(dir_, s).has_value());
-  EXPECT_FALSE(ReadSpec(dir_, s.spec_id, getuid(), std::string(64, '0')).has_value());  // ledger digest differs
+  EXPECT_FALSE(
+      ReadSpec(dir_, s.spec_id, getuid(), std::string(64, '0')).has_value());  // ledger digest differs
   std::string file = dir_ + "/" + s.spec_id + ".json";
   {
     std::ifstream in(file);

@@ -12,7 +12,8 @@ Result<Submission> Submit(const Settings& settings, const std::vector<std::strin
   Submission s;
   BK_ASSIGN_OR_RETURN(s.spec, CaptureSpec(argv, uid, now));
   // Remember what did not exist, so a withdrawn submission leaves no trace.
-  for (std::string d = settings.job_dir; d.size() > 1 && !sys::Exists(d); d = sys::Dirname(d)) s.created_top = d;
+  for (std::string d = settings.job_dir; d.size() > 1 && !sys::Exists(d); d = sys::Dirname(d))
+    s.created_top = d;
   BK_TRY(EnsureJobDir(settings.job_dir, uid));
   s.specs_dir = SpecsDir(settings.job_dir);
   BK_TRY(WriteSpec(s.specs_dir, s.spec));

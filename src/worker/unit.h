@@ -10,7 +10,7 @@
 namespace bk::worker {
 
 struct UnitSpec {
-  std::string bk_path;  // absolute path of this bk
+  std::string bk_path;                                           // absolute path of this bk
   std::vector<std::pair<std::string, std::string>> environment;  // captured BK_* settings
 };
 

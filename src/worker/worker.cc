@@ -1,6 +1,7 @@
 #include "worker/worker.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -9,7 +10,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "sys/node.h"
 #include "sys/random.h"
@@ -35,7 +35,9 @@ void OnStop(int sig) {
 
 struct sigaction g_old_int, g_old_term;
 
-std::string Seconds(double s) { return s == std::floor(s) ? fmt::format("{}s", static_cast<int64_t>(s)) : fmt::format("{:g}s", s); }
+std::string Seconds(double s) {
+  return s == std::floor(s) ? fmt::format("{}s", static_cast<int64_t>(s)) : fmt::format("{:g}s", s);
+}
 
 }  // namespace
 
@@ -45,7 +47,7 @@ int StopSignal() { return g_stop_signal; }
 StopHandlers::StopHandlers() {
   g_stop_signal = 0;
   if (g_wake[0] < 0 && pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) g_wake[0] = g_wake[1] = -1;
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = OnStop;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &g_old_int);
@@ -73,7 +75,8 @@ void StopHandlers::Sleep(double seconds) {
 }
 
 Worker::Worker(client::Ledger& ledger, const sys::Clock& clock, const config::Config& config,
-               const Settings& settings, WorkerOptions options, const engine::Zone& zone, FILE* out, FILE* err)
+               const Settings& settings, WorkerOptions options, const engine::Zone& zone, FILE* out,
+               FILE* err)
     : ledger_(ledger),
       clock_(clock),
       config_(config),
@@ -132,8 +135,10 @@ int Worker::Run() {
     return 78;
   }
   if (ledger_.actor().uid != uid_) {
-    std::fprintf(err_, "bk: the ledger knows you as UID %u but this process runs as UID %u; run the worker as yourself\n",
-                 ledger_.actor().uid, uid_);
+    std::fprintf(
+        err_,
+        "bk: the ledger knows you as UID %u but this process runs as UID %u; run the worker as yourself\n",
+        ledger_.actor().uid, uid_);
     return 2;
   }
   if (auto st = EnsureJobDir(settings_.job_dir, uid_); !st) {
@@ -167,7 +172,8 @@ int Worker::Run() {
   }
   if (!policy_drift_) Cleanup(true);
   if (!options_.foreground)
-    Say(fmt::format("worker stopped: claimed={} started={} succeeded={} failed={} cancelled={} waiting={} "
+    Say(
+        fmt::format("worker stopped: claimed={} started={} succeeded={} failed={} cancelled={} waiting={} "
                     "recovered={} terminated_groups={}",
                     counts_.claimed, counts_.started, counts_.succeeded, counts_.failed, counts_.cancelled,
                     counts_.waiting, counts_.recovered, counts_.terminated_groups));
@@ -193,7 +199,8 @@ void Worker::Iterate(bool stopping, bool* keep_going) {
         stopping = true;
       }
       // Once per outage, not once per poll: running jobs keep their last known end.
-      if (r.error().message != last_read_error_) Warn(fmt::format("cannot read the jobs: {}", r.error().message));
+      if (r.error().message != last_read_error_)
+        Warn(fmt::format("cannot read the jobs: {}", r.error().message));
       last_read_error_ = r.error().message;
     }
   }
@@ -240,7 +247,8 @@ void Worker::Settle(const std::vector<service::JobView>& jobs, engine::Seconds n
     bool ours = false;
     for (const auto& c : children_) ours = ours || c->reservation_id == v.reservation.id;
     if (j.status == "claimed" && !ours && j.worker_id != worker_id_ &&
-        (!j.claimed_at || *j.claimed_at < now - static_cast<engine::Seconds>(settings_.claim_timeout_seconds))) {
+        (!j.claimed_at ||
+         *j.claimed_at < now - static_cast<engine::Seconds>(settings_.claim_timeout_seconds))) {
       service::JobPatch p = Patch(v);
       p.if_status = {"claimed"};
       p.if_claim_token = j.claim_token;
@@ -261,12 +269,14 @@ void Worker::Settle(const std::vector<service::JobView>& jobs, engine::Seconds n
       p.audit_message = *p.message;
       if (Apply(p)) {
         if (options_.foreground) foreground_ = {"cancelled", std::nullopt, *p.message};
-        Say(fmt::format("cancelled: {} reservation cancelled before the command started", Short(v.reservation.id)));
+        Say(fmt::format("cancelled: {} reservation cancelled before the command started",
+                        Short(v.reservation.id)));
       }
     } else if (!v.reservation.ActiveAt(now)) {
       p.status = "missed";
-      p.message = j.launch_guard_state == "waiting" ? "reservation window ended while waiting for live GPU safety"
-                                                    : "reservation window ended";
+      p.message = j.launch_guard_state == "waiting"
+                      ? "reservation window ended while waiting for live GPU safety"
+                      : "reservation window ended";
       p.expire_reservation = true;
       p.audit_action = "job-missed";
       p.audit_message = *p.message;

@@ -26,9 +26,9 @@
 namespace bk::worker {
 
 struct WorkerOptions {
-  bool once = false;    // run due work, wait for it, stop (exit 3 when work still waits)
-  bool quiet = false;   // no per-job lines
-  double poll = 1.0;    // seconds between ledger reads when idle
+  bool once = false;   // run due work, wait for it, stop (exit 3 when work still waits)
+  bool quiet = false;  // no per-job lines
+  double poll = 1.0;   // seconds between ledger reads when idle
   int max_parallel = 64;
   // Foreground: only this reservation's job, with inherited stdio and no log;
   // waits for its start (and the launch guard) instead of stopping.
@@ -50,8 +50,8 @@ struct ForegroundOutcome {
 
 class Worker {
  public:
-  Worker(client::Ledger& ledger, const sys::Clock& clock, const config::Config& config, const Settings& settings,
-         WorkerOptions options, const engine::Zone& zone, FILE* out, FILE* err);
+  Worker(client::Ledger& ledger, const sys::Clock& clock, const config::Config& config,
+         const Settings& settings, WorkerOptions options, const engine::Zone& zone, FILE* out, FILE* err);
   ~Worker();
 
   // Takes the lease, recovers, loops until stopped (SIGINT/SIGTERM) or, with
@@ -82,7 +82,8 @@ class Worker {
   // One pass: reconcile, settle, guard, claim, launch; says whether to go on.
   void Iterate(bool stopping, bool* keep_going);
   void Settle(const std::vector<service::JobView>& jobs, engine::Seconds now);
-  std::vector<const service::JobView*> Due(const std::vector<service::JobView>& jobs, engine::Seconds now) const;
+  std::vector<const service::JobView*> Due(const std::vector<service::JobView>& jobs,
+                                           engine::Seconds now) const;
   void Sleep(double seconds);
   void Cleanup(bool force);
   // worker_guard.cc: the live guard and claiming.
@@ -95,7 +96,8 @@ class Worker {
                     JobLog* log, const std::string& private_text);
   // worker_supervise.cc
   void Reap();
-  void Reconcile(const std::optional<std::vector<service::JobView>>& jobs, engine::Seconds now, bool stopping);
+  void Reconcile(const std::optional<std::vector<service::JobView>>& jobs, engine::Seconds now,
+                 bool stopping);
   void RequestTermination(Child& c, const std::string& reason);
   void SignalEscaped(const Child& c, int sig);
   void Finish(Child& c);

@@ -4,10 +4,9 @@
 // committed as running. Public messages never carry paths or argv.
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include "base/strings.h"
 #include "worker/job_dir.h"
@@ -26,8 +25,8 @@ std::string PublicSpawnError(ErrorKind k) {
 
 }  // namespace
 
-void Worker::LaunchFailed(const service::JobView& v, const std::string& token, const std::string& public_message,
-                          JobLog* log, const std::string& private_text) {
+void Worker::LaunchFailed(const service::JobView& v, const std::string& token,
+                          const std::string& public_message, JobLog* log, const std::string& private_text) {
   if (log) log->Line(fmt::format("bk-job-launch-error: {}", private_text));
   service::JobPatch p = Patch(v);
   p.if_status = {"claimed"};
@@ -43,18 +42,22 @@ void Worker::LaunchFailed(const service::JobView& v, const std::string& token, c
   if (options_.foreground) std::fprintf(err_, "bk: %s\n", Printable(private_text).c_str());
 }
 
-void Worker::Launch(const service::JobView& v, const std::string& token, const std::vector<std::string>& tokens) {
+void Worker::Launch(const service::JobView& v, const std::string& token,
+                    const std::vector<std::string>& tokens) {
   const engine::Reservation& r = v.reservation;
   // Launch on exactly the booked GPUs or not at all: never guess.
   if (tokens.size() != r.gpus.size()) {
-    LaunchFailed(v, token, "scheduled command validation failed", nullptr, "GPU tokens do not match the booking");
+    LaunchFailed(v, token, "scheduled command validation failed", nullptr,
+                 "GPU tokens do not match the booking");
     return;
   }
   auto spec = ReadSpec(SpecsDir(settings_.job_dir), v.job.spec_id, uid_, v.job.digest);
   if (!spec) {
     bool integrity = spec.error().kind == ErrorKind::kCorrupt || spec.error().kind == ErrorKind::kNotFound;
-    LaunchFailed(v, token, integrity ? "private job spec integrity check failed" : "private job storage validation failed",
-                 nullptr, spec.error().message);
+    LaunchFailed(
+        v, token,
+        integrity ? "private job spec integrity check failed" : "private job storage validation failed",
+        nullptr, spec.error().message);
     return;
   }
   std::unique_ptr<JobLog> log;
@@ -70,7 +73,7 @@ void Worker::Launch(const service::JobView& v, const std::string& token, const s
     }
     log = std::move(*opened);
   }
-  struct stat st{};
+  struct stat st {};
   if (stat(spec->cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     LaunchFailed(v, token, "scheduled working directory is invalid or no longer exists", log.get(),
                  fmt::format("working directory {} does not exist", spec->cwd));
@@ -90,7 +93,8 @@ void Worker::Launch(const service::JobView& v, const std::string& token, const s
   int pipefd[2] = {-1, -1};
   if (log) {
     if (pipe2(pipefd, O_CLOEXEC) != 0) {
-      LaunchFailed(v, token, "scheduled command could not be started", log.get(), "cannot create the output pipe");
+      LaunchFailed(v, token, "scheduled command could not be started", log.get(),
+                   "cannot create the output pipe");
       return;
     }
     so.output_fd = pipefd[1];

@@ -3,11 +3,11 @@
 // /proc by their exact BK_RESERVATION_ID marker, stopped (TERM, then KILL),
 // and left uncertain: nobody knows whether they finished their work.
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <fmt/format.h>
 #include <thread>
 
 #include "worker/procs.h"
@@ -59,11 +59,14 @@ void Worker::Recover() {
       groups = FindMarkedGroups(v.reservation.id, uid_, getpgrp(), &available);
       if (!available) {
         p.recovery_state = "unverified";
-        p.message = "previous worker disappeared; its processes could not be inspected; not retried automatically";
-        Warn(fmt::format("{}: /proc is not readable; orphaned processes could not be checked", Short(v.reservation.id)));
+        p.message =
+            "previous worker disappeared; its processes could not be inspected; not retried automatically";
+        Warn(fmt::format("{}: /proc is not readable; orphaned processes could not be checked",
+                         Short(v.reservation.id)));
       } else if (groups.empty()) {
         p.recovery_state = "not-found";
-        p.message = "previous worker disappeared; no owned process group was found; not retried automatically";
+        p.message =
+            "previous worker disappeared; no owned process group was found; not retried automatically";
       } else {
         p.recovery_state = "terminating";
         p.message = "previous worker disappeared; stopping its orphaned process group";
@@ -86,7 +89,8 @@ void Worker::Recover() {
       for (const auto& [pgid, pid] : FindMarkedGroups(t.view->reservation.id, uid_, getpgrp()))
         SignalGroup(pgid, SIGKILL, uid_);
       auto confirm = std::chrono::steady_clock::now() +
-                     std::chrono::milliseconds(static_cast<int64_t>(std::min(1.0, settings_.recovery_grace_seconds) * 1000));
+                     std::chrono::milliseconds(
+                         static_cast<int64_t>(std::min(1.0, settings_.recovery_grace_seconds) * 1000));
       while (alive() && std::chrono::steady_clock::now() < confirm)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -97,8 +101,9 @@ void Worker::Recover() {
     p.status = "uncertain";
     p.worker_id = worker_id_;
     p.recovery_state = stopped ? "terminated" : "termination-unverified";
-    p.message = stopped ? "orphaned process group stopped after worker restart; prior completion remains uncertain"
-                        : "orphaned process group could not be confirmed stopped; do not retry automatically";
+    p.message =
+        stopped ? "orphaned process group stopped after worker restart; prior completion remains uncertain"
+                : "orphaned process group could not be confirmed stopped; do not retry automatically";
     p.audit_action = "job-recovery";
     p.audit_message = (*p.recovery_state + ": " + *p.message).substr(0, 200);
     Apply(p);

@@ -3,13 +3,12 @@
 // renewal or edit moves both), TERM then KILL after the grace on a cancel or
 // a worker stop. A job is finished when its whole process group is gone.
 
+#include <fmt/format.h>
 #include <signal.h>
-#include <unistd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "worker/procs.h"
 #include "worker/worker.h"
@@ -45,7 +44,8 @@ void Worker::SignalEscaped(const Child& c, int sig) {
     if (pgid != c.pid) SignalGroup(pgid, sig, uid_);
 }
 
-void Worker::Reconcile(const std::optional<std::vector<service::JobView>>& jobs, engine::Seconds now, bool stopping) {
+void Worker::Reconcile(const std::optional<std::vector<service::JobView>>& jobs, engine::Seconds now,
+                       bool stopping) {
   if (children_.empty()) return;
   auto grace = static_cast<engine::Seconds>(std::ceil(settings_.grace_seconds));
   for (auto& cp : children_) {
@@ -100,9 +100,12 @@ void Worker::Finish(Child& c) {
                        : code == 0                 ? "succeeded"
                                                    : "failed";
   std::string warning;
-  if (!complete) warning = "job log stream remained open after the command exited";
-  else if (!log_error.empty()) warning = log_error;
-  if (!warning.empty()) Warn(fmt::format("{} private job log is incomplete: {}", Short(c.reservation_id), warning));
+  if (!complete)
+    warning = "job log stream remained open after the command exited";
+  else if (!log_error.empty())
+    warning = log_error;
+  if (!warning.empty())
+    Warn(fmt::format("{} private job log is incomplete: {}", Short(c.reservation_id), warning));
   if (!c.claim_token.empty()) {
     service::JobPatch p;
     p.reservation_id = c.reservation_id;
@@ -117,9 +120,12 @@ void Worker::Finish(Child& c) {
     p.audit_message = fmt::format("exit={}", code);
     Apply(p);
   }
-  if (result == "succeeded") ++counts_.succeeded;
-  else if (result == "cancelled") ++counts_.cancelled;
-  else ++counts_.failed;
+  if (result == "succeeded")
+    ++counts_.succeeded;
+  else if (result == "cancelled")
+    ++counts_.cancelled;
+  else
+    ++counts_.failed;
   if (options_.foreground) foreground_ = {result, static_cast<int>(code), c.reason};
   Say(fmt::format("finished: {} status={} exit={}", Short(c.reservation_id), result, code));
 }
