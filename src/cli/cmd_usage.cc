@@ -104,15 +104,17 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   // the server's owner on a shared server. Only the owner opens it: even a
   // read-only SQLite reader of a WAL file creates -wal/-shm files, which the
   // monitor could not use if another account (root included) owned them.
-  // Other users of a shared server therefore ask the owner (see docs/monitor.md).
+  // Other users of a shared server therefore ask the daemon (usage.query).
   const bool shared = ctx.config.deployment != config::Deployment::kPrivate;
   const uid_t owner = shared ? ctx.config.owner_uid : sys::CurrentUid();
-  if (shared && sys::CurrentUid() != owner)
-    return Fail(
-        ErrorKind::kUnavailable,
-        fmt::format("the usage history of this server is readable by its owner {} only (on the server: "
-                    "`bk u` as {}); ask them for a report",
-                    ctx.config.owner, ctx.config.owner));
+  if (shared && sys::CurrentUid() != owner) {
+    // Everyone else asks the daemon, which owns usage.db and runs the monitor.
+    BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+    BK_ASSIGN_OR_RETURN(std::string doc, ledger->Usage(q, !json));
+    if (json) ctx.Print(doc);
+    else std::fputs(doc.c_str(), ctx.out);
+    return 0;
+  }
   std::unique_ptr<store::UsageStore> usage;
   const std::string path = monitor::UsagePath(ctx.config);
   if (sys::Exists(path)) {

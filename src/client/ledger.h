@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "monitor/usage_view.h"
 #include "service/types.h"
 #include "sys/clock.h"
 
@@ -36,6 +37,12 @@ class Ledger {
   virtual Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to) = 0;
   virtual Result<service::PolicyStatus> CheckPolicy() = 0;
   virtual Result<service::ImportSummary> ImportUpstream(const std::string& json_text) = 0;
+  // Usage history rendered by the server's monitor (remote ledgers only: in
+  // private mode `bk u` reads usage.db itself).
+  virtual Result<std::string> Usage(const monitor::UsageQuery& q, bool text) {
+    (void)q, (void)text;
+    return Fail(ErrorKind::kUnavailable, "usage history is read from usage.db directly in private mode");
+  }
 
   // Jobs bound to the caller's bookings (managed launches). Defaults keep
   // other Ledger implementations (test fakes) compiling.

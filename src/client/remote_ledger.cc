@@ -102,6 +102,16 @@ class RemoteLedger : public Ledger {
     BK_ASSIGN_OR_RETURN(json j, Call("policy.check", json::object()));
     return rpc::DecodePolicyStatus(j);
   }
+  Result<std::string> Usage(const monitor::UsageQuery& q, bool text) override {
+    json p = {{"view", monitor::UsageKindName(q.kind)}, {"from", q.from},        {"to", q.to},
+              {"resolution", q.resolution},               {"limit", q.limit},      {"text", text}};
+    if (q.uid) p["uid"] = *q.uid;
+    if (q.gpu) p["gpu"] = *q.gpu;
+    BK_ASSIGN_OR_RETURN(json j, Call("usage.query", p));
+    if (!j.is_object() || !j.contains("document") || !j["document"].is_string())
+      return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed usage reply");
+    return j["document"].get<std::string>();
+  }
   Result<service::ImportSummary> ImportUpstream(const std::string& json_text) override {
     BK_ASSIGN_OR_RETURN(json j, Call("admin.import", {{"ledger_json", json_text}}));
     return rpc::DecodeImportSummary(j);

@@ -49,7 +49,7 @@ struct Options {
   service::Actor actor;                        // reads every user's bookings (an administrator)
   store::UsageStore* usage = nullptr;
   int64_t interval_ms = 2000;
-  int64_t reclaim_after_ms = 3600 * 1000;  // 0: off
+  int64_t reclaim_after_ms = int64_t{3600} * 1000;  // 0: off
   bool pause_during_exclusive = false;
   std::string monitor_id;  // random per run
   int64_t pid = 0;

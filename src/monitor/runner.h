@@ -86,6 +86,9 @@ class Runner {
   void OnReadable();  // ingest what the sampler delivered (loop thread)
   void OnWrite();     // a ledger write happened: refresh the exclusive windows
   void Stop();        // stop sampling, ingest the rest, write the stopped heartbeat
+  // For usage queries over the socket (loop thread only); null before Start.
+  store::UsageStore* usage() { return usage_.get(); }
+  int64_t NowMs() const { return now_ms_(); }
 
  private:
   class LatestSource : public gpu::GpuSource {

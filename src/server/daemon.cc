@@ -19,12 +19,14 @@
 #include "engine/parse.h"
 #include "gpu/source.h"
 #include "monitor/runner.h"
+#include "monitor/usage_view.h"
 #include "server/dispatcher.h"
 #include "server/notify.h"
 #include "server/unix_socket.h"
 #include "service/booking_service.h"
 #include "sys/clock.h"
 #include "sys/fs.h"
+#include "sys/local_zone.h"
 #include "sys/users.h"
 
 namespace bk::server {
@@ -81,7 +83,16 @@ Result<int> TakeLock(const std::string& path) {
 class Loop {
  public:
   Loop(const ServeOptions& o, const config::Config& c, service::BookingService& s, monitor::Runner* m)
-      : opt_(o), config_(c), dispatcher_(s, c), monitor_(m) {}
+      : opt_(o), config_(c), dispatcher_(s, c), monitor_(m) {
+    if (m) {
+      dispatcher_.SetUsage([m](const monitor::UsageQuery& q, bool text) -> Result<std::string> {
+        // Text is rendered in the server's local time: clients are users of this host.
+        static sys::LocalZone zone;
+        if (text) return monitor::UsageText(m->usage(), q, m->NowMs(), zone);
+        return monitor::UsageJson(m->usage(), q, m->NowMs());
+      });
+    }
+  }
 
   int Run(int listen_fd, int signal_fd) {
     std::vector<pollfd> fds;

@@ -202,6 +202,34 @@ std::string ErrorLine(const json& id, int code, const std::string& message,
 Dispatcher::Dispatcher(service::BookingService& service, const config::Config& config)
     : service_(service), config_(config) {}
 
+// usage.query params: {view: me|users|events|samples, from, to, uid?, gpu?, resolution?, limit?, text?}.
+// "me" always means the caller: nobody asks for "me" as someone else.
+Result<std::string> Dispatcher::Usage(const service::Actor& actor, const json& p) {
+  if (!usage_) return Fail(ErrorKind::kUnavailable, "this daemon records no usage (its monitor is not running)");
+  BK_TRY(OnlyFields(p, {"view", "from", "to", "uid", "gpu", "resolution", "limit", "text"}));
+  monitor::UsageQuery q;
+  BK_ASSIGN_OR_RETURN(std::string view, StrParam(p, "view"));
+  if (view == "me") q.kind = monitor::UsageKind::kMe;
+  else if (view == "users") q.kind = monitor::UsageKind::kUsers;
+  else if (view == "events") q.kind = monitor::UsageKind::kEvents;
+  else if (view == "samples") q.kind = monitor::UsageKind::kSamples;
+  else return Invalid("view must be me, users, events or samples");
+  BK_ASSIGN_OR_RETURN(q.from, IntParam(p, "from", 0, int64_t{1} << 40, 0));
+  BK_ASSIGN_OR_RETURN(q.to, IntParam(p, "to", 0, int64_t{1} << 40, service_.Now() + 1));
+  if (q.from >= q.to) return Invalid("from must be before to");
+  BK_ASSIGN_OR_RETURN(int64_t uid, IntParam(p, "uid", -1, 0xfffffffeLL, -1));
+  if (uid >= 0) q.uid = static_cast<uint32_t>(uid);
+  if (q.kind == monitor::UsageKind::kMe) q.uid = actor.uid;
+  BK_ASSIGN_OR_RETURN(int64_t gpu, IntParam(p, "gpu", -1, 1023, -1));
+  if (gpu >= 0) q.gpu = static_cast<int>(gpu);
+  BK_ASSIGN_OR_RETURN(q.resolution, IntParam(p, "resolution", 60, 3600, 60));
+  if (q.resolution != 60 && q.resolution != 3600) return Invalid("resolution must be 60 or 3600");
+  BK_ASSIGN_OR_RETURN(int64_t limit, IntParam(p, "limit", 1, 200000, 1000));
+  q.limit = static_cast<int>(limit);
+  bool text = p.contains("text") && p["text"].is_boolean() && p["text"].get<bool>();
+  return usage_(q, text);
+}
+
 std::optional<std::string> Dispatcher::Handle(const service::Actor& actor, const std::string& line) {
   // Whatever a client sends, the daemon answers and stays up for everyone else.
   try {
@@ -251,6 +279,16 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
     return ErrorLine(id, rpc::kInvalidParams, "params must be a JSON object");
   }
   std::string method = req["method"].get<std::string>();
+  if (method == "usage.query") {
+    if (notification) return std::nullopt;
+    auto doc = Usage(actor, params);
+    if (!doc) {
+      int code = doc.error().kind == ErrorKind::kInvalid ? rpc::kInvalidParams : rpc::kApplicationError;
+      return ErrorLine(id, code, doc.error().message, doc.error().kind);
+    }
+    return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", {{"document", *doc}}}}.dump(
+        -1, ' ', false, json::error_handler_t::replace);
+  }
   auto it = Methods().find(method);
   if (it == Methods().end()) {
     if (notification) return std::nullopt;

@@ -181,6 +181,16 @@ class SharedServerUsers(ServerCase):
         self.assertEqual(doc["transport"], "socket")
         self.assertEqual(doc["deployment"], "server")
 
+    def test_usage_history_reaches_users_through_the_daemon(self):
+        # usage.db belongs to the owner; other users get it from the daemon.
+        doc = self.json_ok(self.a, "u", "me", "--json")
+        self.assertEqual(doc["schema_version"], "gpubk.usage.v1")
+        self.assertIn("collector", doc)
+        users = self.json_ok(self.b, "u", "users", "--since", "1h", "--json")
+        self.assertEqual(users["schema_version"], "gpubk.usage.v1")
+        text = self.ok(self.a, "u", "events", "--since", "1h")
+        self.assertIn("collector:", text)
+
     def test_each_sees_the_others_bookings_as_not_theirs(self):
         ra = self.book(self.a, "1", "40m")
         rb = self.book(self.b, "1", "40m")
