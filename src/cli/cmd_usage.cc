@@ -66,7 +66,7 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   if (until) {
     BK_ASSIGN_OR_RETURN(q.to, engine::ParseViewTime(*until, now, *ctx.zone));
   }
-  int64_t span = 24 * 3600;
+  int64_t span = int64_t{24} * 3600;
   if (since) {
     BK_ASSIGN_OR_RETURN(span, engine::ParseDuration(Trim(*since)));
   }

@@ -453,7 +453,7 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
   }
   service::CreateRequest req;
   req.count = count;
-  req.duration = std::max<Seconds>(30 * 60 / p.slot * p.slot, p.slot);
+  req.duration = std::max<Seconds>(Seconds{30 * 60} / p.slot * p.slot, p.slot);
   BK_ASSIGN_OR_RETURN(service::Recommendation rec, ledger->Recommend(req));
   std::string dur = engine::FormatDuration(req.duration);
   if (!rec.available || !rec.placement) {

@@ -23,7 +23,7 @@ constexpr unsigned int kMaxPid = 4'194'304;  // PID_MAX_LIMIT on 64-bit Linux
 constexpr unsigned int kNoInstance = 0xFFFFFFFFu;
 constexpr unsigned int kMaxInstanceId = 1024;  // MIG ids are small; a PID here means a wrong stride
 constexpr unsigned int kMaxProcessCapacity = 1 << 16;
-constexpr int64_t kMiB = 1024 * 1024;
+constexpr int64_t kMiB = int64_t{1024} * 1024;
 constexpr unsigned long long kMaxPlausibleBytes = 1ULL << 50;  // 1 PiB: no GPU has more
 
 int64_t SteadyNs() {
@@ -124,7 +124,7 @@ bool NvmlSource::Fatal(Return rc, const std::string& what) {
   return true;
 }
 
-void NvmlSource::FailSession(int64_t now_ns, std::string reason) {
+void NvmlSource::FailSession(int64_t now_ns, const std::string& reason) {
   Shutdown();
   error_ = std::move(reason);
   retry_at_ns_ = now_ns + options_.retry_ns;

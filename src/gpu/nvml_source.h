@@ -109,7 +109,7 @@ class NvmlSource : public GpuSource {
   struct RawProcess;
 
   bool EnsureSession(int64_t now_ns, NvmlReport& report);
-  void FailSession(int64_t now_ns, std::string reason);
+  void FailSession(int64_t now_ns, const std::string& reason);
   void Shutdown();
   std::string Reason(const std::string& what, nvml::Return rc) const;
   bool Fatal(nvml::Return rc, const std::string& what);

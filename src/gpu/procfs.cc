@@ -180,7 +180,7 @@ std::string SanitizeUtf8(std::string_view s) {
 }
 
 constexpr size_t kMaxCommandBytes = 4096;
-constexpr size_t kMaxCgroupBytes = 64 * 1024;
+constexpr size_t kMaxCgroupBytes = size_t{64} * 1024;
 constexpr size_t kMaxStatBytes = 4096;
 constexpr int64_t kNameTtlNs = 60'000'000'000;
 

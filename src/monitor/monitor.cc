@@ -14,7 +14,7 @@ namespace bk::monitor {
 
 namespace {
 
-constexpr int64_t kPruneEveryMs = 3600 * 1000;
+constexpr int64_t kPruneEveryMs = int64_t{3600} * 1000;
 
 bool SameStreak(const Streak& a, const Streak& b) {
   return a.since_ms == b.since_ms && a.used_ms == b.used_ms;
@@ -27,7 +27,7 @@ std::string DeviceState(const TickReport& r, const gpu::DeviceSample& d) {
   return "ok";
 }
 
-store::UsageEvent MonitorEvent(const std::string& kind, int64_t at_ms, std::string message) {
+store::UsageEvent MonitorEvent(const std::string& kind, int64_t at_ms, const std::string& message) {
   store::UsageEvent e;
   e.ts_ms = at_ms;
   e.kind = kind;

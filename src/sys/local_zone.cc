@@ -20,7 +20,7 @@ int64_t DaysFromCivil(int64_t y, int m, int d) {
 
 // The civil time read as if it were UTC.
 engine::Seconds AsUtc(const engine::CivilTime& c) {
-  return DaysFromCivil(c.year, c.month, c.day) * 86400 + c.hour * 3600 + c.minute * 60 + c.second;
+  return DaysFromCivil(c.year, c.month, c.day) * 86400 + int64_t{c.hour} * 3600 + int64_t{c.minute} * 60 + c.second;
 }
 
 }  // namespace

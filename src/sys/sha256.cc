@@ -14,7 +14,7 @@ std::string Sha256Hex(std::string_view data) {
   }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(2 * length);
+  out.reserve(size_t{2} * length);
   for (unsigned int i = 0; i < length; ++i) {
     out += kHex[digest[i] >> 4];
     out += kHex[digest[i] & 0x0f];

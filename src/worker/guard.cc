@@ -26,7 +26,7 @@ std::string Who(const gpu::ProcessSample& p) {
   return p.username.empty() || p.username == "?" ? std::to_string(*p.uid) : p.username;
 }
 
-GuardDecision Blocked(std::string reason, std::string key) {
+GuardDecision Blocked(const std::string& reason, const std::string& key) {
   return GuardDecision{false, std::move(reason), std::move(key), {}};
 }
 

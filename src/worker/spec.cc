@@ -21,10 +21,10 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kMaxArgs = 256;
-constexpr size_t kMaxArgvBytes = 64 * 1024;
+constexpr size_t kMaxArgvBytes = size_t{64} * 1024;
 constexpr size_t kMaxCwdBytes = 4096;
-constexpr size_t kMaxPathBytes = 32 * 1024;
-constexpr size_t kMaxSpecBytes = 128 * 1024;
+constexpr size_t kMaxPathBytes = size_t{32} * 1024;
+constexpr size_t kMaxSpecBytes = size_t{128} * 1024;
 constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
 
 std::string SpecFile(const std::string& dir, const std::string& spec_id) {

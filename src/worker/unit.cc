@@ -21,7 +21,7 @@ std::string QuoteUnitValue(const std::string& v) {
 std::string RenderWorkerUnit(const UnitSpec& spec) {
   std::string env;
   for (const auto& [k, v] : spec.environment)
-    env += fmt::format("Environment={}\n", QuoteUnitValue(k + "=" + v));
+    env += fmt::format("Environment={}\n", QuoteUnitValue(std::string(k).append("=").append(v)));
   return fmt::format(
       "# Written by `bk service install worker`; review it, then\n"
       "#   systemctl --user daemon-reload && systemctl --user enable --now bk-worker.service\n"
