@@ -85,6 +85,8 @@ Result<service::CreateRequest> ToRequest(const Context& ctx, const BookingArgs& 
 void AddEditOptions(ArgSpec& spec, EditArgs& a) {
   spec.Positional("reservation", &a.ref, "list number from `bk l`, short ID or full ID");
   spec.Option("-d,--duration", &a.duration, "new total duration, e.g. 2h", "DUR");
+  spec.Option("--end", &a.end, "new end: 20:00, +1h, \"tomorrow 09:00\" or ISO 8601", "TIME");
+  spec.Excludes("-d,--duration", "--end");
   spec.Option("--start", &a.start, "new exact start (ISO 8601, naive = local, or the -t grammar)", "TIME");
   spec.Option("-t,--at", &a.at, "new friendly start: +30m, 20:00, \"tomorrow 09:00\"", "TIME");
   spec.Excludes("--start", "-t,--at");
@@ -110,6 +112,10 @@ Result<service::EditRequest> ToEditRequest(const Context& ctx, const EditArgs& a
   if (a.start || a.at) {
     BK_ASSIGN_OR_RETURN(req.start, engine::ParseStart(a.start ? *a.start : *a.at, ctx.clock->Now(),
                                                       ctx.config.policy.grid(), *ctx.zone));
+  }
+  if (a.end) {
+    // An end obeys the start grammar (aligned, not in the past), relative to now.
+    BK_ASSIGN_OR_RETURN(req.end, engine::ParseStart(*a.end, ctx.clock->Now(), ctx.config.policy.grid(), *ctx.zone));
   }
   if (a.gpu) {
     BK_ASSIGN_OR_RETURN(req.gpus, engine::ParseGpuList(*a.gpu, "--gpu"));

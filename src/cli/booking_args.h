@@ -23,11 +23,11 @@ void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with
 Result<service::CreateRequest> ToRequest(const Context& ctx, const BookingArgs& a, bool exclusive);
 // The edit grammar shared by `bk e` and `bk agent edit`.
 struct EditArgs {
-  std::optional<std::string> ref, duration, start, at, gpu, exclude, count, mode, mem, share, cpus, ram,
+  std::optional<std::string> ref, duration, end, start, at, gpu, exclude, count, mode, mem, share, cpus, ram,
       op_id;
   bool queue = false;
   bool any_change() const {
-    return duration || start || at || gpu || exclude || count || mode || mem || share || cpus || ram;
+    return duration || end || start || at || gpu || exclude || count || mode || mem || share || cpus || ram;
   }
 };
 void AddEditOptions(ArgSpec& spec, EditArgs& a);

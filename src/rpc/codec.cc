@@ -418,6 +418,7 @@ json Encode(const service::EditRequest& r) {
   return {{"ref", r.ref},
           {"op_id", Opt(r.op_id)},
           {"duration_seconds", Opt(r.duration)},
+          {"end", Opt(r.end)},
           {"start", Opt(r.start)},
           {"mode", r.mode ? json(engine::ModeName(*r.mode)) : json()},
           {"gpus", r.gpus},
@@ -438,6 +439,7 @@ Result<service::EditRequest> DecodeEdit(const json& j) {
   BK_ASSIGN_OR_RETURN(r.ref, f.RequiredStr("ref"));
   BK_ASSIGN_OR_RETURN(r.op_id, f.Str("op_id"));
   BK_ASSIGN_OR_RETURN(r.duration, f.Int("duration_seconds"));
+  BK_ASSIGN_OR_RETURN(r.end, f.Int("end"));
   BK_ASSIGN_OR_RETURN(r.start, f.Int("start"));
   BK_ASSIGN_OR_RETURN(r.mode, f.Mode("mode"));
   BK_ASSIGN_OR_RETURN(r.gpus, f.Gpus("gpus"));

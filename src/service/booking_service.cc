@@ -501,12 +501,12 @@ Result<BookingOutcome> BookingService::Edit(const Actor& actor, const EditReques
 Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRequest& request) {
   const engine::Policy& p = impl_->policy();
   if (request.op_id) BK_TRY(ValidateOpId(*request.op_id));
-  bool any_change = request.duration || request.start || request.mode || !request.gpus.empty() ||
+  bool any_change = request.duration || request.end || request.start || request.mode || !request.gpus.empty() ||
                     !request.exclude.empty() || request.count || request.update_memory ||
                     request.share_units || request.cpus || request.ram_mb;
   if (!any_change)
     return Invalid(
-        "edit needs at least one change: --duration, --at/--start, --gpu, --exclude-gpu, --count, --mode, "
+        "edit needs at least one change: --duration, --end, --at/--start, --gpu, --exclude-gpu, --count, --mode, "
         "--mem, --share, --cpus or --ram");
   if (!request.gpus.empty() && !request.exclude.empty())
     return Invalid("--gpu and --exclude-gpu cannot be combined");
@@ -539,6 +539,14 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
     return Fail(ErrorKind::kPermission,
                 "only the owner can edit a reservation; administrators may cancel it");
   std::string signature = EditSignature(request, cur.id);
+  // --end names the new end; it becomes a total duration from the (new) start.
+  EditRequest req = request;
+  if (req.end) {
+    if (req.duration) return Invalid("give --end or --duration, not both");
+    Seconds base = req.start.value_or(cur.start);
+    if (*req.end <= base) return Invalid("--end must be after the reservation's start");
+    req.duration = *req.end - base;
+  }
   BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now, cur.id));
   engine::Calendar cal(p, std::move(footprints), now);
 
@@ -548,18 +556,18 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   std::optional<engine::Placement> placement;
   CreateRequest shape;
   if (cur.Started(now)) {
-    bool other = request.start || request.mode || !request.gpus.empty() || !request.exclude.empty() ||
-                 request.count || request.update_memory || request.share_units || request.cpus ||
-                 request.ram_mb || request.allow_queue;
+    bool other = req.start || req.mode || !req.gpus.empty() || !req.exclude.empty() ||
+                 req.count || req.update_memory || req.share_units || req.cpus ||
+                 req.ram_mb || req.allow_queue;
     if (other)
       return Invalid(
           "a started reservation may only change its end time; elapsed time, GPUs, mode, share, memory "
           "and host budgets are immutable (use --duration or `bk renew`)");
-    if (!request.duration)
+    if (!req.duration)
       return Invalid("a started reservation edit must give a new total duration (--duration)");
-    if (*request.duration <= 0 || *request.duration % p.slot != 0)
+    if (*req.duration <= 0 || *req.duration % p.slot != 0)
       return Invalid(fmt::format("duration must be a positive multiple of {} minutes", slot_min));
-    Seconds new_end = cur.start + *request.duration;
+    Seconds new_end = cur.start + *req.duration;
     if (new_end < grid.Ceil(now) || new_end <= now)
       return Invalid(fmt::format("cannot edit elapsed time; the new end must be at or after {}",
                                  engine::FormatIsoUtc(std::max(grid.Ceil(now), grid.Floor(now) + p.slot))));
@@ -584,45 +592,45 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   } else {
     // A future reservation: re-place it as if booked anew, without itself.
     CreateRequest r;
-    r.mode = request.mode.value_or(cur.mode);
-    r.duration = request.duration.value_or(cur.end - cur.start);
-    r.memory_mb = request.update_memory ? request.memory_mb : cur.memory_mb;
+    r.mode = req.mode.value_or(cur.mode);
+    r.duration = req.duration.value_or(cur.end - cur.start);
+    r.memory_mb = req.update_memory ? req.memory_mb : cur.memory_mb;
     if (r.mode == Mode::kShared)
-      r.share_units = request.share_units
-                          ? request.share_units
+      r.share_units = req.share_units
+                          ? req.share_units
                           : (cur.mode == Mode::kShared ? std::optional(cur.share_units) : std::nullopt);
-    else if (request.share_units)
+    else if (req.share_units)
       return Invalid("--share applies only to shared reservations; drop it or keep the reservation shared");
-    r.cpus = request.cpus ? request.cpus : (cur.cpus ? std::optional(cur.cpus) : std::nullopt);
-    r.ram_mb = request.ram_mb ? request.ram_mb : (cur.ram_mb ? std::optional(cur.ram_mb) : std::nullopt);
-    if (!request.gpus.empty()) {
-      r.gpus = request.gpus;
-      r.count = static_cast<int>(request.gpus.size());
-    } else if (request.count || !request.exclude.empty()) {
-      r.count = request.count.value_or(static_cast<int>(cur.gpus.size()));
-      r.exclude = request.exclude;
+    r.cpus = req.cpus ? req.cpus : (cur.cpus ? std::optional(cur.cpus) : std::nullopt);
+    r.ram_mb = req.ram_mb ? req.ram_mb : (cur.ram_mb ? std::optional(cur.ram_mb) : std::nullopt);
+    if (!req.gpus.empty()) {
+      r.gpus = req.gpus;
+      r.count = static_cast<int>(req.gpus.size());
+    } else if (req.count || !req.exclude.empty()) {
+      r.count = req.count.value_or(static_cast<int>(cur.gpus.size()));
+      r.exclude = req.exclude;
     } else {
       r.gpus = cur.gpus;
       r.count = static_cast<int>(cur.gpus.size());
     }
     BK_TRY(ValidateCreate(p, r, nullptr));
     FillBudgets(p, r);
-    Seconds start = request.start.value_or(cur.start);
+    Seconds start = req.start.value_or(cur.start);
     if (!grid.Aligned(start))
       return Invalid(fmt::format("start time must align to a {}-minute boundary", slot_min));
     Seconds earliest = grid.Floor(now) + p.slot;
     if (start < earliest) {
-      if (request.start && !request.allow_queue)
+      if (req.start && !req.allow_queue)
         return Invalid(fmt::format("edit start must not be in the past; earliest editable slot is {}",
                                    engine::FormatIsoUtc(earliest)));
       start = earliest;
     }
-    if (!request.allow_queue) {
+    if (!req.allow_queue) {
       if (auto conflict = engine::PolicyConflict(p, now, start, start + r.duration))
         return Fail(ErrorKind::kConflict, *conflict);
     }
     BK_TRY(FillRequiredMemory(p, advice, cal, r));
-    auto placed = cal.FindEarliest(ToPlacement(r, start, request.allow_queue), advice.engine);
+    auto placed = cal.FindEarliest(ToPlacement(r, start, req.allow_queue), advice.engine);
     if (!placed) return Fail(ErrorKind::kConflict, placed.error().Message());
     next.gpus = placed->gpus;
     next.mode = r.mode;
@@ -639,7 +647,7 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   }
   next.updated_at = now;
   next.edit_count = cur.edit_count + 1;
-  std::string op_id = request.op_id.value_or(sys::NewUuid());
+  std::string op_id = req.op_id.value_or(sys::NewUuid());
   BK_TRY(s->Update(next));
   BK_TRY(s->InsertOperation({actor.uid, op_id, "edit", cur.id, signature, now}));
   store::Event e = impl_->MakeEvent("edit", next, actor, op_id, message, now);
@@ -654,7 +662,7 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   out.status = queued ? "queued" : "updated";
   out.message = message;
   out.reservation = next;
-  out.allocator_source = request.gpus.empty() ? "builtin" : "fixed-gpu";
+  out.allocator_source = req.gpus.empty() ? "builtin" : "fixed-gpu";
   if (placement) Describe(out, cal, advice, *placement, shape, p, Eligible(p, shape.exclude));
   return out;
 }

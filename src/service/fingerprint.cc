@@ -53,6 +53,7 @@ std::string CreateSignature(const CreateRequest& r, engine::Mode mode, int share
 }
 
 std::string EditSignature(const EditRequest& r, const std::string& reservation_id) {
+  // `end` is ours: present only when given, so other edits hash as the original's.
   json j = {{"kind", "edit"},
             {"reservation_id", reservation_id},
             {"start_at", r.start ? json(engine::FormatIsoUtc(*r.start)) : json()},
@@ -68,6 +69,7 @@ std::string EditSignature(const EditRequest& r, const std::string& reservation_i
             {"excluded_gpus", Sorted(r.exclude)}};
   if (r.cpus) j["cpus"] = *r.cpus;
   if (r.ram_mb) j["ram_mb"] = *r.ram_mb;
+  if (r.end) j["end_at"] = engine::FormatIsoUtc(*r.end);
   return Hash(j);
 }
 

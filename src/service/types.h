@@ -48,6 +48,7 @@ struct EditRequest {
   std::string ref;  // list number, ID prefix or full ID
   std::optional<std::string> op_id;
   std::optional<engine::Seconds> duration;  // new total duration
+  std::optional<engine::Seconds> end;       // or the new end (the duration follows from the start)
   std::optional<engine::Seconds> start;
   std::optional<engine::Mode> mode;
   std::vector<int> gpus;  // pinned

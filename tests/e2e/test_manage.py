@@ -25,6 +25,11 @@ class EditStartedTest(BkTestCase):
         r = self.reservations()[0]
         self.assertEqual((r["start_at"], r["end_at"], r["edit_count"]), ("2026-11-29T18:45:00Z", "2026-11-29T20:45:00Z", 1))
 
+    def test_end_moves_the_end_of_a_running_booking(self):
+        self.assertEqual(self.ok("e", "1", "--end", "20:00"),
+                         line("updated", self.rid, "0", "2026-11-29 18:45", "2026-11-29 20:00"))
+        self.refused("e", "1", "--end", "20:00", "--duration", "1h")
+
     def test_duration_can_shorten_down_to_the_next_slice(self):
         self.assertEqual(self.ok("e", self.rid[:8], "-d", "5m"),
                          line("updated", self.rid, "0", "2026-11-29 18:45", "2026-11-29 18:50"))
@@ -68,6 +73,10 @@ class EditFutureTest(BkTestCase):
     def test_move_with_at(self):
         self.assertEqual(self.ok("e", "1", "--at", "21:00"),
                          line("updated", self.rid, "1", "2026-11-29 21:00", "2026-11-29 21:30"))
+
+    def test_end_with_a_new_start_keeps_the_end(self):
+        self.assertEqual(self.ok("e", "1", "--at", "21:00", "--end", "22:30"),
+                         line("updated", self.rid, "1", "2026-11-29 21:00", "2026-11-29 22:30"))
 
     def test_move_with_start(self):
         self.assertEqual(self.ok("e", "1", "--start", "2026-11-29T22:00"),
