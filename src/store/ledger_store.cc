@@ -297,6 +297,18 @@ Notification ReadNotification(const Stmt& s) {
 constexpr const char* kNotificationColumns =
     "id, uid, reservation_id, type, created_at, actor_uid, actor_username, reason, message";
 
+// Reads every row of a statement with `read`.
+template <class F>
+auto Collect(Stmt& st, F read) -> Result<std::vector<decltype(read(st))>> {
+  std::vector<decltype(read(st))> out;
+  while (true) {
+    BK_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    out.push_back(read(st));
+  }
+  return out;
+}
+
 }  // namespace
 
 WriteTxn::~WriteTxn() {
@@ -504,13 +516,7 @@ Result<std::vector<engine::Reservation>> LedgerStore::Reservations(const Reserva
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
   int i = BindWhere(st, q);
   if (q.limit) st.Bind(i, int64_t{*q.limit});
-  std::vector<engine::Reservation> out;
-  while (true) {
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    out.push_back(ReadReservation(st));
-  }
-  return out;
+  return Collect(st, ReadReservation);
 }
 
 Result<int64_t> LedgerStore::CountReservations(const ReservationQuery& q) {
@@ -542,13 +548,7 @@ Result<std::vector<engine::Reservation>> LedgerStore::ByPrefix(const std::string
   int i = 3;
   if (uid) st.Bind(i++, int64_t{*uid});
   st.Bind(i, int64_t{limit});
-  std::vector<engine::Reservation> out;
-  while (true) {
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    out.push_back(ReadReservation(st));
-  }
-  return out;
+  return Collect(st, ReadReservation);
 }
 
 Status LedgerStore::Insert(const engine::Reservation& r) {
@@ -632,13 +632,7 @@ Result<std::vector<Event>> LedgerStore::EventsForUid(uint32_t uid, int limit) {
                               "ORDER BY seq",
                               kEventColumns)));
   st.Bind(1, int64_t{uid}).Bind(2, int64_t{limit});
-  std::vector<Event> out;
-  while (true) {
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    out.push_back(ReadEvent(st));
-  }
-  return out;
+  return Collect(st, ReadEvent);
 }
 
 Result<std::vector<Event>> LedgerStore::EventsForReservation(const std::string& id) {
@@ -646,13 +640,7 @@ Result<std::vector<Event>> LedgerStore::EventsForReservation(const std::string& 
       Stmt st,
       db_->Cached(fmt::format("SELECT {} FROM events WHERE reservation_id = ? ORDER BY seq", kEventColumns)));
   st.Bind(1, id);
-  std::vector<Event> out;
-  while (true) {
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    out.push_back(ReadEvent(st));
-  }
-  return out;
+  return Collect(st, ReadEvent);
 }
 
 Status LedgerStore::InsertNotification(const Notification& n) {
@@ -670,13 +658,7 @@ Result<std::vector<Notification>> LedgerStore::NotificationsForUid(uint32_t uid,
                           "SELECT {} FROM notifications WHERE uid = ? ORDER BY created_at DESC, id LIMIT ?",
                           kNotificationColumns)));
   st.Bind(1, int64_t{uid}).Bind(2, int64_t{limit});
-  std::vector<Notification> out;
-  while (true) {
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    out.push_back(ReadNotification(st));
-  }
-  return out;
+  return Collect(st, ReadNotification);
 }
 
 Result<std::vector<Notification>> LedgerStore::NotificationsForReservation(const std::string& id) {
@@ -685,13 +667,7 @@ Result<std::vector<Notification>> LedgerStore::NotificationsForReservation(const
       db_->Cached(fmt::format("SELECT {} FROM notifications WHERE reservation_id = ? ORDER BY created_at, id",
                               kNotificationColumns)));
   st.Bind(1, id);
-  std::vector<Notification> out;
-  while (true) {
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    out.push_back(ReadNotification(st));
-  }
-  return out;
+  return Collect(st, ReadNotification);
 }
 
 Status LedgerStore::InsertJob(const JobRecord& job) {
@@ -737,13 +713,7 @@ Result<std::vector<JobRecord>> LedgerStore::JobsForUid(uint32_t uid, bool open_o
           "WHERE j.uid = ?{} ORDER BY r.start_at, r.id",
           cols, open_only ? " AND j.status IN ('pending', 'claimed', 'running', 'uncertain')" : "")));
   st.Bind(1, int64_t{uid});
-  std::vector<JobRecord> out;
-  while (true) {
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    out.push_back(ReadJob(st));
-  }
-  return out;
+  return Collect(st, ReadJob);
 }
 
 Result<int64_t> LedgerStore::PruneIfDue(engine::Seconds now, engine::Seconds cutoff) {
