@@ -115,7 +115,8 @@ Result<service::EditRequest> ToEditRequest(const Context& ctx, const EditArgs& a
   }
   if (a.end) {
     // An end obeys the start grammar (aligned, not in the past), relative to now.
-    BK_ASSIGN_OR_RETURN(req.end, engine::ParseStart(*a.end, ctx.clock->Now(), ctx.config.policy.grid(), *ctx.zone));
+    BK_ASSIGN_OR_RETURN(req.end,
+                        engine::ParseStart(*a.end, ctx.clock->Now(), ctx.config.policy.grid(), *ctx.zone));
   }
   if (a.gpu) {
     BK_ASSIGN_OR_RETURN(req.gpus, engine::ParseGpuList(*a.gpu, "--gpu"));

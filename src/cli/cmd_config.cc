@@ -67,14 +67,72 @@ Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args) {
   return status.status == "mismatch" ? 2 : 0;
 }
 
-Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
-  if (args.size() < 2 || args[0] != "data" || args[1] != "import") {
-    if (!args.empty() && (args[0] == "-h" || args[0] == "--help")) {
-      ctx.Print("usage: bk admin data import LEDGER.json [--json]\n\nAdministration of this deployment.");
-      return 0;
-    }
-    return Invalid("usage: bk admin data import LEDGER.json [--json]");
+namespace {
+
+constexpr const char* kAdminUsage =
+    "usage: bk admin data import LEDGER.json [--json]\n"
+    "       bk admin data verify [LEDGER.db] [--json]\n"
+    "       bk admin data backup NEW-FILE.db\n";
+
+Result<int> AdminVerify(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> path;
+  bool json = false;
+  ArgSpec spec(
+      "bk admin data verify",
+      "Check a ledger: SQLite's integrity check, then the calendar's invariants (no instant where a GPU or "
+      "the host budget is over-admitted). Without a path, the live ledger.");
+  spec.Positional("ledger", &path, "a backup to check instead of the live ledger");
+  spec.Flag("--json", &json, "print a gpubk.verify.v1 document");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  if (path && (*path).front() != '/') return Invalid("give the backup as an absolute path");
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(service::VerifyReport r, ledger->Verify(path.value_or("")));
+  if (json) {
+    ctx.Print(surface::VerifyDoc(r));
+  } else {
+    ctx.Print(fmt::format("ledger: {}", r.path));
+    ctx.Print(fmt::format("integrity: {}", r.integrity));
+    ctx.Print(fmt::format("invariants: {} ({} reservations, {} active)",
+                          r.violations.empty() ? "ok" : fmt::format("{} violation(s)", r.violations.size()),
+                          r.reservations, r.active));
+    for (const auto& v : r.violations) ctx.Print("  " + v);
   }
+  return r.ok() ? 0 : 2;
+}
+
+Result<int> AdminBackup(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> path;
+  ArgSpec spec(
+      "bk admin data backup",
+      "Copy the live ledger into a new file, consistently, while bk (or the server's daemon) keeps running.");
+  spec.Positional("file", &path, "absolute path of the new backup file");
+  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
+  if (help) return 0;
+  if (!path)
+    return Invalid("give the new backup file, e.g. bk admin data backup /srv/backups/ledger-2026-11-29.db");
+  if ((*path).front() != '/') return Invalid("give the backup file as an absolute path");
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(std::string done, ledger->Backup(*path));
+  ctx.Print(fmt::format("backup: {}", done));
+  ctx.Print(fmt::format("check it with: bk admin data verify {}", done));
+  return 0;
+}
+
+}  // namespace
+
+Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
+  if (!args.empty() && (args[0] == "-h" || args[0] == "--help")) {
+    ctx.Print(std::string(kAdminUsage) + "\nAdministration of this deployment's ledger.");
+    return 0;
+  }
+  if (args.size() < 2 || args[0] != "data")
+    return Invalid("usage: bk admin data import|verify|backup ...; see `bk admin --help`");
+  std::vector<std::string> tail(args.begin() + 2, args.end());
+  if (args[1] == "verify") return AdminVerify(ctx, tail);
+  if (args[1] == "backup") return AdminBackup(ctx, tail);
+  if (args[1] != "import")
+    return Invalid(fmt::format("unknown data command {}; use import, verify or backup", args[1]));
   std::vector<std::string> rest(args.begin() + 2, args.end());
   std::optional<std::string> file;
   bool json = false, compact = false;

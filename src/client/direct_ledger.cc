@@ -59,6 +59,10 @@ class DirectLedger : public Ledger {
     return service_.Status(actor_, from, to);
   }
   Result<service::PolicyStatus> CheckPolicy() override { return service_.CheckPolicy(); }
+  Result<service::VerifyReport> Verify(const std::string& path) override {
+    return service_.Verify(actor_, path);
+  }
+  Result<std::string> Backup(const std::string& path) override { return service_.Backup(actor_, path); }
   Result<service::ImportSummary> ImportUpstream(const std::string& json_text) override {
     return service_.ImportUpstream(actor_, json_text);
   }

@@ -37,6 +37,8 @@ class Ledger {
   virtual Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to) = 0;
   virtual Result<service::PolicyStatus> CheckPolicy() = 0;
   virtual Result<service::ImportSummary> ImportUpstream(const std::string& json_text) = 0;
+  virtual Result<service::VerifyReport> Verify(const std::string& path) = 0;
+  virtual Result<std::string> Backup(const std::string& path) = 0;
   // Usage history rendered by the server's monitor (remote ledgers only: in
   // private mode `bk u` reads usage.db itself).
   virtual Result<std::string> Usage(const monitor::UsageQuery& q, bool text) {

@@ -103,14 +103,30 @@ class RemoteLedger : public Ledger {
     return rpc::DecodePolicyStatus(j);
   }
   Result<std::string> Usage(const monitor::UsageQuery& q, bool text) override {
-    json p = {{"view", monitor::UsageKindName(q.kind)}, {"from", q.from},        {"to", q.to},
-              {"resolution", q.resolution},               {"limit", q.limit},      {"text", text}};
+    json p = {{"view", monitor::UsageKindName(q.kind)},
+              {"from", q.from},
+              {"to", q.to},
+              {"resolution", q.resolution},
+              {"limit", q.limit},
+              {"text", text}};
     if (q.uid) p["uid"] = *q.uid;
     if (q.gpu) p["gpu"] = *q.gpu;
     BK_ASSIGN_OR_RETURN(json j, Call("usage.query", p));
     if (!j.is_object() || !j.contains("document") || !j["document"].is_string())
       return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed usage reply");
     return j["document"].get<std::string>();
+  }
+  Result<service::VerifyReport> Verify(const std::string& path) override {
+    json p = json::object();
+    if (!path.empty()) p["path"] = path;
+    BK_ASSIGN_OR_RETURN(json j, Call("admin.verify", p));
+    return rpc::DecodeVerifyReport(j);
+  }
+  Result<std::string> Backup(const std::string& path) override {
+    BK_ASSIGN_OR_RETURN(json j, Call("admin.backup", {{"path", path}}));
+    if (!j.is_object() || !j.contains("path") || !j["path"].is_string())
+      return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed backup reply");
+    return j["path"].get<std::string>();
   }
   Result<service::ImportSummary> ImportUpstream(const std::string& json_text) override {
     BK_ASSIGN_OR_RETURN(json j, Call("admin.import", {{"ledger_json", json_text}}));

@@ -960,6 +960,26 @@ Result<service::JobPatchResult> DecodeJobPatchResult(const json& j) {
   });
 }
 
+json Encode(const service::VerifyReport& r) {
+  return {{"path", r.path},
+          {"integrity", r.integrity},
+          {"violations", r.violations},
+          {"reservations", r.reservations},
+          {"active", r.active}};
+}
+
+Result<service::VerifyReport> DecodeVerifyReport(const json& j) {
+  return Guard([&]() -> Result<service::VerifyReport> {
+    service::VerifyReport r;
+    r.path = j.at("path").get<std::string>();
+    r.integrity = j.at("integrity").get<std::string>();
+    r.violations = j.at("violations").get<std::vector<std::string>>();
+    r.reservations = j.at("reservations").get<int64_t>();
+    r.active = j.at("active").get<int64_t>();
+    return r;
+  });
+}
+
 json Encode(const engine::Policy& p) {
   json blackouts = json::array();
   for (const auto& b : p.blackouts)

@@ -38,6 +38,8 @@ json Encode(const service::OperationView& v);
 json Encode(const service::StatusView& v);
 json Encode(const service::PolicyStatus& s);
 json Encode(const service::ImportSummary& s);
+json Encode(const service::VerifyReport& r);
+Result<service::VerifyReport> DecodeVerifyReport(const json& j);
 Result<engine::Reservation> DecodeReservation(const json& j);
 Result<service::BookingOutcome> DecodeBookingOutcome(const json& j);
 Result<service::CancelOutcome> DecodeCancelOutcome(const json& j);

@@ -179,6 +179,24 @@ const std::map<std::string, Call>& Methods() {
           BK_ASSIGN_OR_RETURN(auto r, rpc::DecodeJobRetry(p));
           return Wrap(s.RetryJob(a, r));
         }}},
+      {"admin.verify",
+       {false, false,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_TRY(OnlyFields(p, {"path"}));
+          std::string path;
+          if (p.contains("path") && !p["path"].is_null()) {
+            BK_ASSIGN_OR_RETURN(path, StrParam(p, "path"));
+          }
+          return Wrap(s.Verify(a, path));
+        }}},
+      {"admin.backup",
+       {false, false,
+        [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
+          BK_TRY(OnlyFields(p, {"path"}));
+          BK_ASSIGN_OR_RETURN(std::string path, StrParam(p, "path"));
+          BK_ASSIGN_OR_RETURN(std::string done, s.Backup(a, path));
+          return json{{"path", done}};
+        }}},
       {"admin.import",
        {true, false,
         [](BookingService& s, const Actor& a, const json& p, const config::Config&) -> Result<json> {
@@ -205,15 +223,21 @@ Dispatcher::Dispatcher(service::BookingService& service, const config::Config& c
 // usage.query params: {view: me|users|events|samples, from, to, uid?, gpu?, resolution?, limit?, text?}.
 // "me" always means the caller: nobody asks for "me" as someone else.
 Result<std::string> Dispatcher::Usage(const service::Actor& actor, const json& p) {
-  if (!usage_) return Fail(ErrorKind::kUnavailable, "this daemon records no usage (its monitor is not running)");
+  if (!usage_)
+    return Fail(ErrorKind::kUnavailable, "this daemon records no usage (its monitor is not running)");
   BK_TRY(OnlyFields(p, {"view", "from", "to", "uid", "gpu", "resolution", "limit", "text"}));
   monitor::UsageQuery q;
   BK_ASSIGN_OR_RETURN(std::string view, StrParam(p, "view"));
-  if (view == "me") q.kind = monitor::UsageKind::kMe;
-  else if (view == "users") q.kind = monitor::UsageKind::kUsers;
-  else if (view == "events") q.kind = monitor::UsageKind::kEvents;
-  else if (view == "samples") q.kind = monitor::UsageKind::kSamples;
-  else return Invalid("view must be me, users, events or samples");
+  if (view == "me")
+    q.kind = monitor::UsageKind::kMe;
+  else if (view == "users")
+    q.kind = monitor::UsageKind::kUsers;
+  else if (view == "events")
+    q.kind = monitor::UsageKind::kEvents;
+  else if (view == "samples")
+    q.kind = monitor::UsageKind::kSamples;
+  else
+    return Invalid("view must be me, users, events or samples");
   BK_ASSIGN_OR_RETURN(q.from, IntParam(p, "from", 0, int64_t{1} << 40, 0));
   BK_ASSIGN_OR_RETURN(q.to, IntParam(p, "to", 0, int64_t{1} << 40, service_.Now() + 1));
   if (q.from >= q.to) return Invalid("from must be before to");

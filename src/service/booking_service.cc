@@ -501,12 +501,13 @@ Result<BookingOutcome> BookingService::Edit(const Actor& actor, const EditReques
 Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRequest& request) {
   const engine::Policy& p = impl_->policy();
   if (request.op_id) BK_TRY(ValidateOpId(*request.op_id));
-  bool any_change = request.duration || request.end || request.start || request.mode || !request.gpus.empty() ||
-                    !request.exclude.empty() || request.count || request.update_memory ||
-                    request.share_units || request.cpus || request.ram_mb;
+  bool any_change = request.duration || request.end || request.start || request.mode ||
+                    !request.gpus.empty() || !request.exclude.empty() || request.count ||
+                    request.update_memory || request.share_units || request.cpus || request.ram_mb;
   if (!any_change)
     return Invalid(
-        "edit needs at least one change: --duration, --end, --at/--start, --gpu, --exclude-gpu, --count, --mode, "
+        "edit needs at least one change: --duration, --end, --at/--start, --gpu, --exclude-gpu, --count, "
+        "--mode, "
         "--mem, --share, --cpus or --ram");
   if (!request.gpus.empty() && !request.exclude.empty())
     return Invalid("--gpu and --exclude-gpu cannot be combined");
@@ -556,9 +557,8 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   std::optional<engine::Placement> placement;
   CreateRequest shape;
   if (cur.Started(now)) {
-    bool other = req.start || req.mode || !req.gpus.empty() || !req.exclude.empty() ||
-                 req.count || req.update_memory || req.share_units || req.cpus ||
-                 req.ram_mb || req.allow_queue;
+    bool other = req.start || req.mode || !req.gpus.empty() || !req.exclude.empty() || req.count ||
+                 req.update_memory || req.share_units || req.cpus || req.ram_mb || req.allow_queue;
     if (other)
       return Invalid(
           "a started reservation may only change its end time; elapsed time, GPUs, mode, share, memory "

@@ -63,6 +63,11 @@ class BookingService {
   // `bk jr`: a failed, interrupted or uncertain job becomes pending again.
   Result<JobView> RetryJob(const Actor& actor, const JobRetryRequest& request);
 
+  // Administrators: check a ledger (the live one when `path` is empty) and
+  // copy the live one consistently to a new file.
+  Result<VerifyReport> Verify(const Actor& actor, const std::string& path);
+  Result<std::string> Backup(const Actor& actor, const std::string& path);
+
   // Loads a ledger.json of the Python original into an empty ledger.
   Result<ImportSummary> ImportUpstream(const Actor& actor, const std::string& json_text);
 

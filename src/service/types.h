@@ -229,6 +229,16 @@ struct PolicyStatus {
   std::string message;
 };
 
+// `bk admin data verify`: SQLite's own check plus the calendar's invariants.
+struct VerifyReport {
+  std::string path;
+  std::string integrity;                // "ok" when healthy
+  std::vector<std::string> violations;  // over-admitted instants; empty when healthy
+  int64_t reservations = 0;
+  int64_t active = 0;
+  bool ok() const { return integrity == "ok" && violations.empty(); }
+};
+
 struct ImportSummary {
   int reservations = 0;
   int active = 0;

@@ -741,6 +741,34 @@ Result<int64_t> LedgerStore::PruneIfDue(engine::Seconds now, engine::Seconds cut
   return removed;
 }
 
+Status LedgerStore::BackupTo(const std::string& path, uid_t owner) {
+  if (path.empty() || path[0] != '/') return Invalid(fmt::format("backup path {} must be absolute", path));
+  if (sys::Exists(path))
+    return Invalid(fmt::format("{} already exists; choose a new file for the backup", path));
+  BK_TRY(sys::CheckPrivateDir(sys::Dirname(path), owner));
+  BK_TRY(sys::CreateDataFile(path, 0600, owner));
+  auto dest = Db::Open(path, SQLITE_OPEN_READWRITE);
+  if (!dest) {
+    unlink(path.c_str());
+    return std::unexpected(dest.error());
+  }
+  sqlite3_backup* b = sqlite3_backup_init((*dest)->raw(), "main", db_->raw(), "main");
+  if (!b) {
+    Error e = SqliteError((*dest)->raw(), sqlite3_errcode((*dest)->raw()), path);
+    unlink(path.c_str());
+    return std::unexpected(e);
+  }
+  int rc = sqlite3_backup_step(b, -1);  // all pages in one step: a consistent snapshot
+  sqlite3_backup_finish(b);
+  if (rc != SQLITE_DONE) {
+    Error e = SqliteError((*dest)->raw(), rc, path);
+    dest->reset();
+    unlink(path.c_str());
+    return std::unexpected(e);
+  }
+  return Ok();
+}
+
 Result<std::string> LedgerStore::IntegrityCheck() {
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("PRAGMA integrity_check"));
   std::string out;

@@ -110,6 +110,10 @@ class LedgerStore {
   // stays. Runs at most once a day (meta key last_prune). Returns rows removed.
   Result<int64_t> PruneIfDue(engine::Seconds now, engine::Seconds cutoff);
 
+  // A consistent copy of the live ledger into the new file `path` (SQLite's
+  // online backup API; the file is created 0600 and must not exist).
+  Status BackupTo(const std::string& path, uid_t owner);
+
   // PRAGMA integrity_check; "ok" when healthy.
   Result<std::string> IntegrityCheck();
   Db& db() { return *db_; }

@@ -377,6 +377,18 @@ std::string ErrorDoc(const Error& e) {
   return d.dump();
 }
 
+std::string VerifyDoc(const service::VerifyReport& r) {
+  return json{{"kind", "verify"},
+              {"schema_version", "gpubk.verify.v1"},
+              {"path", r.path},
+              {"integrity", r.integrity},
+              {"violations", r.violations},
+              {"reservations", r.reservations},
+              {"active", r.active},
+              {"ok", r.ok()}}
+      .dump();
+}
+
 std::string ImportDoc(const service::ImportSummary& s) {
   return json{{"kind", "import"},
               {"schema_version", "gpubk.import.v1"},

@@ -42,5 +42,6 @@ std::string ErrorDoc(const Error& e);
 // `bk slots --json`: the options, best first (bk.agent.v1, kind "slots").
 std::string SlotsDoc(const service::SlotsResult& r, const service::CreateRequest& request);
 std::string ImportDoc(const service::ImportSummary& s);
+std::string VerifyDoc(const service::VerifyReport& r);
 
 }  // namespace bk::surface

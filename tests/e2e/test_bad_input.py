@@ -114,7 +114,7 @@ REFUSED_UP_FRONT = [
     (["slots", "x", "1", "1h", "-s", "2"], ["--share applies only to shared reservations"]),
     (["config", "extra"], ["extra"]),
     # admin
-    (["admin"], ["usage: bk admin data import LEDGER.json"]),
+    (["admin"], ["usage: bk admin data import|verify|backup"]),
     (["admin", "data", "import"], ["give the ledger.json to import"]),
 ]
 

@@ -181,6 +181,14 @@ class SharedServerUsers(ServerCase):
         self.assertEqual(doc["transport"], "socket")
         self.assertEqual(doc["deployment"], "server")
 
+    def test_owner_backs_up_and_verifies_the_live_ledger_through_the_daemon(self):
+        out = self.ok(self.owner, "admin", "data", "verify")
+        self.assertIn("integrity: ok", out)
+        copy = os.path.join(self.owner.home, "ledger-backup-%d.db" % os.getpid())
+        self.ok(self.owner, "admin", "data", "backup", copy)
+        self.assertIn("integrity: ok", self.ok(self.owner, "admin", "data", "verify", copy))
+        self.assertIn("only the ledger owner or root", self.fails(self.a, "admin", "data", "verify"))
+
     def test_usage_history_reaches_users_through_the_daemon(self):
         # usage.db belongs to the owner; other users get it from the daemon.
         doc = self.json_ok(self.a, "u", "me", "--json")
