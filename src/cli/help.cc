@@ -60,6 +60,8 @@ SHARED SERVER (no sudo)
 SETUP
   bk config [--json]             effective configuration and where it came from
   bk admin data import FILE      load a ledger.json of the Python original
+  bk admin data backup FILE      consistent copy of the live ledger (also on a server)
+  bk admin data verify [FILE]    integrity check plus the calendar's invariants
 
 TIME AND POLICY
   Durations: 30m, 1h30m, 1d, multiples of the booking slot (default 5m).
