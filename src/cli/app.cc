@@ -1,6 +1,7 @@
 #include "cli/app.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <map>
@@ -182,26 +183,32 @@ int Main(int argc, char** argv) {
     ctx.clock = std::make_unique<sys::RealClock>();
   }
 
-  Result<int> rc = 0;
   if (args.empty()) {
-    rc = RunStatus(ctx, {});
-    if (rc && *rc == 0) std::fputs("Book with `bk 1 30m`; `bk -h` lists every command.\n", stdout);
-  } else if (args.size() >= 2 && AllDigits(args[0])) {
-    rc = RunBook(ctx, args, "bk", false);
-  } else {
-    auto it = Commands().find(args[0]);
-    if (it == Commands().end()) {
-      std::string msg = AllDigits(args[0])
-                            ? fmt::format("`bk {}` needs a duration too, e.g. `bk {} 30m`", args[0], args[0])
-                            : fmt::format("unknown command: {}; `bk -h` lists the commands", args[0]);
-      return Report(ctx, Error{ErrorKind::kInvalid, msg});
-    }
-    std::vector<std::string> rest(args.begin() + 1, args.end());
-    rc = it->second(ctx, rest);
+    Result<int> rc = RunStatus(ctx, {});
+    if (!rc) return Report(ctx, rc.error());
+    std::fflush(stdout);
+    // At a terminal, plain `bk` stays for more commands (the original's prompt).
+    if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) return RunPrompt(ctx);
+    std::fputs("Book with `bk 1 30m`; `bk -h` lists every command.\n", stdout);
+    return *rc;
   }
+  Result<int> rc = Dispatch(ctx, args);
   if (!rc) return Report(ctx, rc.error());
   std::fflush(stdout);
   return *rc;
+}
+
+Result<int> Dispatch(Context& ctx, const std::vector<std::string>& args) {
+  if (args.size() >= 2 && AllDigits(args[0])) return RunBook(ctx, args, "bk", false);
+  auto it = Commands().find(args[0]);
+  if (it == Commands().end()) {
+    std::string msg = AllDigits(args[0])
+                          ? fmt::format("`bk {}` needs a duration too, e.g. `bk {} 30m`", args[0], args[0])
+                          : fmt::format("unknown command: {}; `bk -h` lists the commands", args[0]);
+    return Invalid(msg);
+  }
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  return it->second(ctx, rest);
 }
 
 }  // namespace bk::cli

@@ -75,6 +75,11 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& args, cons
 Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args);  // bk m|monitor
 Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args);    // bk u|usage
 
+// One command line (without the program name), as `bk ARGS...` would run it.
+Result<int> Dispatch(Context& ctx, const std::vector<std::string>& args);
+// Plain `bk` at a terminal: a `bk> ` prompt running one command per line.
+int RunPrompt(Context& ctx);
+
 // Shared by booking-like commands: the printed result line.
 std::string BookingLine(const std::string& status, const engine::Reservation& r, const engine::Policy& p,
                         const engine::Zone& zone);

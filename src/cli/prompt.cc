@@ -1,0 +1,92 @@
+// Plain `bk` at a terminal: status, then a `bk> ` prompt that runs one command
+// per line until quit, exit, q, EOF or Ctrl-C (the original's interactive mode).
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/context.h"
+
+namespace bk::cli {
+namespace {
+
+constexpr const char* kPromptHelp = R"(Commands (the same as `bk COMMAND ...`):
+  1 30m [--gpu 1]            book (shared)     x 1 2h        book exclusively
+  st | r                     status            l             your reservations
+  tl [8h]                    timeline          slots 2 1h    earliest options
+  e N --duration 2h          edit              renew N 30m   extend
+  d N | cancel N             cancel            history N     one reservation
+  g [COUNT]                  your GPU now      n             notifications
+  help                       this list         quit          leave (also Ctrl-D)
+)";
+
+// Splits like a POSIX shell would for plain words: spaces separate, '...' and
+// "..." quote, backslash escapes. Returns false on an unclosed quote.
+bool SplitWords(const std::string& line, std::vector<std::string>* out) {
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else if (c == '\\' && quote == '"' && i + 1 < line.size())
+        word += line[++i];
+      else
+        word += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == '\\' && i + 1 < line.size()) {
+      word += line[++i];
+      in_word = true;
+    } else if (c == ' ' || c == '\t') {
+      if (in_word) out->push_back(word), word.clear(), in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (quote) return false;
+  if (in_word) out->push_back(word);
+  return true;
+}
+
+}  // namespace
+
+int RunPrompt(Context& ctx) {
+  std::fputs("Type a command such as `1 30m` or `l`; `help` lists them, `quit` leaves.\n", ctx.out);
+  std::string line;
+  while (true) {
+    std::fputs("bk> ", ctx.out);
+    std::fflush(ctx.out);
+    if (!std::getline(std::cin, line)) {
+      std::fputc('\n', ctx.out);
+      return 0;
+    }
+    std::vector<std::string> words;
+    if (!SplitWords(line, &words)) {
+      std::fputs("bk: no closing quotation\n", ctx.out);
+      continue;
+    }
+    if (words.empty()) continue;
+    const std::string& w = words[0];
+    if (w == "quit" || w == "exit" || w == "q") return 0;
+    if (w == "help" || w == "h" || w == "?") {
+      std::fputs(kPromptHelp, ctx.out);
+      continue;
+    }
+    if (w == "r" || w == "refresh") words = {"st"};
+    // Each command sees the ledger and GPUs as they are now.
+    ctx.ledger.reset();
+    Result<int> rc = Dispatch(ctx, words);
+    std::fflush(stdout);
+    if (!rc) std::fprintf(ctx.out, "bk: %s\n", rc.error().message.c_str());
+  }
+}
+
+}  // namespace bk::cli

@@ -1,0 +1,66 @@
+"""Plain `bk` at a real terminal (tmux): status, then a `bk> ` prompt."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+BK = os.environ.get("BK_BIN", "bk")
+
+
+@unittest.skipUnless(shutil.which("tmux"), "tmux is not installed")
+class PromptTest(unittest.TestCase):
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="bk-prompt-")
+        self.session = "bkprompt%d" % os.getpid()
+        self.sock = os.path.join(self.tmp, "tmux.sock")
+        env = ("env -i PATH=/usr/bin:/bin HOME=%s TERM=xterm BK_DATA_DIR=%s/data BK_GPU_COUNT=4 "
+               "BK_TEST_NOW=2026-11-29T18:49:00Z TZ=UTC COLUMNS=100 %s; echo bk-exited=$?; sleep 30"
+               % (self.tmp, self.tmp, BK))
+        subprocess.run(["tmux", "-S", self.sock, "new-session", "-d", "-s", self.session, "-x", "120", "-y", "50",
+                        "sh", "-c", env], check=True)
+
+    def tearDown(self):
+        subprocess.run(["tmux", "-S", self.sock, "kill-server"], capture_output=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def screen(self):
+        return subprocess.run(["tmux", "-S", self.sock, "capture-pane", "-p", "-t", self.session, "-S", "-50"],
+                              capture_output=True, text=True).stdout
+
+    def wait_for(self, text, timeout=10.0):
+        # Polls the terminal until `text` shows (bounded); the prompt is an
+        # interactive program, so its screen is the only synchronisation.
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            s = self.screen()
+            if text in s:
+                return s
+            time.sleep(0.05)
+        self.fail("%r never appeared; screen:\n%s" % (text, self.screen()))
+
+    def send(self, line):
+        subprocess.run(["tmux", "-S", self.sock, "send-keys", "-t", self.session, "-l", line], check=True)
+        subprocess.run(["tmux", "-S", self.sock, "send-keys", "-t", self.session, "Enter"], check=True)
+
+    def test_book_list_and_quit_at_the_prompt(self):
+        self.wait_for("GPU status")
+        self.wait_for("bk>")  # capture-pane drops the trailing space
+        self.send("1 30m")
+        self.wait_for("created: ")
+        self.send("l")
+        self.wait_for("YOUR RESERVATIONS")
+        self.send("d 'zz")  # unclosed quote: one line, the prompt goes on
+        self.wait_for("bk: no closing quotation")
+        self.send("frobnicate")
+        self.wait_for("bk: unknown command: frobnicate")
+        self.send("quit")
+        screen = self.wait_for("bk-exited=0")
+        self.assertIn("shared    0", screen)
+
+
+if __name__ == "__main__":
+    unittest.main()
