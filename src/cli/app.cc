@@ -98,6 +98,8 @@ const std::map<std::string, Command>& Commands() {
       {"mcp", RunMcp},
       {"skill", RunSkill},
       {"server", RunServer},
+      {"doctor", RunDoctor},
+      {"dr", RunDoctor},
       {"run", RunRun},
       {"r", RunRun},
       {"worker", RunWorker},

@@ -59,6 +59,7 @@ SHARED SERVER (no sudo)
 
 SETUP
   bk config [--json]             effective configuration and where it came from
+  bk doctor [--strict] [--json]  read-only health check: ledger, daemon, monitor, worker
   bk admin data import FILE      load a ledger.json of the Python original
   bk admin data backup FILE      consistent copy of the live ledger (also on a server)
   bk admin data verify [FILE]    integrity check plus the calendar's invariants

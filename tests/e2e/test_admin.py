@@ -54,3 +54,28 @@ class AdminDataTest(BkTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DoctorTest(BkTestCase):
+
+    def test_doctor_on_a_missing_ledger_creates_nothing(self):
+        out = self.ok("doctor")
+        self.assertIn("pass configuration: private", out)
+        self.assertIn("warn monitor: collector not-seen", out)
+        self.assertFalse(os.path.exists(self.data_dir))
+
+    def test_doctor_json_and_strict(self):
+        self.ok("1", "30m")
+        doc = self.json("doctor", "--json")
+        names = {c["name"]: c["status"] for c in doc["checks"]}
+        self.assertEqual(doc["schema_version"], "gpubk.doctor.v1")
+        self.assertEqual((names["ledger-policy"], names["ledger-integrity"]), ("pass", "pass"))
+        self.assertTrue(doc["healthy"])
+        p = self.bk("doctor", "--strict")
+        self.assertEqual(p.returncode, 2, p.stdout)  # the monitor and the worker are not running
+
+    def test_doctor_fails_on_a_policy_mismatch(self):
+        self.ok("1", "30m")
+        p = self.bk("doctor", env={"BK_GPU_COUNT": "8"})
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("fail ledger-policy: local configuration does not match ledger policy: gpu_count", p.stdout)
