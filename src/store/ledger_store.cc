@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "base/strings.h"
+#include "store/data_file.h"
 #include "sys/fs.h"
 
 namespace bk::store {
@@ -333,70 +334,28 @@ Status WriteTxn::Commit() {
 }
 
 Result<std::unique_ptr<LedgerStore>> LedgerStore::Open(const OpenOptions& o) {
-  std::string dir = sys::Dirname(o.path);
-  bool exists = sys::Exists(o.path);
-  if (!exists && !o.create) {
+  if (!sys::Exists(o.path) && !o.create) {
     BK_ASSIGN_OR_RETURN(auto db, Db::Open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
     std::unique_ptr<LedgerStore> store(new LedgerStore(std::move(db), o.path, true));
     BK_TRY(store->Migrate());
     return store;
   }
-  if (o.create) {
-    BK_TRY(sys::EnsurePrivateDir(dir, 0700, o.owner));
-    BK_TRY(sys::CreateDataFile(o.path, 0600, o.owner));
-  } else {
-    BK_TRY(sys::CheckPrivateDir(dir, o.owner));
-    BK_TRY(sys::CheckDataFile(o.path, o.owner));
-  }
-  // SQLite gives the -wal and -shm files the database file's mode.
-  BK_ASSIGN_OR_RETURN(auto db, Db::Open(o.path, SQLITE_OPEN_READWRITE));
-  std::unique_ptr<LedgerStore> store(new LedgerStore(std::move(db), o.path, false));
-  BK_TRY(store->Configure(o));
+  // Look before touching: a file that is not ours is refused unchanged, so
+  // the journal mode is switched only after OpenDataFile's schema check.
+  BK_ASSIGN_OR_RETURN(DataFile f,
+                      OpenDataFile(o.path, o.create, o.owner, o.busy_timeout_ms, "a GPUBK ledger"));
+  std::unique_ptr<LedgerStore> store(new LedgerStore(std::move(f.db), o.path, false));
+  if (o.exclusive) BK_TRY(store->db_->Exec("PRAGMA locking_mode=EXCLUSIVE"));
+  BK_TRY(UseWal(*store->db_, o.busy_timeout_ms));
+  BK_TRY(store->db_->Exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON"));
   BK_TRY(store->Migrate());
   return store;
 }
 
-Status LedgerStore::Configure(const OpenOptions& o) {
-  sqlite3_busy_timeout(db_->raw(), o.busy_timeout_ms);
-  // Look before touching: a file that is not ours must be refused unchanged,
-  // so the journal mode is switched only after the schema check.
-  // One statement, one snapshot: a concurrent first writer may create the
-  // schema between two separate reads.
-  {
-    BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT (SELECT user_version FROM pragma_user_version), "
-                                              "(SELECT count(*) FROM sqlite_master)"));
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (row && st.Int(0) == 0 && st.Int(1) > 0)
-      return Fail(ErrorKind::kCorrupt,
-                  fmt::format("{} is an SQLite database but not a GPUBK ledger; move it aside", path_));
-  }
-  if (o.exclusive) BK_TRY(db_->Exec("PRAGMA locking_mode=EXCLUSIVE"));
-  // Switching a new file to WAL needs a moment alone with it; concurrent first
-  // bookings may all try at once, and SQLite answers some of them "busy"
-  // without waiting, so retry for as long as the busy timeout allows.
-  for (int waited_ms = 0;; waited_ms += 5) {
-    auto st = db_->Prepare("PRAGMA journal_mode=WAL");
-    Result<bool> row = st ? st->Step() : Result<bool>(std::unexpected(st.error()));
-    if (row) break;
-    if (row.error().kind != ErrorKind::kBusy || waited_ms >= o.busy_timeout_ms)
-      return std::unexpected(row.error());
-    usleep(5000);
-  }
-  BK_TRY(db_->Exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON"));
-  return Ok();
-}
-
-// Each read runs in its own statement that is finalised before returning: a
-// statement left open would pin a read snapshot and make BEGIN IMMEDIATE fail
-// at once instead of waiting for the busy timeout.
+// A statement finalised before returning: one left open would pin a read
+// snapshot and make BEGIN IMMEDIATE fail at once instead of waiting.
 Result<int64_t> LedgerStore::UserVersion() {
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("PRAGMA user_version"));
-  BK_ASSIGN_OR_RETURN(bool row, st.Step());
-  return row ? st.Int(0) : 0;
-}
-
-Result<int64_t> LedgerStore::TableCount() {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("SELECT count(*) FROM sqlite_master"));
   BK_ASSIGN_OR_RETURN(bool row, st.Step());
   return row ? st.Int(0) : 0;
 }

@@ -123,9 +123,7 @@ class LedgerStore {
   LedgerStore(std::unique_ptr<Db> db, std::string path, bool in_memory)
       : db_(std::move(db)), path_(std::move(path)), in_memory_(in_memory) {}
   Status Migrate();
-  Status Configure(const OpenOptions& options);
   Result<int64_t> UserVersion();
-  Result<int64_t> TableCount();
 
   std::unique_ptr<Db> db_;
   std::string path_;

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "store/data_file.h"
 #include "sys/fs.h"
 
 namespace bk::store {
@@ -202,56 +203,30 @@ UsageStore::~UsageStore() {
 }
 
 Result<std::unique_ptr<UsageStore>> UsageStore::Open(const UsageOpenOptions& o) {
-  std::string dir = sys::Dirname(o.path);
   if (!sys::Exists(o.path) && !o.create)
     return Fail(ErrorKind::kNotFound,
                 fmt::format("no usage history yet ({} does not exist); the monitor writes it "
                             "(`bk m`, or `bk server serve` on a shared server)",
                             o.path));
-  if (o.create) {
-    BK_TRY(sys::EnsurePrivateDir(dir, 0700, o.owner));
-    BK_TRY(sys::CreateDataFile(o.path, 0600, o.owner));
-  } else {
-    BK_TRY(sys::CheckPrivateDir(dir, o.owner));
-    BK_TRY(sys::CheckDataFile(o.path, o.owner));
-  }
   // Readers open read-write too: a WAL reader may need to create the -shm
   // file; it never writes a row (every write path is the monitor's).
-  BK_ASSIGN_OR_RETURN(auto db, Db::Open(o.path, SQLITE_OPEN_READWRITE));
-  std::unique_ptr<UsageStore> store(new UsageStore(std::move(db), o.path));
-  BK_TRY(store->Configure(o, o.create));
-  return store;
-}
-
-Status UsageStore::Configure(const UsageOpenOptions& o, bool writable) {
-  sqlite3_busy_timeout(db_->raw(), o.busy_timeout_ms);
-  BK_ASSIGN_OR_RETURN(Stmt v, db_->Prepare("PRAGMA user_version"));
-  BK_ASSIGN_OR_RETURN(bool row, v.Step());
-  int64_t version = row ? v.Int(0) : 0;
-  v = Stmt();
-  if (version == 0) {
-    BK_ASSIGN_OR_RETURN(Stmt t, db_->Prepare("SELECT count(*) FROM sqlite_master"));
-    BK_ASSIGN_OR_RETURN(bool trow, t.Step());
-    if (trow && t.Int(0) > 0)
-      return Fail(ErrorKind::kCorrupt,
-                  fmt::format("{} is an SQLite database but not GPUBK usage history; move it aside", path_));
-    if (!writable) return Fail(ErrorKind::kNotFound, fmt::format("no usage history yet in {}", path_));
-  }
-  if (version > kSchemaVersion)
+  BK_ASSIGN_OR_RETURN(DataFile f,
+                      OpenDataFile(o.path, o.create, o.owner, o.busy_timeout_ms, "GPUBK usage history"));
+  if (f.version == 0 && !o.create)
+    return Fail(ErrorKind::kNotFound, fmt::format("no usage history yet in {}", o.path));
+  if (f.version > kSchemaVersion)
     return Fail(ErrorKind::kCorrupt, fmt::format("usage history {} has schema version {}, newer than this bk "
                                                  "understands ({}); upgrade bk",
-                                                 path_, version, kSchemaVersion));
-  if (!writable) return Ok();
-  {
-    BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("PRAGMA journal_mode=WAL"));
-    BK_ASSIGN_OR_RETURN(bool r, st.Step());
-    (void)r;
-  }
+                                                 o.path, f.version, kSchemaVersion));
+  std::unique_ptr<UsageStore> store(new UsageStore(std::move(f.db), o.path));
+  if (!o.create) return store;
+  BK_TRY(UseWal(*store->db_, o.busy_timeout_ms));
   // NORMAL, not the ledger's FULL: in WAL mode a power cut can lose the last
   // few samples but never corrupts the file, and a sample every 2 s must not
   // cost an fsync each.
-  BK_TRY(db_->Exec("PRAGMA synchronous=NORMAL"));
-  return Migrate();
+  BK_TRY(store->db_->Exec("PRAGMA synchronous=NORMAL"));
+  BK_TRY(store->Migrate());
+  return store;
 }
 
 Status UsageStore::Migrate() {

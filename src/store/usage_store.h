@@ -217,7 +217,6 @@ class UsageStore {
 
  private:
   UsageStore(std::unique_ptr<Db> db, std::string path);
-  Status Configure(const UsageOpenOptions& o, bool writable);
   Status Migrate();
   Result<Stmt*> Cached(int slot, const char* sql);
   Status UpsertRollup(const RollupRow& r, int64_t resolution, int64_t window_start);

@@ -1,0 +1,32 @@
+#pragma once
+// Opening the SQLite files GPUBK owns (ledger.db, usage.db): directory and file
+// checked (or created) with tight modes and no symlinks, and a database that is
+// someone else's refused before anything touches it.
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "store/sqlite.h"
+
+namespace bk::store {
+
+struct DataFile {
+  std::unique_ptr<Db> db;
+  int64_t version = 0;  // PRAGMA user_version (0: new and empty)
+};
+
+// `what` names the file in errors ("a GPUBK ledger"). SQLite gives the -wal
+// and -shm files the database file's mode.
+Result<DataFile> OpenDataFile(const std::string& path, bool create, uid_t owner, int busy_timeout_ms,
+                              std::string_view what);
+
+// Switches to WAL. A new file needs a moment alone for that; concurrent first
+// writers may all try at once and SQLite answers some "busy" without waiting,
+// so this retries for as long as the busy timeout allows.
+Status UseWal(Db& db, int busy_timeout_ms);
+
+}  // namespace bk::store
