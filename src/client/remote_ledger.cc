@@ -49,24 +49,19 @@ class RemoteLedger : public Ledger {
   engine::Seconds Now() const override { return clock_.Now() + now_offset_; }
 
   Result<service::BookingOutcome> Create(const service::CreateRequest& r) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("booking.create", rpc::Encode(r)));
-    return rpc::DecodeBookingOutcome(j);
+    return Ask("booking.create", rpc::Encode(r), rpc::DecodeBookingOutcome);
   }
   Result<service::BookingOutcome> Edit(const service::EditRequest& r) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("booking.edit", rpc::Encode(r)));
-    return rpc::DecodeBookingOutcome(j);
+    return Ask("booking.edit", rpc::Encode(r), rpc::DecodeBookingOutcome);
   }
   Result<service::BookingOutcome> Renew(const service::RenewRequest& r) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("booking.renew", rpc::Encode(r)));
-    return rpc::DecodeBookingOutcome(j);
+    return Ask("booking.renew", rpc::Encode(r), rpc::DecodeBookingOutcome);
   }
   Result<service::CancelOutcome> Cancel(const service::CancelRequest& r) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("booking.cancel", rpc::Encode(r)));
-    return rpc::DecodeCancelOutcome(j);
+    return Ask("booking.cancel", rpc::Encode(r), rpc::DecodeCancelOutcome);
   }
   Result<service::Recommendation> Recommend(const service::CreateRequest& r) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("placement.recommend", rpc::Encode(r)));
-    return rpc::DecodeRecommendation(j);
+    return Ask("placement.recommend", rpc::Encode(r), rpc::DecodeRecommendation);
   }
   Result<service::SlotsResult> Slots(const service::CreateRequest& r, engine::Seconds from,
                                      int limit) override {
@@ -75,32 +70,25 @@ class RemoteLedger : public Ledger {
     return rpc::DecodeSlots(j);
   }
   Result<service::ListResult> List(const service::ListQuery& q) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("reservations.list", rpc::Encode(q)));
-    return rpc::DecodeListResult(j);
+    return Ask("reservations.list", rpc::Encode(q), rpc::DecodeListResult);
   }
   Result<service::HistoryView> History(const std::string& ref) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("reservation.history", {{"ref", ref}}));
-    return rpc::DecodeHistory(j);
+    return Ask("reservation.history", {{"ref", ref}}, rpc::DecodeHistory);
   }
   Result<std::vector<store::Event>> Log(int limit) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("audit.log", {{"limit", limit}}));
-    return rpc::DecodeEvents(j);
+    return Ask("audit.log", {{"limit", limit}}, rpc::DecodeEvents);
   }
   Result<std::vector<store::Notification>> Notifications(int limit) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("notifications.list", {{"limit", limit}}));
-    return rpc::DecodeNotifications(j);
+    return Ask("notifications.list", {{"limit", limit}}, rpc::DecodeNotifications);
   }
   Result<service::OperationView> Operation(const std::string& op_id) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("operation.get", {{"op_id", op_id}}));
-    return rpc::DecodeOperation(j);
+    return Ask("operation.get", {{"op_id", op_id}}, rpc::DecodeOperation);
   }
   Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("status.get", {{"from", from}, {"to", to}}));
-    return rpc::DecodeStatus(j);
+    return Ask("status.get", {{"from", from}, {"to", to}}, rpc::DecodeStatus);
   }
   Result<service::PolicyStatus> CheckPolicy() override {
-    BK_ASSIGN_OR_RETURN(json j, Call("policy.check", json::object()));
-    return rpc::DecodePolicyStatus(j);
+    return Ask("policy.check", json::object(), rpc::DecodePolicyStatus);
   }
   Result<std::string> Usage(const monitor::UsageQuery& q, bool text) override {
     json p = {{"view", monitor::UsageKindName(q.kind)},
@@ -129,20 +117,16 @@ class RemoteLedger : public Ledger {
     return j["path"].get<std::string>();
   }
   Result<service::ImportSummary> ImportUpstream(const std::string& json_text) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("admin.import", {{"ledger_json", json_text}}));
-    return rpc::DecodeImportSummary(j);
+    return Ask("admin.import", {{"ledger_json", json_text}}, rpc::DecodeImportSummary);
   }
   Result<std::vector<service::JobView>> Jobs(const service::JobsQuery& q) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("job.list", rpc::Encode(q)));
-    return rpc::DecodeJobViews(j);
+    return Ask("job.list", rpc::Encode(q), rpc::DecodeJobViews);
   }
   Result<service::JobPatchResult> UpdateJob(const service::JobPatch& p) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("job.update", rpc::Encode(p)));
-    return rpc::DecodeJobPatchResult(j);
+    return Ask("job.update", rpc::Encode(p), rpc::DecodeJobPatchResult);
   }
   Result<service::JobView> RetryJob(const service::JobRetryRequest& r) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("job.retry", rpc::Encode(r)));
-    return rpc::DecodeJobView(j);
+    return Ask("job.retry", rpc::Encode(r), rpc::DecodeJobView);
   }
 
  private:
@@ -160,6 +144,13 @@ class RemoteLedger : public Ledger {
     if (fd_ >= 0) close(fd_);
     fd_ = -1;
     buffer_.clear();
+  }
+
+  // One call and the decoding of its result.
+  template <class T>
+  Result<T> Ask(const std::string& method, json params, Result<T> (*decode)(const json&)) {
+    BK_ASSIGN_OR_RETURN(json j, Call(method, std::move(params)));
+    return decode(j);
   }
 
   Result<json> Call(const std::string& method, json params) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
@@ -98,6 +99,23 @@ Result<store::LedgerStore*> BookingService::Impl::Writer() {
     Watch(*store);
   }
   return store.get();
+}
+
+::bk::Status BookingService::Impl::RecordChange(store::LedgerStore& s, const Actor& actor,
+                                                const std::string& action, const Reservation& cur,
+                                                const Reservation& next,
+                                                const std::optional<std::string>& op_id,
+                                                const std::string& signature, const std::string& message,
+                                                Seconds now) {
+  std::string id = op_id.value_or(sys::NewUuid());
+  BK_TRY(s.Update(next));
+  BK_TRY(s.InsertOperation({actor.uid, id, action, cur.id, signature, now}));
+  store::Event e = MakeEvent(action, next, actor, id, message, now);
+  e.transaction_id = sys::NewUuid();
+  e.before = StateJson(cur);
+  e.after = StateJson(next);
+  e.signature = signature;
+  return s.AppendEvent(e);
 }
 
 void BookingService::Impl::Settle(bool ok) {
@@ -320,6 +338,22 @@ engine::PlacementRequest ExtensionRequest(const Reservation& cur, Seconds from, 
   ext.pinned = cur.gpus;
   std::sort(ext.pinned.begin(), ext.pinned.end());
   return ext;
+}
+
+// Admits a longer reservation: the total length, the policy over the new
+// part [max(ceil(now), end), new_end), then the calendar on the same GPUs.
+// `refused` words the calendar's refusal (edit and renew say it differently).
+Status AdmitExtension(const engine::Policy& p, const engine::Calendar& cal, const engine::GpuAdvice& advice,
+                      const Reservation& cur, Seconds new_end, Seconds now,
+                      const std::function<std::string(Seconds from, const std::string& why)>& refused) {
+  if (new_end - cur.start > p.max_duration)
+    return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, cur.start, new_end));
+  Seconds from = std::max(p.grid().Ceil(now), cur.end);
+  if (auto conflict = engine::PolicyConflict(p, now, from, new_end))
+    return Fail(ErrorKind::kConflict, *conflict);
+  auto fit = cal.FindEarliest(ExtensionRequest(cur, from, new_end), advice);
+  if (!fit) return Fail(ErrorKind::kConflict, refused(from, Join(fit.error().reasons, "; ")));
+  return Ok();
 }
 
 BookingOutcome Replay(const Reservation& r) {
@@ -572,20 +606,13 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
       return Invalid(fmt::format("cannot edit elapsed time; the new end must be at or after {}",
                                  engine::FormatIsoUtc(std::max(grid.Ceil(now), grid.Floor(now) + p.slot))));
     if (new_end > cur.end) {
-      if (new_end - cur.start > p.max_duration)
-        return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, cur.start, new_end));
-      Seconds from = std::max(grid.Ceil(now), cur.end);
-      if (auto conflict = engine::PolicyConflict(p, now, from, new_end))
-        return Fail(ErrorKind::kConflict, *conflict);
-      auto fit = cal.FindEarliest(ExtensionRequest(cur, from, new_end), advice.engine);
-      if (!fit) {
-        std::string why = Join(fit.error().reasons, "; ");
-        return Fail(
-            ErrorKind::kConflict,
-            fmt::format("cannot extend this reservation because its GPUs are unavailable from {} to {}{}",
-                        engine::FormatIsoUtc(from), engine::FormatIsoUtc(new_end),
-                        why.empty() ? "" : " (" + why + ")"));
-      }
+      BK_TRY(
+          AdmitExtension(p, cal, advice.engine, cur, new_end, now, [&](Seconds from, const std::string& why) {
+            return fmt::format(
+                "cannot extend this reservation because its GPUs are unavailable from {} to {}{}",
+                engine::FormatIsoUtc(from), engine::FormatIsoUtc(new_end),
+                why.empty() ? "" : " (" + why + ")");
+          }));
     }
     next.end = new_end;
     message = "updated future end of started reservation";
@@ -647,15 +674,7 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   }
   next.updated_at = now;
   next.edit_count = cur.edit_count + 1;
-  std::string op_id = req.op_id.value_or(sys::NewUuid());
-  BK_TRY(s->Update(next));
-  BK_TRY(s->InsertOperation({actor.uid, op_id, "edit", cur.id, signature, now}));
-  store::Event e = impl_->MakeEvent("edit", next, actor, op_id, message, now);
-  e.transaction_id = sys::NewUuid();
-  e.before = StateJson(cur);
-  e.after = StateJson(next);
-  e.signature = signature;
-  BK_TRY(s->AppendEvent(e));
+  BK_TRY(impl_->RecordChange(*s, actor, "edit", cur, next, req.op_id, signature, message, now));
   BK_TRY(txn.Commit());
 
   BookingOutcome out;
@@ -698,39 +717,22 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
   if (cur.uid != actor.uid) return Fail(ErrorKind::kPermission, "only the owner can renew a reservation");
   std::string signature = RenewSignature(request, cur.id);
   Seconds new_end = cur.end + request.extend_by;
-  if (new_end - cur.start > p.max_duration)
-    return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, cur.start, new_end));
-  Seconds from = std::max(p.grid().Ceil(now), cur.end);
-  if (auto conflict = engine::PolicyConflict(p, now, from, new_end))
-    return Fail(ErrorKind::kConflict, *conflict);
   BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now, cur.id));
   engine::Calendar cal(p, std::move(footprints), now);
-  auto fit = cal.FindEarliest(ExtensionRequest(cur, from, new_end), advice.engine);
-  if (!fit) {
-    std::string why = Join(fit.error().reasons, "; ");
-    return Fail(ErrorKind::kConflict,
-                fmt::format("cannot renew {} until {}: {}", cur.ShortId(), engine::FormatIsoUtc(new_end),
-                            why.empty() ? "its GPUs are unavailable" : why));
-  }
+  BK_TRY(AdmitExtension(p, cal, advice.engine, cur, new_end, now, [&](Seconds, const std::string& why) {
+    return fmt::format("cannot renew {} until {}: {}", cur.ShortId(), engine::FormatIsoUtc(new_end),
+                       why.empty() ? "its GPUs are unavailable" : why);
+  }));
   Reservation next = cur;
   next.end = new_end;
   next.updated_at = now;
   next.edit_count = cur.edit_count + 1;
-  std::string op_id = request.op_id.value_or(sys::NewUuid());
-  BK_TRY(s->Update(next));
-  BK_TRY(s->InsertOperation({actor.uid, op_id, "renew", cur.id, signature, now}));
-  store::Event e =
-      impl_->MakeEvent("renew", next, actor, op_id,
-                       fmt::format("renewed by {}", engine::FormatDuration(request.extend_by)), now);
-  e.transaction_id = sys::NewUuid();
-  e.before = StateJson(cur);
-  e.after = StateJson(next);
-  e.signature = signature;
-  BK_TRY(s->AppendEvent(e));
+  std::string message = fmt::format("renewed by {}", engine::FormatDuration(request.extend_by));
+  BK_TRY(impl_->RecordChange(*s, actor, "renew", cur, next, request.op_id, signature, message, now));
   BK_TRY(txn.Commit());
   BookingOutcome out;
   out.status = "updated";
-  out.message = e.message;
+  out.message = message;
   out.reservation = next;
   out.allocator_source = "fixed-gpu";
   return out;

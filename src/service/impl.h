@@ -62,6 +62,12 @@ struct BookingService::Impl {
   ::bk::Status CheckPolicy(store::LedgerStore& s, bool bind);
   Result<engine::Reservation> Resolve(store::LedgerStore& s, const Actor& actor, const std::string& ref,
                                       RefScope scope, engine::Seconds now);
+  // Writes a changed reservation with its operation ID and its audit event
+  // (the state before and after), inside the caller's transaction.
+  ::bk::Status RecordChange(store::LedgerStore& s, const Actor& actor, const std::string& action,
+                            const engine::Reservation& cur, const engine::Reservation& next,
+                            const std::optional<std::string>& op_id, const std::string& signature,
+                            const std::string& message, engine::Seconds now);
   store::Event MakeEvent(const std::string& action, const engine::Reservation& r, const Actor& actor,
                          const std::string& op_id, const std::string& message, engine::Seconds now) const;
 };
