@@ -8,10 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/context.h"
-#include "monitor/runner.h"
 #include "monitor/usage_view.h"
-#include "store/usage_store.h"
-#include "sys/fs.h"
 #include "worker/lease.h"
 #include "worker/settings.h"
 
@@ -92,19 +89,7 @@ Result<int> RunDoctor(Context& ctx, const std::vector<std::string>& args) {
     q.uid = l->actor().uid;
     q.limit = 1;
     std::string state = "unknown";
-    bool mine = c.deployment == config::Deployment::kPrivate || getuid() == c.owner_uid;
-    if (!mine) {
-      auto doc = l->Usage(q, false);
-      if (doc) state = CollectorState(*doc);
-    } else {
-      std::string path = monitor::UsagePath(c);
-      std::unique_ptr<store::UsageStore> usage;
-      if (sys::Exists(path)) {
-        store::UsageOpenOptions uo{path, false, static_cast<uid_t>(mine ? getuid() : c.owner_uid), 1000};
-        if (auto opened = store::UsageStore::Open(uo)) usage = std::move(*opened);
-      }
-      if (auto doc = monitor::UsageJson(usage.get(), q, l->Now() * 1000)) state = CollectorState(*doc);
-    }
+    if (auto doc = UsageDocument(ctx, q, false)) state = CollectorState(*doc);
     bool private_mode = c.deployment == config::Deployment::kPrivate;
     std::string level = state == "running" || state == "paused" ? "pass" : private_mode ? "warn" : "fail";
     checks.push_back(

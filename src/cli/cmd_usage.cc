@@ -2,15 +2,13 @@
 // Read-only: a missing usage.db reads as empty history and is not created.
 
 #include <fmt/format.h>
-#include <time.h>
 
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/context.h"
 #include "engine/parse.h"
-#include "monitor/runner.h"
 #include "monitor/usage_view.h"
-#include "sys/fs.h"
+#include "sys/local_zone.h"
 #include "sys/users.h"
 
 namespace bk::cli {
@@ -24,6 +22,19 @@ Result<uint32_t> ParseUser(const std::string& raw) {
 }
 
 }  // namespace
+
+Result<std::string> UsageDocument(Context& ctx, const monitor::UsageQuery& q, bool text) {
+  // A server's owner reads usage.db directly, so the history is there even
+  // while the daemon is stopped; everyone else goes through the ledger (in
+  // private mode the same file, on a server the daemon's usage.query).
+  const config::Config& c = ctx.config;
+  if (c.deployment != config::Deployment::kPrivate && sys::CurrentUid() == c.owner_uid) {
+    static const sys::LocalZone zone;
+    return monitor::ReadUsage(c, c.owner_uid, q, text, ctx.clock->Now() * 1000, zone);
+  }
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  return ledger->Usage(q, text);
+}
 
 Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> what, since, from, until, user, gpu, limit, resolution;
@@ -100,43 +111,11 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
       return Invalid("--resolution must be 1m or 1h");
   }
 
-  // usage.db belongs to whoever runs the monitor: this user in private mode,
-  // the server's owner on a shared server. Only the owner opens it: even a
-  // read-only SQLite reader of a WAL file creates -wal/-shm files, which the
-  // monitor could not use if another account (root included) owned them.
-  // Other users of a shared server therefore ask the daemon (usage.query).
-  const bool shared = ctx.config.deployment != config::Deployment::kPrivate;
-  const uid_t owner = shared ? ctx.config.owner_uid : sys::CurrentUid();
-  if (shared && sys::CurrentUid() != owner) {
-    // Everyone else asks the daemon, which owns usage.db and runs the monitor.
-    BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
-    BK_ASSIGN_OR_RETURN(std::string doc, ledger->Usage(q, !json));
-    if (json) ctx.Print(doc);
-    else std::fputs(doc.c_str(), ctx.out);
-    return 0;
-  }
-  std::unique_ptr<store::UsageStore> usage;
-  const std::string path = monitor::UsagePath(ctx.config);
-  if (sys::Exists(path)) {
-    store::UsageOpenOptions uo{path, false, owner, static_cast<int>(ctx.config.lock_timeout_seconds * 1000)};
-    auto opened = store::UsageStore::Open(uo);
-    if (!opened && opened.error().kind != ErrorKind::kNotFound) return std::unexpected(opened.error());
-    if (opened) usage = std::move(*opened);
-  }
-  // The heartbeat's age in milliseconds: a test clock has whole seconds only.
-  int64_t now_ms = now * 1000;
-  if (!ctx.config.test_now) {
-    timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    now_ms = static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-  }
-  if (json) {
-    BK_ASSIGN_OR_RETURN(std::string doc, monitor::UsageJson(usage.get(), q, now_ms));
+  BK_ASSIGN_OR_RETURN(std::string doc, UsageDocument(ctx, q, !json));
+  if (json)
     ctx.Print(doc);
-  } else {
-    BK_ASSIGN_OR_RETURN(std::string text, monitor::UsageText(usage.get(), q, now_ms, *ctx.zone));
-    std::fputs(text.c_str(), ctx.out);
-  }
+  else
+    std::fputs(doc.c_str(), ctx.out);
   return 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include "client/ledger.h"
 #include "config/config.h"
+#include "monitor/usage_view.h"
 #include "engine/civil_time.h"
 #include "sys/clock.h"
 
@@ -80,6 +81,9 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args);    // 
 Result<int> Dispatch(Context& ctx, const std::vector<std::string>& args);
 // Plain `bk` at a terminal: a `bk> ` prompt running one command per line.
 int RunPrompt(Context& ctx);
+
+// `bk u`'s rendering of a usage query (text or JSON), for this user and deployment.
+Result<std::string> UsageDocument(Context& ctx, const monitor::UsageQuery& q, bool text);
 
 // Shared by booking-like commands: the printed result line.
 std::string BookingLine(const std::string& status, const engine::Reservation& r, const engine::Policy& p,

@@ -1,10 +1,13 @@
 // Direct mode: the BookingService runs in this process; identity is getuid().
 
+#include <time.h>
+
 #include <memory>
 
 #include "client/ledger.h"
 #include "gpu/select.h"
 #include "service/booking_service.h"
+#include "sys/local_zone.h"
 #include "sys/users.h"
 
 namespace bk::client {
@@ -13,7 +16,10 @@ namespace {
 class DirectLedger : public Ledger {
  public:
   DirectLedger(const config::Config& config, const sys::Clock& clock)
-      : source_(gpu::DefaultSource()), service_({&config, &clock, source_.get(), sys::CurrentUid(), false}) {
+      : config_(config),
+        clock_(clock),
+        source_(gpu::DefaultSource()),
+        service_({&config, &clock, source_.get(), sys::CurrentUid(), false}) {
     actor_.uid = sys::CurrentUid();
     actor_.username = sys::UserName(actor_.uid);
     // The private ledger belongs to this user, who administers it.
@@ -59,6 +65,17 @@ class DirectLedger : public Ledger {
     return service_.Status(actor_, from, to);
   }
   Result<service::PolicyStatus> CheckPolicy() override { return service_.CheckPolicy(); }
+  Result<std::string> Usage(const monitor::UsageQuery& q, bool text) override {
+    // The heartbeat's age in milliseconds: a test clock has whole seconds only.
+    int64_t now_ms = clock_.Now() * 1000;
+    if (!config_.test_now) {
+      timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      now_ms = static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+    }
+    static const sys::LocalZone zone;
+    return monitor::ReadUsage(config_, actor_.uid, q, text, now_ms, zone);
+  }
   Result<service::VerifyReport> Verify(const std::string& path) override {
     return service_.Verify(actor_, path);
   }
@@ -77,6 +94,8 @@ class DirectLedger : public Ledger {
   }
 
  private:
+  const config::Config& config_;
+  const sys::Clock& clock_;
   std::unique_ptr<gpu::GpuSource> source_;
   service::BookingService service_;
   service::Actor actor_;

@@ -7,6 +7,8 @@
 
 #include "base/strings.h"
 #include "engine/parse.h"
+#include "monitor/runner.h"
+#include "sys/fs.h"
 
 namespace bk::monitor {
 
@@ -259,6 +261,23 @@ Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int
     }
   }
   return out;
+}
+
+Result<std::string> ReadUsage(const config::Config& config, uid_t owner, const UsageQuery& q, bool text,
+                              int64_t now_ms, const engine::Zone& zone) {
+  // Only the owner opens usage.db: even a read-only SQLite reader of a WAL file
+  // creates -wal/-shm files, which the monitor could not use if another
+  // account owned them. Everyone else asks the daemon (usage.query).
+  std::unique_ptr<store::UsageStore> usage;
+  const std::string path = UsagePath(config);
+  if (sys::Exists(path)) {
+    store::UsageOpenOptions uo{path, false, owner, static_cast<int>(config.lock_timeout_seconds * 1000)};
+    auto opened = store::UsageStore::Open(uo);
+    if (!opened && opened.error().kind != ErrorKind::kNotFound) return std::unexpected(opened.error());
+    if (opened) usage = std::move(*opened);
+  }
+  if (text) return UsageText(usage.get(), q, now_ms, zone);
+  return UsageJson(usage.get(), q, now_ms);
 }
 
 }  // namespace bk::monitor

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "config/config.h"
 #include "engine/civil_time.h"
 #include "monitor/heartbeat.h"
 #include "store/usage_store.h"
@@ -33,5 +34,11 @@ struct UsageQuery {
 Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int64_t now_ms);
 Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int64_t now_ms,
                               const engine::Zone& zone);
+
+// Opens usage.db (read-only use; owned by `owner`) beside the configured
+// ledger and renders the query: the JSON document, or the text table in `zone`.
+// No usage.db yet reads as empty history (collector not-seen).
+Result<std::string> ReadUsage(const config::Config& config, uid_t owner, const UsageQuery& q, bool text,
+                              int64_t now_ms, const engine::Zone& zone);
 
 }  // namespace bk::monitor
