@@ -8,6 +8,7 @@
 
 #include "agent/documents.h"
 #include "agent/mcp_catalog.h"
+#include "base/json_strict.h"
 #include "base/version.h"
 
 namespace bk::agent {
@@ -203,21 +204,18 @@ std::optional<std::string> McpServer::HandleLine(std::string_view line) {
   if (line.empty()) return std::nullopt;
   if (line.size() > kMaxLine)
     return Dump(ErrorResponse(json(), {kInvalidRequest, "Invalid Request: message too large", json()}));
-  // Deeply nested values are dropped while parsing (copying or freeing them
-  // would recurse past the stack) and the message refused.
-  bool too_deep = false;
-  json msg = json::parse(
-      line,
-      [&too_deep](int depth, json::parse_event_t, json&) {
-        if (depth <= 64) return true;
-        too_deep = true;
-        return false;
-      },
-      false);
-  if (too_deep)
+  // Deeply nested values (copying or freeing them would recurse past the
+  // stack) and keys named twice are refused while parsing.
+  auto parsed = ParseStrictJson(line);
+  if (!parsed && parsed.error().problem == JsonProblem::kSyntax)
+    return Dump(ErrorResponse(json(), {kParseError, "Parse error", json()}));
+  if (!parsed && parsed.error().problem == JsonProblem::kTooDeep)
     return Dump(
         ErrorResponse(json(), {kInvalidRequest, "Invalid Request: nesting deeper than 64 levels", json()}));
-  if (msg.is_discarded()) return Dump(ErrorResponse(json(), {kParseError, "Parse error", json()}));
+  if (!parsed)
+    return Dump(ErrorResponse(
+        json(), {kInvalidRequest, "Invalid Request: message " + parsed.error().Phrase(), json()}));
+  json msg = std::move(*parsed);
 
   auto handle = [this](const json& m) -> std::optional<json> {
     if (!m.is_object()) return ErrorResponse(json(), {kInvalidRequest, "Invalid Request", json()});

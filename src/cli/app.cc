@@ -178,9 +178,11 @@ int Main(int argc, char** argv) {
 
   if (auto st = Setup(ctx); !st) {
     // `bk server ...` must work even when the remembered server is broken:
-    // that is how a user gets out of it.
-    if (args.empty() || args[0] != "server") return Report(ctx, st.error());
+    // that is how a user gets out of it. `bk shell` too: the hook installs
+    // anyway and shows no GPU until the configuration works again.
+    if (args.empty() || (args[0] != "server" && args[0] != "shell")) return Report(ctx, st.error());
     ctx.config = config::Config{};
+    ctx.config_error = st.error();
     ctx.zone = std::make_unique<sys::LocalZone>();
     ctx.clock = std::make_unique<sys::RealClock>();
   }

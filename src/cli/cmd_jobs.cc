@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "cli/context.h"
 #include "engine/parse.h"
+#include "engine/reference.h"
 #include "surface/documents.h"
 #include "sys/users.h"
 #include "worker/cleanup.h"
@@ -28,10 +29,9 @@ std::string Clip(const std::string& s, size_t width) {
 // A job by its number in `bk j` or a prefix of its booking's ID.
 Result<service::JobView> Pick(const std::vector<service::JobView>& jobs, const std::string& raw) {
   std::string ref(Trim(raw));
-  if (AllDigits(ref) && ref.size() <= 6) {
-    auto n = ParseUint(ref).value_or(0);
-    if (n >= 1 && n <= static_cast<int64_t>(jobs.size())) return jobs[n - 1];
-  }
+  // Showing a log only reads: a number off the list may still be an ID prefix.
+  auto pick = engine::ParseListRef(ref, jobs.size(), "job", "bk j");
+  if (pick && pick->is_number) return jobs[pick->index];
   std::vector<const service::JobView*> hits;
   for (const auto& v : jobs)
     if (!ref.empty() && StartsWith(v.reservation.id, ref)) hits.push_back(&v);

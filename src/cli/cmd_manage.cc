@@ -89,10 +89,10 @@ Result<int> RunList(Context& ctx, const std::vector<std::string>& args) {
           engine::FormatLocalShort(x.end, *ctx.zone) + " " + engine::FormatLocal(x.end, *ctx.zone).substr(17),
           dur, dur_w));
     } else {
+      surface::ShortRange range = surface::ShortRangeText(x.start, x.end, *ctx.zone);
       ctx.Print(fmt::format("{:>3} {:<8} {:<9} {:<10} {:>3} {:<11} {:<11} {:>{}}", num, x.ShortId(),
-                            engine::ModeName(x.mode), gpus, surface::SlotsText(x, p),
-                            engine::FormatLocalShort(x.start, *ctx.zone),
-                            engine::FormatLocalShort(x.end, *ctx.zone), dur, dur_w));
+                            engine::ModeName(x.mode), gpus, surface::SlotsText(x, p), range.start, range.end,
+                            dur, dur_w));
     }
     if (history) {
       std::string line =

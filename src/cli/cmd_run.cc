@@ -18,6 +18,7 @@
 #include "cli/booking_args.h"
 #include "cli/context.h"
 #include "engine/parse.h"
+#include "engine/reference.h"
 #include "worker/foreground.h"
 #include "worker/guard.h"
 #include "worker/job_dir.h"
@@ -117,11 +118,11 @@ Result<int> RunNow(Context& ctx, const std::optional<std::string>& ref,
   if (ref) {
     std::string r(Trim(*ref));
     selected.clear();
-    if (AllDigits(r) && r.size() <= 6) {
-      auto n = ParseUint(r).value_or(0);
-      if (n >= 1 && n <= static_cast<int64_t>(current.size())) selected.push_back(current[n - 1]);
-    }
-    if (selected.empty())
+    BK_ASSIGN_OR_RETURN(engine::ListRef pick,
+                        engine::ParseListRef(r, current.size(), "booking active now", "bk g"));
+    if (pick.is_number)
+      selected.push_back(current[pick.index]);
+    else
       for (const auto& c : current)
         if (StartsWith(c.id, r)) selected.push_back(c);
     if (selected.empty())

@@ -18,6 +18,7 @@
 #include "engine/parse.h"
 #include "gpu/source.h"
 #include "server/daemon.h"
+#include "server/unix_socket.h"
 #include "store/ledger_store.h"
 #include "sys/fs.h"
 #include "sys/trust.h"
@@ -78,6 +79,8 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
   while (d.size() > 1 && d.back() == '/') d.pop_back();
   if (d.empty() || d[0] != '/')
     return Invalid(fmt::format("--directory must be an absolute path, not {}", *dir));
+  // Refused before anything is created: `serve` could never bind it.
+  BK_TRY(server::CheckSocketPath(config::ServerSocketPath(d)));
   uid_t me = sys::CurrentUid();
   config::ServerSpec s;
   s.directory = d;
@@ -213,6 +216,8 @@ Result<int> StatusCmd(Context& ctx, const std::vector<std::string>& args) {
   spec.Flag("--json", &json_out, "print a gpubk.server-status.v1 document");
   BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
   if (help) return 0;
+  // A configuration that cannot be loaded is the answer, not a private ledger.
+  if (ctx.config_error) return std::unexpected(*ctx.config_error);
   const config::Config& c = ctx.config;
   json doc = {{"schema_version", "gpubk.server-status.v1"},
               {"kind", "server-status"},

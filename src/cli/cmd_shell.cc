@@ -26,6 +26,7 @@ std::string SelfPath() {
 
 // Never an error: the hook needs values even when the service is down.
 shell::ShellEnv Compute(Context& ctx) {
+  if (ctx.config_error) return shell::Misconfigured(ctx.clock->Now(), ctx.config_error->message);
   auto ledger = ctx.Ledger();
   if (!ledger) return shell::Unreachable(ctx.clock->Now(), ledger.error().message);
   auto mine = (*ledger)->List(service::ListQuery{});

@@ -261,9 +261,10 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   for (size_t i = 0; i < mine.size() && i < 8; ++i) {
     const auto& r = mine[i];
     std::string req = r.mode == engine::Mode::kShared ? fmt::format("req={} ", r.share_units) : "all   ";
+    surface::ShortRange range = surface::ShortRangeText(r.start, r.end, *ctx.zone);
+    if (range.end.size() == 11) range.end = WhenText(r.end, r.start, *ctx.zone);  // no DST change between
     out += fmt::format("{:>4} {} {:<9} {}G={:<8} {}->{}\n", i + 1, r.ShortId(), engine::ModeName(r.mode), req,
-                       JoinInts(r.gpus), engine::FormatLocalShort(r.start, *ctx.zone),
-                       WhenText(r.end, r.start, *ctx.zone));
+                       JoinInts(r.gpus), range.start, range.end);
   }
   if (mine.size() > 8) out += fmt::format("  +{} more; use `bk l` for details\n", mine.size() - 8);
   if (verbose) {

@@ -5,13 +5,14 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "client/ledger.h"
 #include "config/config.h"
-#include "monitor/usage_view.h"
 #include "engine/civil_time.h"
+#include "monitor/usage_view.h"
 #include "sys/clock.h"
 
 namespace bk::cli {
@@ -24,6 +25,9 @@ struct Context {
   FILE* out = stdout;
   FILE* err = stderr;
   bool json = false;  // --json or --compact seen before `--`: errors become documents
+  // Why the configuration could not be loaded, for the commands that run
+  // anyway (`bk server`, `bk shell`); `config` then holds only defaults.
+  std::optional<Error> config_error;
 
   Result<client::Ledger*> Ledger();
   void Print(const std::string& text) const;  // adds a newline

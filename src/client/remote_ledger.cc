@@ -138,6 +138,22 @@ class RemoteLedger : public Ledger {
                     config_.socket_path, why, config_.owner, config_.server_config)};
   }
 
+  // The kernel's word on who answers: only the server's owner runs its
+  // daemon. Anyone else listening on the socket's path (bound while the
+  // daemon was down) is never told a request, nor believed.
+  ::bk::Status CheckPeer() {
+    auto peer = server::PeerCredentials(fd_);
+    if (peer && peer->uid == config_.owner_uid) return Ok();
+    Drop();
+    if (!peer) return std::unexpected(peer.error());
+    return Fail(
+        ErrorKind::kPermission,
+        fmt::format("{} is answered by {} (UID {}), not by the server owner {} (UID {}); nothing was "
+                    "sent. Tell {}: another account may have taken the socket while the daemon was down",
+                    config_.socket_path, sys::UserName(peer->uid), peer->uid, config_.owner,
+                    config_.owner_uid, config_.owner));
+  }
+
   // Forgets a broken connection, so that a long-running client (the worker)
   // reconnects on its next call once the daemon is back.
   void Drop() {
@@ -166,6 +182,7 @@ class RemoteLedger : public Ledger {
         return std::unexpected(Unreachable(fd.error().message));
       }
       fd_ = *fd;
+      BK_TRY(CheckPeer());
     }
     json req = {{"jsonrpc", "2.0"}, {"id", ++next_id_}, {"method", method}, {"params", std::move(params)}};
     std::string line = req.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "base/json_strict.h"
 #include "base/strings.h"
 #include "engine/civil_time.h"
 #include "engine/parse.h"
@@ -391,14 +392,12 @@ int DetectGpuCount(const std::string& sim_file) {
 Result<json> ReadConfigFile(const std::string& path, uid_t uid) {
   BK_TRY(sys::CheckDataFile(path, uid));
   BK_ASSIGN_OR_RETURN(std::string text, sys::ReadSmallFile(path, 1 << 20));
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
+  auto doc = ParseStrictJson(text);
+  if (!doc && doc.error().problem == JsonProblem::kSyntax)
     return Invalid(fmt::format("config file {} is not valid JSON; fix or remove it", path));
-  }
-  if (!doc.is_object()) return Invalid(fmt::format("config file {} must hold a JSON object", path));
-  return doc;
+  if (!doc) return Invalid(fmt::format("config file {} {}", path, doc.error().Phrase()));
+  if (!doc->is_object()) return Invalid(fmt::format("config file {} must hold a JSON object", path));
+  return std::move(*doc);
 }
 
 // Environment values are text; show "4" as 4 and "[1,3]" as a list.
@@ -481,12 +480,11 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
   }
   auto text = sys::ReadSmallFile(path, 1 << 20);
   if (!text) return Invalid(fmt::format("cannot read server config {}: {}", path, text.error().message));
-  json doc;
-  try {
-    doc = json::parse(*text);
-  } catch (const json::exception&) {
+  auto parsed = ParseStrictJson(*text);
+  if (!parsed && parsed.error().problem == JsonProblem::kSyntax)
     return Invalid(fmt::format("server config {} is not valid JSON", path));
-  }
+  if (!parsed) return Invalid(fmt::format("server config {} {}", path, parsed.error().Phrase()));
+  json doc = std::move(*parsed);
   if (!doc.is_object() || doc.value("schema_version", "") != "gpubk.server.v1")
     return Invalid(fmt::format("{} is not a GPUBK server config (schema_version gpubk.server.v1)", path));
   auto str = [&](const char* key) -> Result<std::string> {
@@ -500,6 +498,8 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
   c.owner = sys::UserName(c.owner_uid);
   if (trusted) BK_TRY(sys::CheckTrustedFile(path, c.owner_uid));
   BK_ASSIGN_OR_RETURN(c.socket_path, str("socket"));
+  // Checked on every load, not only at connect: a few lstat calls.
+  BK_TRY(sys::CheckSocketDirectory(c.socket_path, c.owner_uid));
   BK_ASSIGN_OR_RETURN(c.data_dir, str("data_dir"));
   c.access = doc.value("access", "world");
   if (c.access != "world" && c.access != "group")
@@ -522,13 +522,15 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
   return c;
 }
 
+std::string ServerSocketPath(const std::string& directory) { return directory + "/run/broker.sock"; }
+
 std::string RenderServerConfig(const ServerSpec& s) {
   json j = {{"schema_version", "gpubk.server.v1"},
             {"config_version", 1},
             {"directory", s.directory},
             {"owner_uid", s.owner_uid},
             {"owner", s.owner},
-            {"socket", s.directory + "/run/broker.sock"},
+            {"socket", ServerSocketPath(s.directory)},
             {"data_dir", s.directory + "/data"},
             {"access", s.access},
             {"gpu_count", s.gpu_count},
@@ -572,13 +574,11 @@ Result<Config> Load(const EnvFn& env) {
       why = "BK_CONFIG_FILE is set";
     } else if (std::string conn = ConnectionFile(env); sys::Exists(conn)) {
       auto text = sys::ReadSmallFile(conn, 64 * 1024);
-      json j;
-      try {
-        j = json::parse(text.value_or(""));
-      } catch (const json::exception&) {
-        return Invalid(
-            fmt::format("{} is not valid JSON; run `bk server disconnect` and connect again", conn));
-      }
+      auto parsed = ParseStrictJson(text.value_or(""));
+      if (!parsed)
+        return Invalid(fmt::format("{} {}; run `bk server disconnect` and connect again", conn,
+                                   parsed.error().Phrase()));
+      json j = std::move(*parsed);
       if (!j.is_object() || !j.contains("config") || !j["config"].is_string())
         return Invalid(
             fmt::format("{} does not name a server config; run `bk server connect CONFIG` again", conn));

@@ -81,6 +81,8 @@ struct ServerSpec {
   int slot_minutes = 5;
   int max_shared = 2;
 };
+// Where a server directory keeps its socket.
+std::string ServerSocketPath(const std::string& directory);
 std::string RenderServerConfig(const ServerSpec& spec);
 
 // The ledger-bound part of the policy, as canonical JSON, compared key by key

@@ -272,13 +272,30 @@ std::string IsoMessage(IsoError e) {
   return std::string(kIsoShape);
 }
 
-Seconds IsoInstant(const IsoTime& t, const Zone& zone) {
-  return t.offset ? CivilToEpoch(t.civil) - *t.offset : zone.FromLocal(t.civil);
+// A wall-clock time the local zone skips (the hour the clocks jump over for
+// daylight saving time) names no instant: refused, rather than moved by the
+// gap without a word. A repeated wall time (clocks going back) is the first
+// of the two, as the Zone contract says.
+Result<Seconds> LocalInstant(const Zone& zone, const CivilTime& local) {
+  const Seconds t = zone.FromLocal(local);
+  if (zone.ToLocal(t) == local) return t;
+  return Invalid(fmt::format(
+      "{:04}-{:02}-{:02} {:02}:{:02} does not exist in the local time zone (the clocks skip it for daylight "
+      "saving time); give a time outside the gap, such as {}",
+      local.year, local.month, local.day, local.hour, local.minute, FormatLocal(t, zone)));
+}
+
+Result<Seconds> IsoInstant(const IsoTime& t, const Zone& zone) {
+  if (t.offset) return CivilToEpoch(t.civil) - *t.offset;
+  return LocalInstant(zone, t.civil);
 }
 
 // ---------------------------------------------------------------------------
 // Friendly times (upstream-cli.md 2.7 b)
 
+// An empty option value is a mistake (an unset shell variable, say), never "now".
+constexpr std::string_view kEmptyTime =
+    "the time is empty; give now, +30m, 21:00, tomorrow 09:00 or an ISO 8601 time";
 constexpr std::string_view kFriendlyShape =
     "start must be now, +30m, 9, 21, 9am, t 9, tomorrow 09:00, 07-13 20:00, or ISO 8601";
 constexpr std::string_view kClockShape = "clock time must look like 9, 21, 9am, or 20:30";
@@ -361,10 +378,14 @@ Result<Clock> ResolveClock(const ClockText& c) {
 // The local calendar day `days` after the one containing `now`, at a clock
 // time. Day arithmetic happens on the civil date, so a DST change between now
 // and then does not shift the wall-clock time.
-Seconds LocalDayAt(const FriendlyContext& ctx, int days, Clock clock) {
+CivilTime LocalDay(const FriendlyContext& ctx, int days, Clock clock) {
   CivilTime day = ctx.zone.ToLocal(ctx.now);
   day = EpochToCivil(CivilToEpoch({day.year, day.month, day.day}) + days * kDay);
-  return ctx.zone.FromLocal({day.year, day.month, day.day, clock.hour, clock.minute, 0});
+  return {day.year, day.month, day.day, clock.hour, clock.minute, 0};
+}
+
+Result<Seconds> LocalDayAt(const FriendlyContext& ctx, int days, Clock clock) {
+  return LocalInstant(ctx.zone, LocalDay(ctx, days, clock));
 }
 
 Result<Seconds> Relative(std::string_view rest, const FriendlyContext& ctx) {
@@ -395,7 +416,7 @@ std::optional<Result<Seconds>> DayPrefixed(std::string_view s, const FriendlyCon
   if (!text) return Invalid(std::string(kClockShape));
   const auto clock = ResolveClock(*text);
   if (!clock) return std::unexpected(clock.error());
-  const Seconds t = LocalDayAt(ctx, days, *clock);
+  BK_ASSIGN_OR_RETURN(const Seconds t, LocalDayAt(ctx, days, *clock));
   if (ctx.purpose == Purpose::kBooking && t < ctx.slot_start) return Invalid(PastMessage(ctx.slot));
   return t;
 }
@@ -403,9 +424,12 @@ std::optional<Result<Seconds>> DayPrefixed(std::string_view s, const FriendlyCon
 // A bare clock: today, or tomorrow for a booking when today's is already past.
 Result<Seconds> BareClock(const ClockText& text, const FriendlyContext& ctx) {
   BK_ASSIGN_OR_RETURN(const Clock clock, ResolveClock(text));
-  const Seconds today = LocalDayAt(ctx, 0, clock);
-  if (ctx.purpose == Purpose::kBooking && today < ctx.slot_start) return LocalDayAt(ctx, 1, clock);
-  return today;
+  // Whether today's is past is judged even when the clocks skip it today:
+  // only the day actually meant must exist.
+  const CivilTime today = LocalDay(ctx, 0, clock);
+  if (ctx.purpose == Purpose::kBooking && ctx.zone.FromLocal(today) < ctx.slot_start)
+    return LocalDayAt(ctx, 1, clock);
+  return LocalInstant(ctx.zone, today);
 }
 
 // "M-D clock" or "M-DTclock" (1-2 digit month and day); nullopt when the text
@@ -434,17 +458,15 @@ std::optional<Result<Seconds>> MonthDay(std::string_view s, const FriendlyContex
   const auto clock = ResolveClock(*text);
   if (!clock) return std::unexpected(clock.error());
   const int year = ctx.zone.ToLocal(ctx.now).year;
-  auto at = [&](int y) -> std::optional<Seconds> {
-    if (!ValidDate(y, *month, *day)) return std::nullopt;
-    return ctx.zone.FromLocal({y, *month, *day, clock->hour, clock->minute, 0});
+  auto at = [&](int y) -> Result<Seconds> {
+    if (!ValidDate(y, *month, *day)) return Invalid(std::string(kBadDate));
+    return LocalInstant(ctx.zone, {y, *month, *day, clock->hour, clock->minute, 0});
   };
-  auto t = at(year);
-  if (!t) return Invalid(std::string(kBadDate));
-  if (ctx.purpose == Purpose::kBooking && *t < ctx.slot_start) {
-    t = at(year + 1);
-    if (!t) return Invalid(std::string(kBadDate));
+  BK_ASSIGN_OR_RETURN(Seconds t, at(year));
+  if (ctx.purpose == Purpose::kBooking && t < ctx.slot_start) {
+    BK_ASSIGN_OR_RETURN(t, at(year + 1));
   }
-  return *t;
+  return t;
 }
 
 Result<Seconds> FriendlyIso(std::string_view s, const FriendlyContext& ctx) {
@@ -453,7 +475,7 @@ Result<Seconds> FriendlyIso(std::string_view s, const FriendlyContext& ctx) {
     if (iso.error() == IsoError::kShape) return Invalid(std::string(kFriendlyShape));
     return Invalid(IsoMessage(iso.error()));
   }
-  const Seconds t = IsoInstant(*iso, ctx.zone);
+  BK_ASSIGN_OR_RETURN(const Seconds t, IsoInstant(*iso, ctx.zone));
   if (ctx.purpose == Purpose::kBooking && t < ctx.slot_start) return Invalid(PastMessage(ctx.slot));
   return t;
 }
@@ -461,7 +483,8 @@ Result<Seconds> FriendlyIso(std::string_view s, const FriendlyContext& ctx) {
 // The grammar shared by ParseStart and ParseViewTime, tried in upstream's order.
 Result<Seconds> ParseFriendly(std::string_view text, const FriendlyContext& ctx) {
   const std::string s = ToLower(Trim(text));
-  if (s.empty() || s == "now") return ctx.slot_start;
+  if (s.empty()) return Invalid(std::string(kEmptyTime));
+  if (s == "now") return ctx.slot_start;
   if (s[0] == '+') return Relative(std::string_view(s).substr(1), ctx);
   if (auto t = DayPrefixed(s, ctx)) return *t;
   if (const auto clock = MatchClock(s)) return BareClock(*clock, ctx);
@@ -549,7 +572,8 @@ Result<Seconds> ParseStart(std::string_view text, Seconds now, const SlotGrid& g
 
 Result<Seconds> ParseExactStart(std::string_view text, Seconds now, const SlotGrid& grid, const Zone& zone) {
   const std::string_view s = Trim(text);
-  if (s.empty() || ToLower(s) == "now") return grid.Floor(now);
+  if (s.empty()) return Invalid(std::string(kEmptyTime));
+  if (ToLower(s) == "now") return grid.Floor(now);
   BK_ASSIGN_OR_RETURN(const Seconds t, ParseIsoTime(s, zone));
   if (t < grid.Floor(now)) return Invalid(PastMessage(grid.slot()));
   return RequireAligned(t, grid);

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/json_strict.h"
 #include "base/strings.h"
 #include "gpu/source.h"
 
@@ -236,20 +237,18 @@ Parsed<std::vector<DeviceSample>> ParseDevices(const json& gpus) {
 }
 
 Parsed<SimFile> ParseSimFile(const std::string& text) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for numbers like 1e400
-    std::string what = e.what();
-    if (auto p = what.find("] "); p != std::string::npos && StartsWith(what, "[json.exception")) {
-      what = what.substr(p + 2);
-    }
+  auto parsed = ParseStrictJson(text);
+  if (!parsed) {
+    std::string what = parsed.error().problem == JsonProblem::kSyntax
+                           ? "not valid JSON: " + parsed.error().detail
+                           : parsed.error().Phrase();
     // The message may quote raw input bytes: keep it printable ASCII so it stays
     // one line and can itself be serialised as JSON.
     for (char& c : what)
       if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-    return std::unexpected("not valid JSON: " + what);
+    return std::unexpected(what);
   }
+  json doc = std::move(*parsed);
   SimFile file;
   const json* gpus = &doc;
   if (doc.is_object()) {

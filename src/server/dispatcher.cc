@@ -6,6 +6,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "base/json_strict.h"
 #include "base/version.h"
 #include "rpc/codec.h"
 
@@ -265,25 +266,14 @@ std::optional<std::string> Dispatcher::Handle(const service::Actor& actor, const
 
 std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& actor, const std::string& line) {
   last_write_ = false;
-  json req;
-  // Deep nesting would make copies and destruction recurse past the stack:
-  // refuse it while parsing.
-  constexpr int kMaxDepth = 64;
-  bool too_deep = false;
-  try {
-    req = json::parse(line, [&](int depth, json::parse_event_t, json&) {
-      if (depth > kMaxDepth) {
-        too_deep = true;
-        throw std::length_error("nesting");
-      }
-      return true;
-    });
-  } catch (const std::exception&) {
-    if (too_deep)
-      return ErrorLine(nullptr, rpc::kInvalidRequest,
-                       fmt::format("request nests deeper than {} levels", kMaxDepth));
+  // Deep nesting would make copies and destruction recurse past the stack,
+  // and a key named twice would mean whichever copy a reader picks: both are
+  // refused while parsing.
+  auto parsed = ParseStrictJson(line);
+  if (!parsed && parsed.error().problem == JsonProblem::kSyntax)
     return ErrorLine(nullptr, rpc::kParseError, "parse error: the line is not valid JSON");
-  }
+  if (!parsed) return ErrorLine(nullptr, rpc::kInvalidRequest, "request " + parsed.error().Phrase());
+  json req = std::move(*parsed);
   if (!req.is_object()) return ErrorLine(nullptr, rpc::kInvalidRequest, "a request must be a JSON object");
   json id = req.contains("id") ? req["id"] : json();
   bool notification = !req.contains("id");

@@ -25,6 +25,11 @@ Result<sockaddr_un> Address(const std::string& path) {
 
 }  // namespace
 
+Status CheckSocketPath(const std::string& path) {
+  BK_TRY(Address(path));
+  return Ok();
+}
+
 Result<int> ListenUnix(const std::string& path, mode_t mode, std::optional<gid_t> gid, uid_t owner) {
   BK_ASSIGN_OR_RETURN(sockaddr_un addr, Address(path));
   struct stat st {};

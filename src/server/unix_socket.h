@@ -16,6 +16,8 @@ struct PeerCred {
   gid_t gid = 0;
 };
 
+// Whether `path` fits a Unix socket address (at most 107 bytes on Linux).
+Status CheckSocketPath(const std::string& path);
 // Binds and listens on `path` with exactly `mode` (and group `gid` when set).
 // A stale socket left by a dead daemon is replaced; anything else at the path
 // is refused.

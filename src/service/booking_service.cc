@@ -9,6 +9,7 @@
 
 #include "base/strings.h"
 #include "engine/parse.h"
+#include "engine/reference.h"
 #include "service/fingerprint.h"
 #include "service/impl.h"
 #include "sys/fs.h"
@@ -90,9 +91,8 @@ Result<int64_t> BookingService::Impl::CountActive(store::LedgerStore& s, uint32_
 }
 
 Result<store::LedgerStore*> BookingService::Impl::Writer() {
+  if (trial) return store.get();
   if (!store || store->in_memory()) {
-    fresh_ledger = !sys::Exists(deps.config->ledger_path);
-    fresh_dir = !sys::Exists(deps.config->data_dir);
     store::OpenOptions o{deps.config->ledger_path, true, deps.data_owner, 10000, deps.exclusive_store};
     o.busy_timeout_ms = static_cast<int>(deps.config->lock_timeout_seconds * 1000);
     BK_ASSIGN_OR_RETURN(store, store::LedgerStore::Open(o));
@@ -100,6 +100,27 @@ Result<store::LedgerStore*> BookingService::Impl::Writer() {
   }
   return store.get();
 }
+
+::bk::Status BookingService::Impl::Prune(store::LedgerStore& s, Seconds now) {
+  int64_t days = deps.config->ledger_retention_days;
+  if (days <= 0) return Ok();
+  BK_ASSIGN_OR_RETURN(auto removed, s.PruneIfDue(now, now - days * engine::kDay));
+  if (removed.empty()) return Ok();
+  Actor keeper;
+  keeper.uid = deps.data_owner;
+  keeper.username = sys::UserName(deps.data_owner);
+  std::string why = fmt::format("removed from the ledger by the {}-day retention", days);
+  std::string txn_id = sys::NewUuid();
+  for (const auto& r : removed) {
+    store::Event e = MakeEvent("prune", r, keeper, r.op_id, why, now);
+    e.transaction_id = txn_id;
+    e.before = StateJson(r);
+    BK_TRY(s.AppendEvent(e));
+  }
+  return Ok();
+}
+
+bool BookingService::Impl::LedgerExists() const { return sys::Exists(deps.config->ledger_path); }
 
 ::bk::Status BookingService::Impl::RecordChange(store::LedgerStore& s, const Actor& actor,
                                                 const std::string& action, const Reservation& cur,
@@ -116,18 +137,6 @@ Result<store::LedgerStore*> BookingService::Impl::Writer() {
   e.after = StateJson(next);
   e.signature = signature;
   return s.AppendEvent(e);
-}
-
-void BookingService::Impl::Settle(bool ok) {
-  if (ok || !fresh_ledger) {
-    fresh_ledger = fresh_dir = false;
-    return;
-  }
-  store.reset();
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-    unlink((deps.config->ledger_path + suffix).c_str());
-  if (fresh_dir) rmdir(deps.config->data_dir.c_str());
-  fresh_ledger = fresh_dir = false;
 }
 
 Result<gpu::Snapshot> BookingService::Impl::Telemetry() {
@@ -167,10 +176,11 @@ Result<Reservation> BookingService::Impl::Resolve(store::LedgerStore& s, const A
   if (ref.empty()) return Invalid("give a reservation number or ID; `bk l` lists yours");
   store::ReservationQuery own{actor.uid, true, true, now};
   BK_ASSIGN_OR_RETURN(auto mine, s.Reservations(own));
-  if (AllDigits(ref) && ref.size() <= 6) {
-    auto idx = ParseUint(ref).value_or(0);
-    if (idx >= 1 && idx <= static_cast<int64_t>(mine.size())) return mine[idx - 1];
-  }
+  // A number off the list is refused where it would change something; a
+  // history lookup only reads, so there it may still be an ID prefix.
+  auto pick = engine::ParseListRef(ref, mine.size(), "active reservation", "bk l");
+  if (!pick && scope == RefScope::kOwnActive) return std::unexpected(pick.error());
+  if (pick && pick->is_number) return mine[pick->index];
   std::vector<Reservation> matches;
   if (scope == RefScope::kOwnActive) {
     for (auto& r : mine)
@@ -370,6 +380,17 @@ std::string DifferentWrite(const std::string& op_id) {
   return fmt::format("operation ID {} was already used for a different write; choose a new --op-id", op_id);
 }
 
+// A retry whose reservation the retention has since removed: the operation
+// happened, so it is refused rather than performed a second time.
+std::unexpected<Error> Forgotten(const store::Operation& op) {
+  return Fail(
+      ErrorKind::kConflict,
+      fmt::format("operation ID {} already did its {} of reservation {} on {}; that reservation has "
+                  "since been removed by the ledger's retention, so nothing was done again; choose a "
+                  "new --op-id",
+                  op.op_id, op.action, op.reservation_id.substr(0, 8), engine::FormatIsoUtc(op.created_at)));
+}
+
 }  // namespace
 
 // ---- BookingService ---------------------------------------------------------
@@ -388,9 +409,7 @@ Status BookingService::Open() {
 const engine::Policy& BookingService::policy() const { return impl_->policy(); }
 
 Result<BookingOutcome> BookingService::Create(const Actor& actor, const CreateRequest& request) {
-  auto r = CreateImpl(actor, request);
-  impl_->Settle(r.has_value());
-  return r;
+  return impl_->Write([&] { return CreateImpl(actor, request); });
 }
 
 Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const CreateRequest& request) {
@@ -410,6 +429,7 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
       if (op->action != "create" || op->signature != signature) return Invalid(DifferentWrite(*req.op_id));
       BK_ASSIGN_OR_RETURN(auto r, reader->Get(op->reservation_id));
       if (r) return Replay(*r);
+      return Forgotten(*op);
     }
   }
   BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
@@ -419,15 +439,14 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
   Seconds now = impl_->Now();
   BK_TRY(impl_->CheckPolicy(*s, true));
-  if (int64_t days = impl_->deps.config->ledger_retention_days; days > 0) {
-    BK_TRY(s->PruneIfDue(now, now - days * engine::kDay));
-  }
+  BK_TRY(impl_->Prune(*s, now));
   if (req.op_id) {
     BK_ASSIGN_OR_RETURN(auto op, s->FindOperation(actor.uid, *req.op_id));
     if (op) {
       if (op->action != "create" || op->signature != signature) return Invalid(DifferentWrite(*req.op_id));
       BK_ASSIGN_OR_RETURN(auto r, s->Get(op->reservation_id));
       if (r) return Replay(*r);
+      return Forgotten(*op);
     }
   }
   BK_ASSIGN_OR_RETURN(Seconds start, NormaliseStart(p, req.start, now));
@@ -527,9 +546,7 @@ struct EditPlan {
 }  // namespace
 
 Result<BookingOutcome> BookingService::Edit(const Actor& actor, const EditRequest& request) {
-  auto r = EditImpl(actor, request);
-  impl_->Settle(r.has_value());
-  return r;
+  return impl_->Write([&] { return EditImpl(actor, request); });
 }
 
 Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRequest& request) {
@@ -563,10 +580,8 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
       if (op->action != "edit" || op->signature != EditSignature(request, op->reservation_id))
         return Invalid(DifferentWrite(*request.op_id));
       BK_ASSIGN_OR_RETURN(auto r, s->Get(op->reservation_id));
-      if (r) {
-        BookingOutcome out = Replay(*r);
-        return out;
-      }
+      if (r) return Replay(*r);
+      return Forgotten(*op);
     }
   }
   BK_ASSIGN_OR_RETURN(Reservation cur, impl_->Resolve(*s, actor, request.ref, RefScope::kOwnActive, now));
@@ -687,9 +702,7 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
 }
 
 Result<BookingOutcome> BookingService::Renew(const Actor& actor, const RenewRequest& request) {
-  auto r = RenewImpl(actor, request);
-  impl_->Settle(r.has_value());
-  return r;
+  return impl_->Write([&] { return RenewImpl(actor, request); });
 }
 
 Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const RenewRequest& request) {
@@ -711,6 +724,7 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
         return Invalid(DifferentWrite(*request.op_id));
       BK_ASSIGN_OR_RETURN(auto r, s->Get(op->reservation_id));
       if (r) return Replay(*r);
+      return Forgotten(*op);
     }
   }
   BK_ASSIGN_OR_RETURN(Reservation cur, impl_->Resolve(*s, actor, request.ref, RefScope::kOwnActive, now));
@@ -739,9 +753,7 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
 }
 
 Result<CancelOutcome> BookingService::Cancel(const Actor& actor, const CancelRequest& request) {
-  auto r = CancelImpl(actor, request);
-  impl_->Settle(r.has_value());
-  return r;
+  return impl_->Write([&] { return CancelImpl(actor, request); });
 }
 
 Result<CancelOutcome> BookingService::CancelImpl(const Actor& actor, const CancelRequest& request) {
@@ -769,7 +781,8 @@ Result<CancelOutcome> BookingService::CancelImpl(const Actor& actor, const Cance
     // A list number cannot be re-resolved after the cancel moved the list on,
     // so it replays; an ID must name the reservation the operation cancelled.
     bool same = r && prior->signature == CancelSignature(r->id) && (StartsWith(r->id, ref) || AllDigits(ref));
-    if (!r || !same) return Invalid(DifferentWrite(*request.op_id));
+    if (!r) return Forgotten(*prior);
+    if (!same) return Invalid(DifferentWrite(*request.op_id));
     return CancelOutcome{*r, true};
   }
   BK_ASSIGN_OR_RETURN(Reservation cur, impl_->Resolve(*s, actor, request.ref, RefScope::kOwnActive, now));

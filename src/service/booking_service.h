@@ -84,6 +84,10 @@ class BookingService {
   Result<BookingOutcome> EditImpl(const Actor& actor, const EditRequest& request);
   Result<BookingOutcome> RenewImpl(const Actor& actor, const RenewRequest& request);
   Result<CancelOutcome> CancelImpl(const Actor& actor, const CancelRequest& request);
+  Result<CancelOutcome> ReclaimImpl(const std::string& reservation_id, const std::string& reason);
+  Result<JobPatchResult> UpdateJobImpl(const Actor& actor, const JobPatch& patch);
+  Result<JobView> RetryJobImpl(const Actor& actor, const JobRetryRequest& request);
+  Result<ImportSummary> ImportUpstreamImpl(const Actor& actor, const std::string& json_text);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -902,6 +902,31 @@ TEST_F(BookingServiceTest, ReadsOnAMissingLedgerCreateNothing) {
   EXPECT_FALSE(LedgerExists());
 }
 
+// Every write on a ledger that does not exist yet is tried in memory first:
+// one that fails or changes nothing leaves no file, and one that commits
+// creates the ledger once, with one copy of what it wrote.
+TEST_F(BookingServiceTest, OnlyAWriteThatCommitsCreatesTheLedger) {
+  EXPECT_FALSE(service_->Cancel(me_, CancelRequest{.ref = "1"}).has_value());
+  EXPECT_FALSE(service_->Renew(me_, RenewRequest{.ref = "ffff", .extend_by = 30 * kM}).has_value());
+  EXPECT_FALSE(service_->UpdateJob(me_, JobPatch{.reservation_id = "ffff"}).has_value());
+  EXPECT_FALSE(service_->RetryJob(me_, JobRetryRequest{.ref = "1"}).has_value());
+  EXPECT_FALSE(service_->Reclaim("ffff", "no-show").has_value());
+  EXPECT_FALSE(DataDirExists());
+
+  Book(me_, WithOp(Req(1, 1 * kH), "first"));
+  ASSERT_TRUE(LedgerExists());
+  EXPECT_EQ(EventCount(me_), 1u);
+  Restart();
+  auto mine = service_->List(me_, ListQuery{});
+  ASSERT_TRUE(mine.has_value());
+  EXPECT_EQ(mine->reservations.size(), 1u);
+  // A later failure leaves the ledger, and what it holds, alone.
+  EXPECT_FALSE(service_->Cancel(me_, CancelRequest{.ref = "ffff"}).has_value());
+  Restart();
+  EXPECT_TRUE(LedgerExists());
+  EXPECT_EQ(service_->List(me_, ListQuery{})->reservations.size(), 1u);
+}
+
 TEST_F(BookingServiceTest, ReadsSeeWrites) {
   Book(me_, At(Req(1, 1 * kH), T("2026-11-29T20:00:00Z")));
   Book(me_, At(Req(1, 1 * kH), T("2026-11-29T19:00:00Z")));

@@ -33,13 +33,39 @@ struct BookingService::Impl {
   // Like Reader, but a long-running reader (the worker) started before the
   // ledger file existed switches from the empty in-memory view to the file.
   Result<store::LedgerStore*> FreshReader();
-  // The ledger for writing: created on first use.
+  // The ledger for writing: created on first use (during a trial, the scratch one).
   Result<store::LedgerStore*> Writer();
-  // A write that fails leaves no trace: a ledger (and data directory) created
-  // for it are removed again, so bad input changes nothing on disk.
-  void Settle(bool ok);
-  bool fresh_ledger = false;
-  bool fresh_dir = false;
+
+  // Runs one write, `op`, so that a write that fails or changes nothing never
+  // creates the ledger. While the ledger file does not exist yet, `op` is
+  // first tried on an empty scratch ledger in memory: what fails or commits
+  // nothing there returns as it is, and only a write that commits there runs
+  // again on the real file, created for it. A ledger file, once created, is
+  // never removed: another process may already have committed to it, and
+  // deleting it would lose that booking. The daemon created its ledger at
+  // start, so for it the trial never runs.
+  template <class F>
+  auto Write(F&& op) -> decltype(op()) {
+    if (deps.exclusive_store || (store && !store->in_memory()) || LedgerExists()) return op();
+    store::OpenOptions o{.path = deps.config->ledger_path, .scratch = true};
+    auto scratch = store::LedgerStore::Open(o);
+    if (!scratch) return std::unexpected(scratch.error());
+    store = std::move(*scratch);
+    Watch(*store);
+    trial = true;
+    auto tried = op();
+    trial = false;
+    bool committed = store && store->commits() > 0;
+    store.reset();
+    if (!tried || !committed) return tried;
+    return op();
+  }
+  bool trial = false;
+  bool LedgerExists() const;
+
+  // Retention, inside the caller's write transaction: removes long-finished
+  // reservations (at most once a day) and records each in the history.
+  ::bk::Status Prune(store::LedgerStore& s, engine::Seconds now);
   // One telemetry sample per service call; a malformed simulation file is bad input.
   Result<gpu::Snapshot> Telemetry();
 

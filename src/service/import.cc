@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/json_strict.h"
 #include "base/strings.h"
 #include "engine/civil_time.h"
 #include "engine/parse.h"
@@ -484,16 +485,6 @@ std::string Refused(const std::string& why) {
   return fmt::format("ledger import refused: {}; nothing was imported", why);
 }
 
-// nlohmann's messages start with "[json.exception.parse_error.101] ".
-std::string ParseErrorText(const json::exception& e) {
-  std::string_view what = e.what();
-  if (StartsWith(what, "[json.exception.")) {
-    auto close = what.find("] ");
-    if (close != std::string_view::npos) what.remove_prefix(close + 2);
-  }
-  return std::string(what);
-}
-
 Result<int64_t> CountRows(store::LedgerStore& s, const char* sql) {
   BK_ASSIGN_OR_RETURN(store::Stmt st, s.db().Prepare(sql));
   BK_ASSIGN_OR_RETURN(bool row, st.Step());
@@ -503,15 +494,16 @@ Result<int64_t> CountRows(store::LedgerStore& s, const char* sql) {
 }  // namespace
 
 Result<ImportSummary> BookingService::ImportUpstream(const Actor& actor, const std::string& json_text) {
+  return impl_->Write([&] { return ImportUpstreamImpl(actor, json_text); });
+}
+
+Result<ImportSummary> BookingService::ImportUpstreamImpl(const Actor& actor, const std::string& json_text) {
   if (!actor.admin) return Fail(ErrorKind::kPermission, "only the ledger owner or root can import data");
   const engine::Policy& p = impl_->policy();
 
-  json doc;
-  try {
-    doc = json::parse(json_text);
-  } catch (const json::exception& e) {
-    return Invalid(Refused(fmt::format("the file is not valid JSON ({})", ParseErrorText(e))));
-  }
+  auto parsed = ParseStrictJson(json_text);
+  if (!parsed) return Invalid(Refused("the file " + parsed.error().Phrase()));
+  json doc = std::move(*parsed);
   Importer importer(p);
   auto planned = importer.Plan(doc);
   if (!planned) return Invalid(Refused(planned.error().message));

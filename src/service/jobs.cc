@@ -9,6 +9,7 @@
 #include <array>
 
 #include "base/strings.h"
+#include "engine/reference.h"
 #include "service/impl.h"
 #include "sys/fs.h"
 #include "sys/random.h"
@@ -163,7 +164,7 @@ Status CancelJob(store::LedgerStore& s, const Reservation& r, Seconds now) {
 }
 
 Result<store::LedgerStore*> BookingService::Impl::FreshReader() {
-  if (store && store->in_memory() && sys::Exists(deps.config->ledger_path)) store.reset();
+  if (!trial && store && store->in_memory() && LedgerExists()) store.reset();
   return Reader();
 }
 
@@ -179,6 +180,10 @@ Result<std::vector<JobView>> BookingService::Jobs(const Actor& actor, const Jobs
 }
 
 Result<JobPatchResult> BookingService::UpdateJob(const Actor& actor, const JobPatch& p) {
+  return impl_->Write([&] { return UpdateJobImpl(actor, p); });
+}
+
+Result<JobPatchResult> BookingService::UpdateJobImpl(const Actor& actor, const JobPatch& p) {
   BK_TRY(ValidatePatch(p));
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
@@ -274,6 +279,10 @@ Result<JobPatchResult> BookingService::UpdateJob(const Actor& actor, const JobPa
 }
 
 Result<JobView> BookingService::RetryJob(const Actor& actor, const JobRetryRequest& request) {
+  return impl_->Write([&] { return RetryJobImpl(actor, request); });
+}
+
+Result<JobView> BookingService::RetryJobImpl(const Actor& actor, const JobRetryRequest& request) {
   std::string ref(Trim(request.ref));
   if (ref.empty()) return Invalid("give a job number or ID; `bk j` lists your jobs");
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
@@ -282,11 +291,10 @@ Result<JobView> BookingService::RetryJob(const Actor& actor, const JobRetryReque
   BK_TRY(impl_->CheckPolicy(*s, false));
   BK_ASSIGN_OR_RETURN(auto jobs, s->JobsForUid(actor.uid));
   std::vector<store::JobRecord> matches;
-  if (AllDigits(ref) && ref.size() <= 6) {
-    auto idx = ParseUint(ref).value_or(0);
-    if (idx >= 1 && idx <= static_cast<int64_t>(jobs.size())) matches.push_back(jobs[idx - 1]);
-  }
-  if (matches.empty())
+  BK_ASSIGN_OR_RETURN(engine::ListRef pick, engine::ParseListRef(ref, jobs.size(), "job", "bk j"));
+  if (pick.is_number)
+    matches.push_back(jobs[pick.index]);
+  else
     for (const auto& j : jobs)
       if (StartsWith(j.reservation_id, ref)) matches.push_back(j);
   if (matches.empty())

@@ -12,8 +12,12 @@
 
 namespace bk::service {
 
-Result<CancelOutcome> BookingService::Reclaim(const std::string& reservation_id,
-                                              const std::string& raw_reason) {
+Result<CancelOutcome> BookingService::Reclaim(const std::string& reservation_id, const std::string& reason) {
+  return impl_->Write([&] { return ReclaimImpl(reservation_id, reason); });
+}
+
+Result<CancelOutcome> BookingService::ReclaimImpl(const std::string& reservation_id,
+                                                  const std::string& raw_reason) {
   std::string reason(Trim(raw_reason));
   if (reservation_id.empty()) return Invalid("reclaim needs a reservation ID");
   if (reason.empty() || reason.size() > 512) return Invalid("a reclaim reason must be 1-512 characters");

@@ -81,6 +81,14 @@ ShellEnv Unreachable(engine::Seconds now, const std::string& why) {
   return e;
 }
 
+ShellEnv Misconfigured(engine::Seconds now, const std::string& why) {
+  ShellEnv e = Unreachable(now, why);
+  e.notice =
+      fmt::format("bk: GPUBK configuration is broken; CUDA_VISIBLE_DEVICES is empty until it is fixed ({})",
+                  Printable(why));
+  return e;
+}
+
 std::string RenderPlain(const ShellEnv& e) {
   // Values never hold newlines: IDs, tokens and a Printable() notice.
   return fmt::format(

@@ -37,6 +37,8 @@ ShellEnv ComputeShellEnv(const std::vector<engine::Reservation>& mine, engine::S
 // True when a booking is active now, so its GPUs' UUIDs need a sample.
 bool NeedsSnapshot(const std::vector<engine::Reservation>& mine, engine::Seconds now);
 ShellEnv Unreachable(engine::Seconds now, const std::string& why);
+// The configuration cannot be loaded: no GPU, retried like an unreachable service.
+ShellEnv Misconfigured(engine::Seconds now, const std::string& why);
 
 // KEY=VALUE lines, one per variable, for the hook to parse without eval.
 std::string RenderPlain(const ShellEnv& env);

@@ -327,6 +327,7 @@ Status WriteTxn::Commit() {
     s->changed_.clear();
     return st;
   }
+  ++s->commits_;
   std::vector<std::string> changed;
   changed.swap(s->changed_);
   if (s->on_commit_) s->on_commit_(changed);  // every commit: read caches compare generations
@@ -334,7 +335,7 @@ Status WriteTxn::Commit() {
 }
 
 Result<std::unique_ptr<LedgerStore>> LedgerStore::Open(const OpenOptions& o) {
-  if (!sys::Exists(o.path) && !o.create) {
+  if (o.scratch || (!sys::Exists(o.path) && !o.create)) {
     BK_ASSIGN_OR_RETURN(auto db, Db::Open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
     std::unique_ptr<LedgerStore> store(new LedgerStore(std::move(db), o.path, true));
     BK_TRY(store->Migrate());
@@ -675,28 +676,33 @@ Result<std::vector<JobRecord>> LedgerStore::JobsForUid(uint32_t uid, bool open_o
   return Collect(st, ReadJob);
 }
 
-Result<int64_t> LedgerStore::PruneIfDue(engine::Seconds now, engine::Seconds cutoff) {
+Result<std::vector<engine::Reservation>> LedgerStore::PruneIfDue(engine::Seconds now,
+                                                                 engine::Seconds cutoff) {
   {
     BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("SELECT value FROM meta WHERE key='last_prune'"));
     BK_ASSIGN_OR_RETURN(bool row, st.Step());
     if (row) {
       auto last = ParseUint(st.Text(0));
-      if (last && now - *last < engine::kDay) return 0;
+      if (last && now - *last < engine::kDay) return std::vector<engine::Reservation>();
     }
   }
   const std::string cond = fmt::format(
       "(status = 'cancelled' AND updated_at <= {0}) OR (status != 'cancelled' AND end_at <= {0})", cutoff);
-  // Jobs reference their reservation; operation IDs of forgotten reservations
-  // are forgotten too, so such an ID books anew (as in the original).
+  std::vector<engine::Reservation> removed;
+  {
+    BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(fmt::format("SELECT {} FROM reservations WHERE {} ORDER BY id",
+                                                          kReservationColumns, cond)));
+    BK_ASSIGN_OR_RETURN(removed, Collect(st, ReadReservation));
+  }
+  // Jobs reference their reservation, so they go first.
   BK_TRY(db_->Exec(
       fmt::format("DELETE FROM jobs WHERE reservation_id IN (SELECT id FROM reservations WHERE {})", cond)));
   BK_TRY(db_->Exec("DELETE FROM reservations WHERE " + cond));
-  int64_t removed = db_->Changes();
-  BK_TRY(db_->Exec("DELETE FROM operations WHERE reservation_id NOT IN (SELECT id FROM reservations)"));
   BK_ASSIGN_OR_RETURN(Stmt st,
                       db_->Cached("INSERT OR REPLACE INTO meta(key, value) VALUES('last_prune', ?)"));
   st.Bind(1, std::to_string(now));
   BK_TRY(st.Run());
+  for (const auto& r : removed) changed_.push_back(r.id);
   return removed;
 }
 

@@ -24,6 +24,7 @@ struct OpenOptions {
   uid_t owner = 0;      // files and directory must belong to this UID
   int busy_timeout_ms = 10000;
   bool exclusive = false;  // locking_mode=EXCLUSIVE (the daemon)
+  bool scratch = false;    // an empty in-memory ledger, whatever is on disk (a trial write)
 };
 
 struct ReservationQuery {
@@ -60,6 +61,8 @@ class LedgerStore {
 
   Result<WriteTxn> BeginWrite();
   bool in_memory() const { return in_memory_; }
+  // Write transactions committed through this object.
+  uint64_t commits() const { return commits_; }
   const std::string& path() const { return path_; }
 
   // Policy bound at first write (canonical JSON), if any.
@@ -106,9 +109,11 @@ class LedgerStore {
   }
 
   // Retention: removes reservations that ended (or were cancelled) at or
-  // before `cutoff`, with their jobs and operation IDs; the event history
-  // stays. Runs at most once a day (meta key last_prune). Returns rows removed.
-  Result<int64_t> PruneIfDue(engine::Seconds now, engine::Seconds cutoff);
+  // before `cutoff`, with their jobs. Operation IDs stay forever (a retry
+  // with an old ID must never book again) and so does the event history.
+  // Runs at most once a day (meta key last_prune). Returns what it removed,
+  // for the caller to record in the history.
+  Result<std::vector<engine::Reservation>> PruneIfDue(engine::Seconds now, engine::Seconds cutoff);
 
   // A consistent copy of the live ledger into the new file `path` (SQLite's
   // online backup API; the file is created 0600 and must not exist).
@@ -128,6 +133,7 @@ class LedgerStore {
   std::unique_ptr<Db> db_;
   std::string path_;
   bool in_memory_;
+  uint64_t commits_ = 0;
   std::vector<std::string> changed_;
   std::function<void(const std::vector<std::string>&)> on_commit_;
 };

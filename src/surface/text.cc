@@ -18,6 +18,15 @@ std::string ShareText(const engine::Reservation& r, const engine::Policy& p) {
                      p.share_capacity);
 }
 
+ShortRange ShortRangeText(engine::Seconds start, engine::Seconds end, const engine::Zone& zone) {
+  ShortRange r{engine::FormatLocalShort(start, zone), engine::FormatLocalShort(end, zone)};
+  if (zone.OffsetAt(start) != zone.OffsetAt(end)) {
+    r.start += " " + engine::FormatLocal(start, zone).substr(17);
+    r.end += " " + engine::FormatLocal(end, zone).substr(17);
+  }
+  return r;
+}
+
 std::string RangeText(engine::Seconds start, engine::Seconds end, const engine::Zone& zone) {
   return engine::FormatLocal(start, zone) + " -> " + engine::FormatLocal(end, zone);
 }

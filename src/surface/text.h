@@ -13,6 +13,14 @@ namespace bk::surface {
 std::string ShareText(const engine::Reservation& r, const engine::Policy& p);
 // "2026-11-29 18:50 +0000 -> 2026-11-29 19:20 +0000"
 std::string RangeText(engine::Seconds start, engine::Seconds end, const engine::Zone& zone);
+// Start and end as "11-29 18:50". When the zone's offset changes in between
+// (a DST change), each carries its offset ("11-01 01:30 -0400"), so that an
+// end in the repeated hour never reads as earlier than its start.
+struct ShortRange {
+  std::string start;
+  std::string end;
+};
+ShortRange ShortRangeText(engine::Seconds start, engine::Seconds end, const engine::Zone& zone);
 // "1/2" or "all"
 std::string SlotsText(const engine::Reservation& r, const engine::Policy& p);
 // "30m", "1h30m", "124h20m (5d4h20m)"

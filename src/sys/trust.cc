@@ -35,6 +35,19 @@ Status CheckTrustedAncestors(const std::string& path, uid_t owner) {
   return Ok();
 }
 
+Status CheckSocketDirectory(const std::string& socket_path, uid_t owner) {
+  BK_TRY(CheckTrustedAncestors(socket_path, owner));
+  std::string dir = Dirname(socket_path);
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0) return Invalid(fmt::format("{} does not exist", dir));
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return Invalid(fmt::format(
+        "the socket directory {} is writable by other users (mode {:04o}), so anyone could stand in for the "
+        "server while it is down; keep the socket in the server directory's run/ (0711 or 0710)",
+        dir, st.st_mode & 07777));
+  return Ok();
+}
+
 Status CheckTrustedFile(const std::string& path, uid_t owner) {
   BK_TRY(CheckTrustedAncestors(path, owner));
   struct stat st {};

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "base/json_strict.h"
 #include "base/strings.h"
 #include "engine/parse.h"
 #include "sys/fs.h"
@@ -192,7 +193,9 @@ Result<JobSpec> ReadSpec(const std::string& dir, const std::string& spec_id, uid
                 fmt::format("private job spec {} is not a private file of yours", file));
   JobSpec s;
   try {
-    json j = json::parse(text);
+    auto parsed = ParseStrictJson(text);
+    if (!parsed) return Fail(ErrorKind::kCorrupt, "private job spec integrity check failed");
+    json j = std::move(*parsed);
     int version = j.at("version").get<int>();
     if (version != 2) return Fail(ErrorKind::kCorrupt, "private job spec integrity check failed");
     s.spec_id = j.at("spec_id").get<std::string>();

@@ -126,8 +126,8 @@ REFUSED_BY_THE_LEDGER = [
     (["d", "zzz"], ["reservation not found for current user: zzz", "bk l"]),
     (["d", "zzz", "--reason", "x"], ["reservation not found"]),
     (["e", "zzz", "-d", "1h"], ["reservation not found"]),
-    (["e", "1", "-d", "1h"], ["reservation not found"]),
-    (["renew", "1", "30m"], ["reservation not found"]),
+    (["e", "1", "-d", "1h"], ["no active reservation number 1: you have no active reservations"]),
+    (["renew", "1", "30m"], ["no active reservation number 1: you have no active reservations"]),
 ]
 
 
@@ -382,6 +382,9 @@ class ConfigFileTest(BkTestCase):
     def test_not_json(self):
         self.check("{bad json", ["is not valid JSON; fix or remove it"])
 
+    def test_duplicate_key(self):
+        self.check('{"gpu_count": 4, "gpu_count": 8}', ['names key "gpu_count" twice; keep one'])
+
     def test_not_an_object(self):
         self.check("[]", ["must hold a JSON object"])
 
@@ -390,6 +393,40 @@ class ConfigFileTest(BkTestCase):
         self.assertIn("share=1 slot (max 3)", self.ok("1", "30m"))
         self.refused("1", "15m", contains="multiple of 10 minutes")
 
+
+
+class TimeTextTest(BkTestCase):
+    """Times that name no instant, or nothing at all."""
+
+    def test_empty_time_is_not_now(self):
+        for args in (["1", "30m", "-t", ""], ["1", "30m", "--start", " "], ["x", "1", "1h", "--at", ""]):
+            self.refused(*args, contains="the time is empty")
+        self.assertNoDataDir()
+
+    def test_time_skipped_by_daylight_saving_is_refused(self):
+        env = {"TZ": "America/New_York", "BK_TEST_NOW": "2026-03-07T17:00:00Z"}
+        for when in ("2026-03-08 02:30", "tomorrow 02:30", "03-08 2:30am"):
+            self.refused("1", "30m", "-t", when, env=env,
+                         contains=["2026-03-08 02:30 does not exist in the local time zone",
+                                   "2026-03-08 03:30 -0400"])
+        self.assertNoDataDir()
+        # The hour before and after the gap are ordinary times.
+        self.assertIn("2026-03-08 01:30 -0500", self.ok("1", "30m", "-t", "2026-03-08 01:30", env=env))
+        self.assertIn("2026-03-08 03:30 -0400", self.ok("1", "30m", "-t", "2026-03-08 03:30", env=env))
+
+    def test_a_booking_across_the_fall_back_never_ends_before_it_starts(self):
+        env = {"TZ": "America/New_York", "BK_TEST_NOW": "2026-10-31T17:00:00Z", "COLUMNS": "100"}
+        # 01:30 EDT for 45 minutes ends at 01:15 EST, on the repeated hour.
+        rid = self.book_id("1", "45m", "--start", "2026-11-01T05:30:00Z", env=env)
+        row = [l for l in self.ok("l", env=env).splitlines() if rid[:8] in l][0]
+        self.assertIn("11-01 01:30 -0400", row)
+        self.assertIn("11-01 01:15 -0500", row)
+
+    def test_server_directory_too_long_for_a_socket(self):
+        long_dir = os.path.join(self.tmp, "s" * (120 - len(self.tmp)))
+        msg = self.refused("server", "init", "--directory", long_dir, contains="too long")
+        self.assertIn("run/broker.sock", msg)
+        self.assertFalse(os.path.exists(long_dir))
 
 if __name__ == "__main__":
     unittest.main()

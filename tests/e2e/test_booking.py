@@ -214,6 +214,22 @@ class IdempotencyTest(BkTestCase):
         self.assertEqual(doc["reservation"]["id"], rid)
         self.assertEqual(doc["reservation"]["status"], "cancelled")
 
+    def test_op_id_of_a_pruned_reservation_never_books_again(self):
+        env = {"BK_LEDGER_RETENTION_DAYS": "1"}
+        rid = self.book_id("1", "30m", "--op-id", "old-run", env=env)
+        later = dict(env, BK_TEST_NOW="2026-12-02T09:00:00Z")  # three days on: long finished
+        self.book_id("1", "30m", env=later)  # a write runs the daily retention
+        self.assertEqual([r["id"] for r in self.reservations("--history", env=later)
+                          if r["id"] == rid], [], "retention kept the old reservation")
+        counts = self.row_counts()
+        msg = self.refused("1", "30m", "--op-id", "old-run", env=later)
+        self.assertIn("operation ID old-run already did its create of reservation %s" % rid[:8], msg)
+        self.assertIn("retention", msg)
+        self.assertEqual(self.row_counts(), counts)
+        # The audit log says where it went.
+        log = [l for l in self.ok("lg", env=later).splitlines() if rid[:8] in l]
+        self.assertTrue(any("prune" in l for l in log), log)
+
     def test_same_op_id_for_a_different_request_is_refused(self):
         self.ok("1", "30m", "--op-id", "experiment-001")
         msg = self.refused("1", "1h", "--op-id", "experiment-001")

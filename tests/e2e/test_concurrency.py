@@ -502,5 +502,61 @@ class FreshLedgerRaceTest(BkTestCase):
                 len(failures), 8 * self.ROUNDS, "\n".join(failures[:3])))
 
 
+class FailingFirstWriteRaceTest(BkTestCase):
+    """A write that fails, racing the first booking of a data directory that does not exist yet.
+
+    A failing write must never remove a ledger: another process may have
+    committed to it meanwhile. Every booking that printed success must be in
+    the ledger afterwards, round after round.
+    """
+
+    ROUNDS = 200
+
+    def test_failing_cancel_racing_a_first_booking_loses_nothing(self):
+        lost = []
+        for n in range(self.ROUNDS):
+            root = os.path.join(self.root, "r%d" % n)
+            os.mkdir(root, 0o700)
+            env = make_env(root)
+            # A prefix no UUID has: the cancel fails whichever of the two runs first.
+            cmds = [["d", "ffffffff-x", "--json"], ["1", "30m", "--json", "--op-id", "book-%d" % n]]
+            (drc, dout, _), (rc, out, err) = run_gated(env, cmds)
+            self.assertEqual(drc, 2, dout)
+            booked = Outcome("book-%d" % n, cmds[1], rc, out, err)
+            self.assertTrue(booked.succeeded, booked.describe())
+            self.ledger_path = os.path.join(root, "data", "ledger.db")
+            if not os.path.exists(self.ledger_path):
+                lost.append("round %d: the ledger is gone" % n)
+                continue
+            rows = Ledger(self.ledger_path).query("SELECT id FROM reservations")
+            if rows != [(booked.doc["reservation"]["id"],)]:
+                lost.append("round %d: ledger holds %r" % (n, rows))
+            shutil.rmtree(root)
+        self.assertEqual(lost, [], "%d of %d confirmed bookings lost" % (len(lost), self.ROUNDS))
+
+    def test_three_exact_start_bookings_keep_the_winner(self):
+        lost = []
+        for n in range(self.ROUNDS // 2):
+            root = os.path.join(self.root, "x%d" % n)
+            os.mkdir(root, 0o700)
+            env = make_env(root)
+            cmds = [["x", "1", "30m", "--gpu", "0", "-t", "20:00", "--json", "--op-id", "x-%d-%d" % (n, i)]
+                    for i in range(3)]
+            outs = [Outcome(c[-1], c, *r) for c, r in zip(cmds, run_gated(env, cmds))]
+            for o in outs:
+                self.assertCleanOutcome(o)
+            winners = [o for o in outs if o.succeeded]
+            self.assertEqual(len(winners), 1, [o.describe() for o in outs])
+            self.ledger_path = os.path.join(root, "data", "ledger.db")
+            if not os.path.exists(self.ledger_path):
+                lost.append("round %d: the ledger is gone" % n)
+                continue
+            rows = Ledger(self.ledger_path).query("SELECT id FROM reservations")
+            if rows != [(winners[0].doc["reservation"]["id"],)]:
+                lost.append("round %d: ledger holds %r" % (n, rows))
+            shutil.rmtree(root)
+        self.assertEqual(lost, [], "%d of %d winning bookings lost" % (len(lost), self.ROUNDS // 2))
+
+
 if __name__ == "__main__":
     unittest.main()

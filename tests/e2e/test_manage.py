@@ -222,6 +222,24 @@ class CancelAndReferencesTest(BkTestCase):
         self.assertEqual(self.ok("d", "abcd0002"), "cancelled: abcd0002\n")
         self.assertEqual(self.ok("d", "abcd"), "cancelled: abcd0001\n")  # the only active match left
 
+    def test_list_numbers_out_of_range_are_never_id_prefixes(self):
+        # Three bookings whose IDs start with the digits a user might mistype as list numbers.
+        ids = ["40000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002",
+               "99999900-0000-4000-8000-000000000003"]
+        self.import_ledger([upstream_reservation(rid, [i], "2026-11-29T20:00:00Z", "2026-11-29T21:00:00Z")
+                            for i, rid in enumerate(ids)])
+        for ref in ("4", "0", "999999", "000004"):
+            msg = self.refused("d", ref)
+            self.assertIn("you have 3 active reservations", msg)
+            self.assertIn("at least 7 characters", msg)
+        self.refused("e", "4", "-d", "2h", contains="no active reservation number 4")
+        self.refused("renew", "4", "30m", contains="no active reservation number 4")
+        self.assertEqual(len(self.reservations()), 3)
+        # An ID prefix of seven digits or more is a prefix; a list number still works.
+        self.assertEqual(self.ok("d", "9999990"), "cancelled: 99999900\n")
+        self.assertEqual(self.ok("d", "1"), "cancelled: 00000000\n")
+        self.assertEqual([r["id"] for r in self.reservations()], [ids[0]])
+
     def test_unknown_reference(self):
         self.ok("1", "30m", "-q")
         self.assertEqual(self.refused("d", "zzz"),

@@ -166,6 +166,22 @@ class ProtocolAbuse(unittest.TestCase):
         self.assertProber(prober)
         self.assertServing()
 
+    def test_a_key_named_twice_is_refused_not_last_wins(self):
+        c = Rpc(self.srv.socket)
+        self.addCleanup(c.close)
+        before = self.everyone_total()
+        dupes = [b'{"jsonrpc":"2.0","id":1,"id":2,"method":"server.ping"}',
+                 b'{"jsonrpc":"2.0","id":3,"method":"booking.create","params":'
+                 b'{"count":1,"duration_seconds":1800,"count":2}}',
+                 b'{"jsonrpc":"2.0","id":4,"method":"server.ping","method":"server.ping"}']
+        for line in dupes:
+            c.send_raw(line + b"\n")
+            reply = c.read(PROMPT)
+            self.assertError(reply, -32600)
+            self.assertIn("twice", reply["error"]["message"])
+        self.assertEqual(self.everyone_total(), before)
+        self.assertIn("result", c.call("server.ping", timeout=PROMPT))
+
     def test_2mib_line_is_refused_and_closed(self):
         # Just under the limit is an ordinary (invalid-params) request.
         near = Rpc(self.srv.socket)

@@ -13,7 +13,9 @@ only) and every client sets BK_TEST_NOW to the same instant.
 import json
 import os
 import re
+import socket
 import stat
+import threading
 import unittest
 
 from ledger_checker import Reservation, check_ledger, find_violations, integrity_check
@@ -417,6 +419,96 @@ class ServerLifecycle(ServerCase):
         self.srv.proc.send_signal(2)
         self.assertEqual(self.srv.proc.wait(15), 0, self.srv.log())
         self.assertEqual(integrity_check(self.srv.ledger), "ok")
+
+    def test_a_failed_write_after_an_import_keeps_the_ledger(self):
+        # The daemon creates a missing ledger at start; an import fills it; a
+        # later write that fails must leave every imported booking in place.
+        self.srv.init("--gpu-count", str(GPU_COUNT))
+        os.unlink(self.srv.ledger)
+        self.srv.start()
+        for who in (self.owner, self.a):
+            self.ok(who, "server", "connect", self.srv.config)
+        records = [{"id": "%08x-0000-4000-8000-%012d" % (0xabc00000 + i, i), "uid": self.a.uid,
+                    "username": self.a.name, "mode": "shared", "share_units": 1, "gpus": [i % GPU_COUNT],
+                    "start_at": "2026-11-30T%02d:00:00Z" % (i + 1), "end_at": "2026-11-30T%02d:30:00Z" % (i + 1),
+                    "status": "active", "created_at": "2026-11-29T18:40:00Z",
+                    "updated_at": "2026-11-29T18:40:00Z", "op_id": "op-%d" % i} for i in range(5)]
+        doc = {"version": 1, "announcements": [], "last_transaction_id": "00000000-0000-4000-8000-000000000000",
+               "policy": {"version": 1, "gpu_count": GPU_COUNT, "granularity_seconds": 300,
+                          "max_shared_reservations_per_gpu": CAPACITY, "require_shared_memory": False,
+                          "shared_memory_reserve_mb": 512, "dir_mode": "0700", "file_mode": "0600"},
+               "reservations": records}
+        path = os.path.join(self.base, "ledger.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        os.chmod(path, 0o644)
+        self.assertIn("imported", self.ok(self.owner, "admin", "data", "import", path))
+        self.assertEqual(len(self.mine(self.a)), 5)
+        self.fails(self.a, "d", "ffff")
+        self.fails(self.owner, "d", "ffff")
+        self.fails(self.a, "renew", "ffff", "30m")
+        self.assertTrue(os.path.exists(self.srv.ledger), "a failed write removed the ledger")
+        self.assertEqual(len(self.mine(self.a)), 5)
+        # What the daemon holds is what is on disk: a restart reads the same five.
+        self.assertEqual(self.srv.stop(), 0, self.srv.log())
+        self.srv.start()
+        self.assertEqual(sorted(r["id"] for r in self.mine(self.a)), sorted(r["id"] for r in records))
+        self.assertEqual(self.srv.stop(), 0, self.srv.log())
+        self.assertEqual(integrity_check(self.srv.ledger), "ok")
+
+    def test_an_impostor_on_the_socket_is_never_believed(self):
+        # While the daemon is down, another account (root here) binds the
+        # socket's path and answers like a daemon. Clients must check who
+        # answers before they send anything.
+        self.srv.init(*INIT_ARGS)
+        self.srv.start()
+        self.ok(self.a, "server", "connect", self.srv.config)
+        self.assertEqual(self.srv.stop(), 0, self.srv.log())
+        received = []
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(self.srv.socket)
+        os.chmod(self.srv.socket, 0o666)
+        listener.listen(8)
+        self.addCleanup(lambda: os.path.exists(self.srv.socket) and os.unlink(self.srv.socket))
+        self.addCleanup(listener.close)
+
+        def impostor():
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                with conn:
+                    conn.settimeout(5)
+                    try:
+                        data = conn.recv(65536)
+                    except OSError:
+                        data = b""
+                    received.append(data)
+                    if data:
+                        conn.sendall(b'{"jsonrpc":"2.0","id":1,"result":{"reservations":[],"total":0}}\n')
+
+        t = threading.Thread(target=impostor, daemon=True)
+        t.start()
+        for args in (["l"], ["1", "1h"]):
+            line = self.fails(self.a, *args)
+            self.assertIn("is answered by root (UID 0), not by the server owner %s" % OWNER, line)
+        p = self.a.bk("server", "status")
+        self.assertEqual(p.returncode, 2, describe(["server", "status"], p))
+        self.assertIn("is answered by root (UID 0), not by the server owner %s" % OWNER, p.stdout)
+        self.assertTrue(received, "the client never connected")
+        self.assertEqual([d for d in received if d], [], "a request reached the impostor")
+
+    def test_a_socket_in_a_shared_sticky_directory_is_refused(self):
+        self.srv.init(*INIT_ARGS)
+        self.ok(self.a, "server", "connect", self.srv.config)
+        shared = os.path.join(self.base, "shared")
+        os.mkdir(shared)
+        os.chmod(shared, 0o1777)
+        self.srv.patch_config(socket=os.path.join(shared, "broker.sock"))
+        line = self.fails(self.a, "l")
+        self.assertIn("the socket directory %s is writable by other users" % shared, line)
+        self.assertIn("writable by other users", self.fails(self.a, "server", "status"))
 
     def test_disconnect_returns_to_the_private_ledger(self):
         self.srv.init(*INIT_ARGS)

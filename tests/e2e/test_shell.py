@@ -139,6 +139,20 @@ class ShellChecks:
         self.assertEqual(self.calls(), 1, "one retry a minute later, none before")
         self.assertEqual(err.count("GPU booking service unreachable"), 1, err)
 
+    def test_broken_configuration_installs_the_hook_and_shows_no_gpu(self):
+        self.ok("x", "1", "1h", "--gpu", "1", "-q")  # active now, in the private ledger
+        data_dir = self.env.pop("BK_DATA_DIR")  # it would win over BK_CONFIG_FILE
+        self.env["BK_CONFIG_FILE"] = os.path.join(self.tmp, "no-such-config.json")
+        self.env["CUDA_VISIBLE_DEVICES"] = "0,1,2,3"  # what the shell inherited
+        lines = ['type bk_gpu_refresh >/dev/null 2>&1 && echo "@@hook=yes"', self.show("broken"),
+                 "unset BK_CONFIG_FILE", "export BK_DATA_DIR=%s" % data_dir, "bk_gpu_refresh", self.show("fixed")]
+        seen, err = self.run_shell(lines)
+        self.assertEqual(seen.get("hook"), "yes", err)
+        self.assertEqual(seen["broken"], "[]", err)
+        self.assertEqual(err.count("configuration is broken"), 1, err)
+        self.assertIn("no-such-config.json", err)
+        self.assertEqual(seen["fixed"], "[%s]" % UUID[1], err)
+
     def test_no_process_between_boundaries_under_strace(self):
         if not strace_works():
             self.skipTest("strace is not available or not permitted here")
