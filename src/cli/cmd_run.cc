@@ -40,6 +40,8 @@ constexpr const char* kHelp =
     "booked GPUs (UUIDs when known), CUDA_DEVICE_ORDER=PCI_BUS_ID, BK_RESERVED_GPUS and BK_RESERVATION_ID.\n"
     "It gets SIGTERM worker_termination_grace_seconds (5 s) before the booking's current end and SIGKILL at\n"
     "the end (exit 124); a renewal moves that end, a cancel stops it. Ctrl-C is passed on to it.\n"
+    "A closed terminal (SIGHUP) does not stop it: it runs on until the booking ends. When it exits, its\n"
+    "processes that left its group but still carry its BK_RESERVATION_ID are stopped too.\n"
     "Booking options: see bk --help (same as `bk COUNT DURATION`).\n";
 
 bool IsModeWord(const std::string& a) {
@@ -202,6 +204,8 @@ Result<int> Follow(Context& ctx, client::Ledger& ledger, const worker::Settings&
         }
       }
     }
+    // The terminal is gone: there is nobody left to show the log to.
+    if (worker::HangupSeen()) return 128 + SIGHUP;
     if (worker::StopRequested()) {
       Err(ctx, fmt::format("run: stopped following; the job stays with your worker (`bk jl {}`)",
                            id.substr(0, 8)));
@@ -264,6 +268,9 @@ Result<int> RunRun(Context& ctx, const std::vector<std::string>& all) {
       return 0;
     }
   if (with_command && command.empty()) return Invalid("-- must be followed by a job command");
+  // Our own lines may outlive the terminal or pipe they go to (a dropped SSH
+  // session): a failed write is no reason to die before the job is recorded.
+  if (with_command) signal(SIGPIPE, SIG_IGN);
   if (args.empty()) return with_command ? RunNow(ctx, std::nullopt, command) : Show(ctx);
   if (args.size() == 1 && args[0][0] != '-' && !IsModeWord(args[0])) {
     if (!with_command)

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "base/strings.h"
+#include "worker/leftovers.h"
 #include "worker/procs.h"
 #include "worker/spawn.h"
 #include "worker/worker.h"
@@ -40,6 +41,18 @@ std::map<std::string, std::string> AdhocEnvironment(const AdhocRun& run) {
   return env;
 }
 
+namespace {
+
+// The booking is over (its end, a cancel): every group of ours carrying its
+// exact marker goes with the command's own, wherever it was started from.
+void SignalEscaped(const std::string& reservation_id, pid_t main_pgid, int sig, uid_t uid) {
+  if (reservation_id.empty()) return;
+  for (const auto& [pgid, pid] : FindMarkedGroups(reservation_id, uid, getpgrp()))
+    if (pgid != main_pgid) SignalGroup(pgid, sig, uid);
+}
+
+}  // namespace
+
 Result<int> RunAdhoc(client::Ledger& ledger, const sys::Clock& clock, const Settings& settings,
                      const AdhocRun& run, FILE* err) {
   char buf[8192];
@@ -50,11 +63,17 @@ Result<int> RunAdhoc(client::Ledger& ledger, const sys::Clock& clock, const Sett
   so.cwd = buf;
   so.path = path ? path : "/usr/local/bin:/usr/bin:/bin";
   so.env = MergeEnvironment(AdhocEnvironment(run));
+  // SIGHUP (the terminal closed, SSH dropped) is only noted: the command
+  // belongs to its booking and is supervised to its end all the same.
   StopHandlers handlers;
+  // Orphans of the command come back to us: reaped here, and found as ours
+  // when it has exited (LeftoverSweep).
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   BK_ASSIGN_OR_RETURN(pid_t pid, Spawn(so));
   uid_t uid = getuid();
   auto grace_ms = std::chrono::milliseconds(static_cast<int64_t>(settings.grace_seconds * 1000));
+  std::string marker = run.selected.size() == 1 ? run.selected[0].id : "";
+  LeftoverSweep leftovers(marker, uid, grace_ms);
   auto grace_s = static_cast<engine::Seconds>(std::ceil(settings.grace_seconds));
   engine::Seconds end = run.selected.front().end;
   for (const auto& r : run.selected) end = std::min(end, r.end);
@@ -69,13 +88,14 @@ Result<int> RunAdhoc(client::Ledger& ledger, const sys::Clock& clock, const Sett
     term_sent = true;
     term_at = std::chrono::steady_clock::now();
     SignalGroup(pid, sig, uid);
+    if (reason != "signal") SignalEscaped(marker, pid, sig, uid);
   };
   while (true) {
     int st = 0;
     pid_t got;
     while ((got = waitpid(-1, &st, WNOHANG)) > 0)
       if (got == pid) status = st;
-    if (status && GroupMembers(ListProcesses(), pid).empty()) break;
+    if (status && GroupMembers(ListProcesses(), pid).empty() && leftovers.Step()) break;
     engine::Seconds now = clock.Now();
     // The bookings as they stand now: a renewal moves the end, a cancel stops.
     if (std::chrono::steady_clock::now() - last_read >= std::chrono::seconds(1)) {
@@ -110,10 +130,13 @@ Result<int> RunAdhoc(client::Ledger& ledger, const sys::Clock& clock, const Sett
       if (due) {
         kill_sent = true;
         SignalGroup(pid, SIGKILL, uid);
+        if (reason != "signal") SignalEscaped(marker, pid, SIGKILL, uid);
       }
     }
     StopHandlers::Sleep(0.1);
   }
+  if (leftovers.stuck())
+    std::fprintf(err, "run: processes left behind by the command could not be confirmed stopped\n");
   if (reason == "deadline" || reason == "cancelled") return 124;
   if (reason == "signal") return StopSignal() == SIGINT ? 130 : 143;
   if (WIFEXITED(*status)) return WEXITSTATUS(*status);

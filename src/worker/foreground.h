@@ -3,6 +3,8 @@
 // to the terminal on the caller's current bookings, without a shell, in its
 // own session, and is stopped when the booking as it stands now ends (TERM at
 // end - grace, KILL at end; exit 124) or is cancelled. Ctrl-C is forwarded.
+// A hangup (terminal closed) does not end the supervision. When the command
+// has exited, what it left running under the booking's marker is stopped.
 
 #include <cstdio>
 #include <map>

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -72,6 +73,46 @@ int PidfdSignal(int, int) {
 }
 #endif
 
+bool HasMarker(const std::string& root, int pid, const std::string& marker) {
+  std::string env = ReadAll(root + "/" + std::to_string(pid) + "/environ", 1 << 20);
+  size_t start = 0;
+  while (start <= env.size()) {
+    size_t end = env.find('\0', start);
+    if (end == std::string::npos) end = env.size();
+    if (end - start == marker.size() && env.compare(start, end - start, marker) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+// Follows parent links up to `ancestor`; a bounded walk, as a listing taken
+// while processes exit and are reparented need not be a tree.
+bool Descends(const std::map<int, int>& parent, int pid, int ancestor) {
+  for (int hops = 0; pid > 1 && hops < 4096; ++hops) {
+    auto it = parent.find(pid);
+    if (it == parent.end()) return false;
+    pid = it->second;
+    if (pid == ancestor) return true;
+  }
+  return false;
+}
+
+// Process groups (pgid -> lowest pid) of `uid` holding a process that carries
+// the exact marker and passes `keep`.
+std::map<int, int> MarkedGroups(const std::vector<ProcInfo>& procs, const std::string& reservation_id,
+                                uid_t uid, int exclude_pgid, const std::string& root,
+                                const std::function<bool(const ProcInfo&)>& keep) {
+  std::map<int, int> groups;
+  std::string marker = "BK_RESERVATION_ID=" + reservation_id;
+  for (const auto& p : procs) {
+    if (p.ruid != uid || p.euid != uid || p.pgid <= 1 || p.pgid == exclude_pgid || p.state == 'Z') continue;
+    if (!keep(p) || !HasMarker(root, p.pid, marker)) continue;
+    auto it = groups.find(p.pgid);
+    if (it == groups.end() || p.pid < it->second) groups[p.pgid] = p.pid;
+  }
+  return groups;
+}
+
 }  // namespace
 
 std::vector<ProcInfo> ListProcesses(const std::string& root) {
@@ -119,28 +160,21 @@ int SignalGroup(int pgid, int sig, uid_t uid) {
 
 std::map<int, int> FindMarkedGroups(const std::string& reservation_id, uid_t uid, int exclude_pgid,
                                     bool* available, const std::string& root) {
-  std::map<int, int> groups;
-  std::string marker = "BK_RESERVATION_ID=" + reservation_id;
   DIR* d = opendir(root.c_str());
   if (available) *available = d != nullptr;
-  if (!d) return groups;
+  if (!d) return {};
   closedir(d);
-  for (const auto& p : ListProcesses(root)) {
-    if (p.ruid != uid || p.euid != uid || p.pgid <= 1 || p.pgid == exclude_pgid || p.state == 'Z') continue;
-    std::string env = ReadAll(root + "/" + std::to_string(p.pid) + "/environ", 1 << 20);
-    size_t start = 0;
-    bool hit = false;
-    while (start <= env.size() && !hit) {
-      size_t end = env.find('\0', start);
-      if (end == std::string::npos) end = env.size();
-      hit = env.compare(start, end - start, marker) == 0 && end - start == marker.size();
-      start = end + 1;
-    }
-    if (!hit) continue;
-    auto it = groups.find(p.pgid);
-    if (it == groups.end() || p.pid < it->second) groups[p.pgid] = p.pid;
-  }
-  return groups;
+  return MarkedGroups(ListProcesses(root), reservation_id, uid, exclude_pgid, root,
+                      [](const ProcInfo&) { return true; });
+}
+
+std::map<int, int> FindMarkedDescendants(const std::string& reservation_id, uid_t uid, int ancestor,
+                                         const std::string& root) {
+  auto procs = ListProcesses(root);
+  std::map<int, int> parent;
+  for (const auto& p : procs) parent[p.pid] = p.ppid;
+  return MarkedGroups(procs, reservation_id, uid, getpgrp(), root,
+                      [&](const ProcInfo& p) { return Descends(parent, p.pid, ancestor); });
 }
 
 }  // namespace bk::worker

@@ -40,4 +40,13 @@ int SignalGroup(int pgid, int sig, uid_t uid);
 std::map<int, int> FindMarkedGroups(const std::string& reservation_id, uid_t uid, int exclude_pgid,
                                     bool* available = nullptr, const std::string& proc_root = "/proc");
 
+// The same scan, kept to processes that descend from `ancestor` through their
+// parent links as the kernel reports them. A supervisor that is a child
+// subreaper inherits its job's orphans, so these are what its own job left
+// behind; a command another `bk run` started on the same booking never
+// descends from it and is not found. Groups <= 1 and the caller's own group
+// are skipped.
+std::map<int, int> FindMarkedDescendants(const std::string& reservation_id, uid_t uid, int ancestor,
+                                         const std::string& proc_root = "/proc");
+
 }  // namespace bk::worker

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -70,6 +71,47 @@ TEST(ProcsTest, NeverSignalsOtherUsersOrItsOwnGroup) {
   EXPECT_EQ(SignalGroup(0, 0, getuid()), 0);
   EXPECT_EQ(SignalGroup(pid, SIGKILL, getuid()), 1);
   EXPECT_TRUE(WaitGone(pid, 3000));
+}
+
+// Waits for `want` groups carrying `id` anywhere (an orphan's reparenting
+// happens when its parent exits, not at once).
+std::map<int, int> WaitMarked(const std::string& id, size_t want) {
+  std::map<int, int> groups;
+  for (int i = 0; i < 150 && groups.size() != want; ++i) {
+    int st;
+    while (waitpid(-1, &st, WNOHANG) > 0) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    groups = FindMarkedGroups(id, getuid(), getpgrp());
+  }
+  return groups;
+}
+
+TEST(ProcsTest, DescendantsAreWhatThisProcessStartedOrInherited) {
+  std::string id = "3f1e0c7a-2222-4000-8000-00000000abcd";
+  pid_t mine = StartMarked(id, "exec sleep 30");
+  ASSERT_GT(mine, 0);
+  // Its parent exits at once: the escaped sleep goes to init, not to us.
+  ASSERT_GT(StartMarked(id, "setsid sleep 30 & exit 0"), 0);
+  auto all = WaitMarked(id, 2);
+  ASSERT_EQ(all.size(), 2u);
+  auto found = FindMarkedDescendants(id, getuid(), getpid());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found.begin()->first, mine);
+  EXPECT_TRUE(FindMarkedDescendants(id, getuid() + 4242, getpid()).empty());
+  // As a subreaper we inherit the next escapee: now it is ours.
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  ASSERT_GT(StartMarked(id, "setsid sleep 30 & exit 0"), 0);
+  WaitMarked(id, 3);
+  for (int i = 0; i < 150 && found.size() != 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    found = FindMarkedDescendants(id, getuid(), getpid());
+  }
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+  EXPECT_EQ(found.size(), 2u);
+  for (const auto& [pgid, pid] : FindMarkedGroups(id, getuid(), getpgrp()))
+    SignalGroup(pgid, SIGKILL, getuid());
+  EXPECT_TRUE(WaitMarked(id, 0).empty());
 }
 
 TEST(SpawnTest, ResolvesThroughTheGivenPathAndReportsExecFailures) {

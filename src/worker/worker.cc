@@ -22,6 +22,7 @@ namespace bk::worker {
 namespace {
 
 std::atomic<int> g_stop_signal{0};
+std::atomic<bool> g_hangup{false};
 int g_wake[2] = {-1, -1};
 
 void OnStop(int sig) {
@@ -33,7 +34,11 @@ void OnStop(int sig) {
   }
 }
 
-struct sigaction g_old_int, g_old_term;
+// A closed terminal or dropped SSH session: noted, and nothing more. What runs
+// belongs to its booking, not to the terminal it was started from.
+void OnHangup(int) { g_hangup = true; }
+
+struct sigaction g_old_int, g_old_term, g_old_hup, g_old_pipe;
 
 std::string Seconds(double s) {
   return s == std::floor(s) ? fmt::format("{}s", static_cast<int64_t>(s)) : fmt::format("{:g}s", s);
@@ -43,20 +48,30 @@ std::string Seconds(double s) {
 
 bool StopRequested() { return g_stop_signal != 0; }
 int StopSignal() { return g_stop_signal; }
+bool HangupSeen() { return g_hangup; }
 
 StopHandlers::StopHandlers() {
-  g_stop_signal = 0;
+  g_stop_signal = 0;  // a hangup stays noted: the terminal does not come back
   if (g_wake[0] < 0 && pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) g_wake[0] = g_wake[1] = -1;
   struct sigaction sa {};
   sa.sa_handler = OnStop;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &g_old_int);
   sigaction(SIGTERM, &sa, &g_old_term);
+  sa.sa_handler = OnHangup;
+  sa.sa_flags = SA_RESTART;  // nothing to wake up for
+  sigaction(SIGHUP, &sa, &g_old_hup);
+  // With the terminal or the reading end of a pipe gone, our own lines fail
+  // to write (EIO, EPIPE); that must not end the supervision of a job.
+  sa.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &sa, &g_old_pipe);
 }
 
 StopHandlers::~StopHandlers() {
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
+  sigaction(SIGHUP, &g_old_hup, nullptr);
+  sigaction(SIGPIPE, &g_old_pipe, nullptr);
 }
 
 void StopHandlers::Sleep(double seconds) {

@@ -20,6 +20,7 @@
 #include "engine/civil_time.h"
 #include "gpu/procfs.h"
 #include "worker/job_log.h"
+#include "worker/leftovers.h"
 #include "worker/live_clock.h"
 #include "worker/settings.h"
 
@@ -76,6 +77,7 @@ class Worker {
     std::string reason;  // "" | cancelled | deadline | worker-stop
     bool term_sent = false, kill_sent = false;
     std::chrono::steady_clock::time_point term_at;
+    std::optional<LeftoverSweep> leftovers;  // once its group is gone
   };
 
   // worker.cc: the loop.
@@ -100,6 +102,7 @@ class Worker {
                  bool stopping);
   void RequestTermination(Child& c, const std::string& reason);
   void SignalEscaped(const Child& c, int sig);
+  bool LeftoversGone(Child& c);
   void Finish(Child& c);
   // worker_recovery.cc
   void Recover();
@@ -138,7 +141,12 @@ class Worker {
 // Set by SIGINT/SIGTERM while a worker or foreground run is active.
 bool StopRequested();
 int StopSignal();  // the signal that asked (SIGINT or SIGTERM), 0 when none
-// Installs the stop handlers (only set a flag and wake the sleeper); restores on destruction.
+// Set by SIGHUP: the terminal is gone. Supervision goes on regardless (a job
+// belongs to its booking); only what merely shows output to the terminal stops.
+bool HangupSeen();
+// Installs the stop handlers (only set a flag and wake the sleeper), notes
+// SIGHUP and ignores SIGPIPE; restores all of them on destruction. Spawned
+// commands start with default signal handling regardless.
 class StopHandlers {
  public:
   StopHandlers();

@@ -1,7 +1,8 @@
 // Supervising running jobs (upstream-runtime.md 4.8), against the booking as
 // it stands now: TERM at end - grace and KILL at end of the *current* end (a
 // renewal or edit moves both), TERM then KILL after the grace on a cancel or
-// a worker stop. A job is finished when its whole process group is gone.
+// a worker stop. A job is finished when its whole process group is gone and
+// nothing it left behind carrying the booking's marker still runs.
 
 #include <fmt/format.h>
 #include <signal.h>
@@ -80,13 +81,27 @@ void Worker::Reconcile(const std::optional<std::vector<service::JobView>>& jobs,
   auto procs = ListProcesses();
   for (size_t i = 0; i < children_.size();) {
     Child& c = *children_[i];
-    if (c.wait_status && GroupMembers(procs, c.pid).empty()) {
+    if (c.wait_status && GroupMembers(procs, c.pid).empty() && LeftoversGone(c)) {
       Finish(c);
       children_.erase(children_.begin() + static_cast<long>(i));
     } else {
       ++i;
     }
   }
+}
+
+// Once the job's own group has ended, whatever left it and still carries the
+// marker is stopped too: the job is over, so is its claim on the GPUs. The
+// result stays the command's own (its main process's status).
+bool Worker::LeftoversGone(Child& c) {
+  if (!c.leftovers)
+    c.leftovers.emplace(c.reservation_id, uid_,
+                        std::chrono::milliseconds(static_cast<int64_t>(settings_.grace_seconds * 1000)));
+  if (!c.leftovers->Step()) return false;
+  if (c.leftovers->stuck())
+    Warn(fmt::format("{}: processes left behind by the job could not be confirmed stopped",
+                     Short(c.reservation_id)));
+  return true;
 }
 
 void Worker::Finish(Child& c) {

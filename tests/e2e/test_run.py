@@ -1,14 +1,17 @@
 """Foreground `bk run` (upstream-runtime.md 4.14, upstream-cli.md 6.19): the command runs attached
 to the terminal on exactly the booked GPUs; bk's own lines go to stderr."""
 
+import fcntl
 import os
+import select
 import signal
 import subprocess
+import termios
 import time
 import unittest
 
 from bktest import BK_BIN, sim_gpu
-from test_worker import WorkerCase
+from test_worker import WorkerCase, marked_groups
 
 UUID = [sim_gpu(i)["uuid"] for i in range(4)]
 ENV_LINE = ('printf "%s|%s|%s|%s|%s|%s\\n" "$CUDA_VISIBLE_DEVICES" "$CUDA_DEVICE_ORDER" "$BK_RESERVED_GPUS" '
@@ -68,6 +71,20 @@ class RunNowTest(WorkerCase):
         self.assertEqual(out, "got-INT\n")
         self.assertEqual(p.returncode, 130)
 
+    def test_what_left_the_group_is_stopped_when_the_command_exits(self):
+        rid = self.book_id("1", "2h")
+        # One escapee ends on SIGTERM, the other ignores it and needs the SIGKILL after the grace.
+        script = ("setsid sleep 600 </dev/null >/dev/null 2>&1 & "
+                  "setsid sh -c 'trap \"\" TERM; while :; do sleep 0.05; done' </dev/null >/dev/null 2>&1 & "
+                  "exit 0")
+        t0 = time.monotonic()
+        p = self.bk("run", "--", "sh", "-c", script, env={"BK_WORKER_TERMINATION_GRACE_SECONDS": "1"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertEqual(p.stderr.splitlines(), ["run: GPU=%s from booking(s) %s" % (
+            self.reservations()[0]["gpus"][0], rid[:8])])
+        self.assertEqual(marked_groups(rid), set())
+
 
 class BookAndRunTest(WorkerCase):
 
@@ -113,6 +130,67 @@ class RunDeadlineTest(WorkerCase):
         self.assertEqual(p.returncode, 124, p.stderr)
         self.assertLess(time.monotonic() - t0, 7)
         self.assertIn("run: reservation ended; stopping the command", p.stderr)
+
+
+
+class HangupTest(WorkerCase):
+    """The terminal closes under `bk run` (an SSH session dropped): the command belongs to its booking
+    and runs on until the booking ends. Real short waits: the booking ends 6 s after bk starts."""
+
+    def setUp(self):
+        super().setUp()
+        self.env.update({"BK_SLOT_MINUTES": "1", "BK_WORKER_TERMINATION_GRACE_SECONDS": "1",
+                         "BK_WORKER_POLL_SECONDS": "0.1", "BK_TEST_NOW": "2026-11-29T18:49:54Z"})
+
+    def on_a_terminal(self, *args):
+        """bk leading a session of its own whose controlling terminal is a pty; returns (process, master)."""
+        master, slave = os.openpty()
+        try:
+            p = subprocess.Popen([BK_BIN, *args], env=self.env, cwd=self.tmp, stdin=slave, stdout=slave,
+                                 stderr=slave, start_new_session=True,
+                                 preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+        finally:
+            os.close(slave)
+        self.addCleanup(lambda: p.poll() is None and (p.kill(), p.wait()))
+        return p, master
+
+    def read_until(self, master, text):
+        seen = b""
+        deadline = time.monotonic() + 15
+        while text.encode() not in seen:
+            left = deadline - time.monotonic()
+            self.assertGreater(left, 0, "timed out waiting for %r on the terminal: %r" % (text, seen))
+            if select.select([master], [], [], left)[0]:
+                seen += os.read(master, 4096)
+        return seen.decode(errors="replace")
+
+    def hang_up(self, master):
+        """Closing the terminal's last master descriptor: the kernel sends SIGHUP to bk, the session's
+        leader, and from then on every write to the terminal fails with EIO."""
+        os.close(master)
+
+    def test_run_now_outlives_its_terminal_until_the_booking_ends(self):
+        rid = self.book_id("1", "1m")
+        t0 = time.monotonic()
+        # The command keeps writing to the dead terminal; its failing writes do not stop it.
+        p, master = self.on_a_terminal("run", "--", "sh", "-c", "echo ready; while :; do echo tick; sleep 0.1; done")
+        self.read_until(master, "ready")
+        self.hang_up(master)
+        self.assertEqual(p.wait(timeout=20), 124)  # stopped by the booking's end, not by the hangup
+        self.assertGreater(time.monotonic() - t0, 4.5)  # SIGTERM at end - grace, 5 s in
+        self.assertEqual(marked_groups(rid), set())
+
+    def test_book_and_run_outlives_its_terminal_and_records_the_job(self):
+        t0 = time.monotonic()
+        p, master = self.on_a_terminal("run", "1", "1m", "--", "sh", "-c",
+                                       'echo ready; trap "" TERM; while :; do sleep 0.05; done')
+        self.read_until(master, "ready")
+        self.hang_up(master)
+        self.assertEqual(p.wait(timeout=20), 124)
+        self.assertGreater(time.monotonic() - t0, 5.5)  # SIGKILL at the end, 6 s in
+        job = self.job()
+        self.assertEqual((job["status"], job["message"]), ("timed-out", "deadline"))
+        self.assertEqual(marked_groups(self.reservations()[0]["id"]), set())
 
 
 if __name__ == "__main__":

@@ -433,6 +433,24 @@ class RealTimeTest(WorkerCase):
         self.assertIn("job retry queued", self.ok("jr", "1", "--accept-duplicate-risk"))
         self.assertEqual(self.job()["status"], "pending")
 
+    def test_what_left_the_group_is_stopped_when_the_command_exits(self):
+        self.env["BK_TEST_NOW"] = "2026-11-29T18:49:00Z"
+        # The booking runs on for ten minutes; the job's main process is done at once. One escapee
+        # ends on SIGTERM, the other needs the SIGKILL after the grace.
+        script = ("setsid sleep 600 </dev/null >/dev/null 2>&1 & "
+                  "setsid sh -c 'trap \"\" TERM; while :; do sleep 0.05; done' </dev/null >/dev/null 2>&1 & "
+                  "echo main-done")
+        self.ok("1", "10m", "-q", "--", "sh", "-c", script)
+        rid = self.reservations()[0]["id"]
+        t0 = time.monotonic()
+        run = self.bk("w", "once")
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertIn("finished: %s status=succeeded exit=0" % rid[:8], run.stdout)
+        self.assertEqual(marked_groups(rid), set())
+        self.assertEqual(self.job()["status"], "succeeded")
+        self.assertEqual(self.ok("jl", "1").split("\n", 1)[1], "main-done\n")
+
     def test_stopping_the_worker_interrupts_its_jobs(self):
         self.env["BK_TEST_NOW"] = "2026-11-29T18:49:00Z"
         self.ok("1", "10m", "-q", "--", "sh", "-c", "while :; do sleep 0.05; done")
