@@ -178,7 +178,7 @@ TEST(ParseSimulation, DeepNestingIsAnErrorNotACrash) {
   deep += std::string(200000, ']');
   auto snap = ParseSimulation(deep, 1, kWhat);
   ASSERT_FALSE(snap.has_value());
-  EXPECT_EQ(snap.error().message, InvalidMessage("gpus[0] must be an object"));
+  EXPECT_EQ(snap.error().message, InvalidMessage("nests deeper than 64 levels"));
 }
 
 TEST(ParseSimulation, LimitsAreInclusive) {

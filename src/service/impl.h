@@ -42,11 +42,11 @@ struct BookingService::Impl {
   // nothing there returns as it is, and only a write that commits there runs
   // again on the real file, created for it. A ledger file, once created, is
   // never removed: another process may already have committed to it, and
-  // deleting it would lose that booking. The daemon created its ledger at
-  // start, so for it the trial never runs.
+  // deleting it would lose that booking. The daemon opens (and if need be
+  // creates) its ledger at start, so for it the trial never runs.
   template <class F>
   auto Write(F&& op) -> decltype(op()) {
-    if (deps.exclusive_store || (store && !store->in_memory()) || LedgerExists()) return op();
+    if ((store && !store->in_memory()) || LedgerExists()) return op();
     store::OpenOptions o{.path = deps.config->ledger_path, .scratch = true};
     auto scratch = store::LedgerStore::Open(o);
     if (!scratch) return std::unexpected(scratch.error());
