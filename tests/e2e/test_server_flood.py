@@ -3,6 +3,7 @@
 * A client that writes `server.ping` lines as fast as it can and never reads: meanwhile another
   client's pings are each answered within 100 ms, and the daemon's peak resident memory (VmHWM)
   stays under 64 MB.
+* The same with 100 such clients at once.
 * The same with a client that reads its answers (so the daemon is busy with it all along).
 * SIGTERM during either flood stops the daemon within a second.
 * Pipelined `reservations.list` requests on a ledger of thousands of rows, and many distinct
@@ -49,51 +50,57 @@ def iso(t):
 
 
 class Flooder:
-    """One raw connection that writes request lines as fast as the socket takes them, until
-    stopped, until `seconds` have passed, or until the daemon closes it. It never reads, or with
-    `drain` it reads and drops every answer as fast as it can."""
+    """Raw connections (one thread for all) that write request lines as fast as their sockets take
+    them, until stopped, until `seconds` have passed, or until the daemon closes one. They never
+    read, or with `drain` they read and drop every answer as fast as they can."""
 
-    def __init__(self, path, line=PING_LINE, seconds=3.0, drain=False):
+    def __init__(self, path, line=PING_LINE, seconds=3.0, drain=False, connections=1):
         self.drain = drain
         self.answered = 0  # bytes of answers drained
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(path)
-        self.sock.setblocking(False)
+        self.socks = []
+        for _ in range(connections):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path)
+            s.setblocking(False)
+            self.socks.append(s)
         self.blob = line * max(1, 65536 // len(line))  # whole lines: wrapping around keeps them whole
         self.seconds = seconds
-        self.written = 0
+        self.written = {s: 0 for s in self.socks}
         self.ended = None  # why it stopped
         self.stop_flag = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self):
-        pos = 0
         deadline = time.monotonic() + self.seconds
         while not self.stop_flag.is_set():
             left = deadline - time.monotonic()
             if left <= 0:
                 self.ended = "time"
                 return
-            # Waiting for room in the socket (or answers to drop), bounded so that stop() is seen.
-            r, w, _ = select.select([self.sock] if self.drain else [], [self.sock], [], min(left, 0.05))
-            if r and not self._drain():
-                return
-            if not w:
-                continue
-            try:
-                n = self.sock.send(self.blob[pos:])
-            except BlockingIOError:
-                continue
-            except OSError as e:
-                self.ended = repr(e)
-                return
-            self.written += n
-            pos = (pos + n) % len(self.blob)
+            # Waiting for room in a socket (or answers to drop), bounded so that stop() is seen.
+            r, w, _ = select.select(self.socks if self.drain else [], self.socks, [], min(left, 0.05))
+            for s in r:
+                if not self._drain(s):
+                    return
+            for s in w:
+                if not self._send(s):
+                    return
         self.ended = "stopped"
 
-    def _drain(self):
+    def _send(self, s):
+        pos = self.written[s] % len(self.blob)
         try:
-            got = self.sock.recv(1 << 20)
+            self.written[s] += s.send(self.blob[pos:])
+        except BlockingIOError:
+            pass
+        except OSError as e:
+            self.ended = repr(e)
+            return False
+        return True
+
+    def _drain(self, s):
+        try:
+            got = s.recv(1 << 20)
         except BlockingIOError:
             return True
         except OSError as e:
@@ -105,10 +112,15 @@ class Flooder:
         self.answered += len(got)
         return True
 
+    def total_written(self):
+        return sum(self.written.values())
+
     def __enter__(self):
         self.thread.start()
-        # The flood is under way once more than the daemon's first read (64 KiB) has gone out.
-        poll_until(lambda: self.written > 128 * 1024 or self.ended, 10, "the flood to start")
+        # The flood is under way once every connection has sent something and all together more than
+        # the daemon's first read (64 KiB) and a socket buffer.
+        poll_until(lambda: (min(self.written.values()) > 0 and self.total_written() > 128 * 1024)
+                   or self.ended, 10, "the flood to start")
         return self
 
     def running(self):
@@ -117,7 +129,8 @@ class Flooder:
     def __exit__(self, *exc):
         self.stop_flag.set()
         self.thread.join(10)
-        self.sock.close()
+        for s in self.socks:
+            s.close()
         return False
 
 
@@ -152,6 +165,7 @@ class Flood(unittest.TestCase):
         self.assertLess(hwm, RSS_BOUND_KB, "%s: the daemon peaked at %.1f MB resident" % (what, hwm / 1024))
 
     def assertNoSlowPings(self, took):
+        self.assertTrue(took, "no ping was tried: the flood was over before it was seen under way")
         slow = [round(t, 3) for t in took if t >= PING_BOUND]
         self.assertEqual(slow, [], "pings slower than %.0f ms during the flood (of %d, median %.1f ms)"
                          % (PING_BOUND * 1000, len(took), statistics.median(took) * 1000))
@@ -222,6 +236,20 @@ class Flood(unittest.TestCase):
         self.assertNoSlowPings(took)
         self.assertGreater(flood.answered, 0, "the flood was not answered at all")
         self.assertSmall("a ping flood that reads its answers")
+
+    def test_a_ping_flood_on_many_connections_neither_stalls_another_client_nor_grows_the_daemon(self):
+        # Each holds back at most 1 MiB of answers; all together are bounded far below 100 x 1 MiB.
+        self.start()
+        other = Rpc(self.srv.socket)
+        self.addCleanup(other.close)
+        self.timed_ping(other)
+        took = []
+        with Flooder(self.srv.socket, seconds=3.0, connections=100) as flood:
+            while flood.running():
+                took.append(self.timed_ping(other))
+            self.assertEqual(flood.ended, "time", "a flooding connection was closed early")
+        self.assertNoSlowPings(took)
+        self.assertSmall("a ping flood on 100 connections")
 
     def test_sigterm_during_a_flood_stops_the_daemon_promptly(self):
         # A flood that never reads (the daemon holds it back) and one that reads (the daemon is busy).
