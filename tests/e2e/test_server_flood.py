@@ -238,7 +238,7 @@ class Flood(unittest.TestCase):
         self.assertSmall("a ping flood that reads its answers")
 
     def test_a_ping_flood_on_many_connections_neither_stalls_another_client_nor_grows_the_daemon(self):
-        # Each holds back at most 1 MiB of answers; all together are bounded far below 100 x 1 MiB.
+        # A round of the event loop now has 100 busy connections, yet each gets only its share.
         self.start()
         other = Rpc(self.srv.socket)
         self.addCleanup(other.close)
