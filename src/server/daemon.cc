@@ -49,14 +49,37 @@ void Log(const std::string& line) {
   std::fflush(stderr);
 }
 
+// Fairness: each round of the event loop gives a connection one read of at
+// most kReadChunk bytes and a turn of at most kRequestsPerTurn requests (fewer
+// once the turn has used kTurnBudget); the rest wait in `in` for the next
+// round. A round ends early after kRoundBudget, so signals and new
+// connections are seen promptly; the next round resumes where it stopped.
+constexpr size_t kReadChunk = 64 * 1024;
+constexpr int kRequestsPerTurn = 4;
+constexpr auto kTurnBudget = std::chrono::milliseconds(5);
+constexpr auto kRoundBudget = std::chrono::milliseconds(50);
+// A drained buffer larger than this gives its memory back.
+constexpr size_t kKeepCapacity = 2 * kReadChunk;
+
 struct Conn {
   int fd = -1;
   service::Actor actor;
   std::string in;
+  size_t scanned = 0;  // in[0, scanned) holds no newline
   std::string out;
+  size_t sent = 0;  // out[0, sent) is already sent
   Steady::time_point last_activity;
   Steady::time_point partial_since;
-  bool closing = false;  // flush `out`, then close
+  bool eof = false;      // the peer sent its last byte: answer what is complete, then close
+  bool closing = false;  // no more requests: flush `out`, then close
+
+  size_t pending() const { return out.size() - sent; }
+  // Whether `in` holds a complete line (its newline at in[scanned] then).
+  bool HasLine() {
+    size_t nl = in.find('\n', scanned);
+    scanned = nl == std::string::npos ? in.size() : nl;
+    return nl != std::string::npos;
+  }
 };
 
 // The single-instance lock: flock held for the daemon's life; the file names the holder.
@@ -83,7 +106,7 @@ Result<int> TakeLock(const std::string& path) {
 class Loop {
  public:
   Loop(const ServeOptions& o, const config::Config& c, service::BookingService& s, monitor::Runner* m)
-      : opt_(o), config_(c), dispatcher_(s, c), monitor_(m) {
+      : opt_(o), config_(c), dispatcher_(s, c, o.cache_max_bytes), monitor_(m) {
     if (m) {
       dispatcher_.SetUsage([m](const monitor::UsageQuery& q, bool text) -> Result<std::string> {
         // Text is rendered in the server's local time: clients are users of this host.
@@ -100,16 +123,16 @@ class Loop {
       fds.clear();
       fds.push_back({listen_fd, POLLIN, 0});
       fds.push_back({signal_fd, POLLIN, 0});
+      bool ready = false;  // some connection has a request it may run now
       for (auto& c : conns_) {
-        short ev = c->closing ? 0 : POLLIN;
-        if (!c->out.empty()) ev |= POLLOUT;
-        fds.push_back({c->fd, ev, 0});
+        fds.push_back({c->fd, Events(*c), 0});
+        ready = ready || Runnable(*c);
       }
       // The monitor's sampler thread signals a delivered sample; ingesting it
       // here keeps this thread the ledger's only writer (monitor/runner.h).
       const size_t monitor_at = fds.size();
       if (monitor_ && monitor_->fd() >= 0) fds.push_back({monitor_->fd(), POLLIN, 0});
-      int n = poll(fds.data(), fds.size(), 1000);
+      int n = poll(fds.data(), fds.size(), ready ? 0 : 1000);
       if (n < 0 && errno != EINTR) {
         Log(fmt::format("poll failed: {}", std::strerror(errno)));
         return 1;
@@ -119,6 +142,7 @@ class Loop {
       for (size_t i = 0; i < conns_.size(); ++i) Service(*conns_[i], fds[i + 2].revents);
       if (fds[0].revents & POLLIN) Accept(listen_fd);
       if (monitor_at < fds.size() && (fds[monitor_at].revents & POLLIN)) monitor_->OnReadable();
+      RunTurns();
       Expire();
       Reap();
     }
@@ -128,6 +152,23 @@ class Loop {
   size_t requests() const { return requests_; }
 
  private:
+  // Read only while no complete request waits: a client that sends faster
+  // than it is served fills its own socket buffer, not our memory.
+  short Events(Conn& c) {
+    short ev = 0;
+    if (!c.eof && !c.closing && !c.HasLine()) ev |= POLLIN;
+    if (c.pending() > 0) ev |= POLLOUT;
+    return ev;
+  }
+
+  // Whether `c` may run its next request now: one is complete and its unsent
+  // replies (and everyone's together, unless it has none) are under the caps.
+  bool Runnable(Conn& c) {
+    if (c.fd < 0 || c.closing || c.pending() >= opt_.max_output_bytes) return false;
+    if (pending_ > opt_.max_total_output_bytes && c.pending() > 0) return false;
+    return c.HasLine();
+  }
+
   void Accept(int listen_fd) {
     while (true) {
       int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -152,7 +193,8 @@ class Loop {
   void DropLongestIdle() {
     Conn* victim = nullptr;
     for (auto& c : conns_)
-      if (!c->closing && (!victim || c->last_activity < victim->last_activity)) victim = c.get();
+      if (c->fd >= 0 && !c->closing && (!victim || c->last_activity < victim->last_activity))
+        victim = c.get();
     if (victim) Close(*victim);
   }
 
@@ -161,81 +203,138 @@ class Loop {
     if (revents & (POLLERR | POLLNVAL)) return Close(c);
     if (revents & POLLIN) Read(c);
     if (c.fd >= 0 && (revents & POLLOUT)) Flush(c);
-    if (c.fd >= 0 && (revents & POLLHUP) && !(revents & POLLIN) && c.out.empty()) Close(c);
+    // Hung up with nothing (more) read: the peer can take no answers.
+    if (c.fd >= 0 && (revents & POLLHUP) && !(revents & POLLIN)) c.eof = true;
+    Settle(c);
   }
 
+  // One read per round, however much the client has sent.
   void Read(Conn& c) {
-    char buf[65536];
-    while (c.fd >= 0) {
-      ssize_t n = read(c.fd, buf, sizeof(buf));
-      if (n == 0) {
-        // The client finished sending; answer what is complete, then close.
-        c.closing = true;
-        break;
-      }
-      if (n < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-        if (errno == EINTR) continue;
-        return Close(c);
-      }
-      if (c.in.empty()) c.partial_since = Steady::now();
-      c.in.append(buf, static_cast<size_t>(n));
-      c.last_activity = Steady::now();
-      Lines(c);
-      if (c.closing) break;
+    char buf[kReadChunk];
+    ssize_t n;
+    do n = read(c.fd, buf, sizeof(buf));
+    while (n < 0 && errno == EINTR);
+    if (n == 0) {
+      c.eof = true;
+      return;
     }
-    if (c.fd >= 0) {
-      Flush(c);
-      if (c.closing && c.out.empty()) Close(c);
+    if (n < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK) Close(c);
+      return;
+    }
+    if (c.in.empty()) c.partial_since = Steady::now();
+    c.in.append(buf, static_cast<size_t>(n));
+    c.last_activity = Steady::now();
+  }
+
+  // Each connection's turn, round-robin from where the last round stopped.
+  void RunTurns() {
+    const auto round_start = Steady::now();
+    const size_t n = conns_.size();
+    for (size_t k = 0; k < n; ++k) {
+      size_t i = (next_turn_ + k) % n;
+      Turn(*conns_[i]);
+      if (Steady::now() - round_start > kRoundBudget) {
+        next_turn_ = (i + 1) % n;
+        return;
+      }
     }
   }
 
-  void Lines(Conn& c) {
-    size_t start = 0;
-    while (true) {
-      size_t nl = c.in.find('\n', start);
-      if (nl == std::string::npos) break;
-      std::string line = c.in.substr(start, nl - start);
-      start = nl + 1;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find_first_not_of(" \t") == std::string::npos) continue;
-      if (line.size() > opt_.max_line_bytes) return TooLong(c);
-      ++requests_;
-      auto reply = dispatcher_.Handle(c.actor, line);
-      if (dispatcher_.last_was_write()) {
-        ++writes_;
-        if (monitor_) monitor_->OnWrite();  // a new exclusive booking may pause sampling
-      }
-      if (reply) c.out += *reply + "\n";
+  void Turn(Conn& c) {
+    const auto start = Steady::now();
+    bool answered = false;
+    for (int i = 0; i < kRequestsPerTurn && Runnable(c); ++i) {
+      Request(c);
+      answered = true;
+      if (Steady::now() - start > kTurnBudget) break;
     }
-    c.in.erase(0, start);
-    // What remains is the start of the next line: its clock starts now.
-    if (start > 0 && !c.in.empty()) c.partial_since = Steady::now();
-    if (c.in.size() > opt_.max_line_bytes) TooLong(c);
+    if (answered && c.fd >= 0) Flush(c);
+    Settle(c);
+  }
+
+  // Runs the first complete line of `c.in`.
+  void Request(Conn& c) {
+    if (!c.HasLine()) return;
+    std::string line = c.in.substr(0, c.scanned);
+    c.in.erase(0, c.scanned + 1);
+    c.scanned = 0;
+    if (c.in.empty()) {
+      Release(c.in);
+    } else if (!c.HasLine()) {
+      // What remains is the start of the next line: its clock starts now.
+      c.partial_since = Steady::now();
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) return;
+    if (line.size() > opt_.max_line_bytes) return TooLong(c);
+    ++requests_;
+    c.last_activity = Steady::now();
+    auto reply = dispatcher_.Handle(c.actor, line);
+    if (dispatcher_.last_was_write()) {
+      ++writes_;
+      if (monitor_) monitor_->OnWrite();  // a new exclusive booking may pause sampling
+    }
+    if (reply) Queue(c, *reply);
+  }
+
+  // Moves a connection on once it has no complete request left: an
+  // over-long partial line is refused, a finished peer is closed after its
+  // last answer.
+  void Settle(Conn& c) {
+    if (c.fd < 0) return;
+    if (!c.closing && !c.HasLine()) {
+      if (c.in.size() > opt_.max_line_bytes)
+        TooLong(c);
+      else if (c.eof)
+        c.closing = true;
+    }
+    if (c.closing && c.pending() == 0) Close(c);
   }
 
   void TooLong(Conn& c) {
     c.in.clear();
-    c.out +=
+    Release(c.in);
+    c.scanned = 0;
+    Queue(
+        c,
         fmt::format(
             R"({{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"request line exceeds {} bytes"}}}})",
-            opt_.max_line_bytes) +
-        "\n";
+            opt_.max_line_bytes));
     c.closing = true;
   }
 
+  void Queue(Conn& c, const std::string& reply) {
+    if (c.sent > 0) {
+      c.out.erase(0, c.sent);
+      c.sent = 0;
+    }
+    c.out += reply;
+    c.out += '\n';
+    pending_ += reply.size() + 1;
+  }
+
+  // Sends what the socket takes now; never waits.
   void Flush(Conn& c) {
-    while (!c.out.empty()) {
-      ssize_t n = send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+    while (c.pending() > 0) {
+      ssize_t n = send(c.fd, c.out.data() + c.sent, c.pending(), MSG_NOSIGNAL);
       if (n > 0) {
-        c.out.erase(0, static_cast<size_t>(n));
+        c.sent += static_cast<size_t>(n);
+        pending_ -= static_cast<size_t>(n);
         continue;
       }
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
       return Close(c);
     }
-    // A client that never reads its answers is not allowed to grow our memory.
-    if (c.out.size() > 16 * opt_.max_line_bytes) Close(c);
+    c.out.clear();
+    c.sent = 0;
+    Release(c.out);
+  }
+
+  // A large reply or line must not keep its memory once it is gone.
+  static void Release(std::string& s) {
+    if (s.empty() && s.capacity() > kKeepCapacity) std::string().swap(s);
   }
 
   void Expire() {
@@ -244,13 +343,17 @@ class Loop {
       if (c->fd < 0) continue;
       auto idle = std::chrono::duration_cast<std::chrono::milliseconds>(now - c->last_activity).count();
       auto partial = std::chrono::duration_cast<std::chrono::milliseconds>(now - c->partial_since).count();
-      if (idle > opt_.idle_timeout_ms || (!c->in.empty() && partial > opt_.partial_timeout_ms)) Close(*c);
+      bool unfinished = !c->in.empty() && !c->HasLine();
+      if (idle > opt_.idle_timeout_ms || (unfinished && partial > opt_.partial_timeout_ms)) Close(*c);
     }
   }
 
   void Close(Conn& c) {
     if (c.fd >= 0) close(c.fd);
     c.fd = -1;
+    pending_ -= c.pending();
+    c.out.clear();
+    c.sent = 0;
   }
 
   void Reap() {
@@ -262,6 +365,8 @@ class Loop {
   Dispatcher dispatcher_;
   monitor::Runner* monitor_;
   std::vector<std::unique_ptr<Conn>> conns_;
+  size_t next_turn_ = 0;  // where the next round's turns start
+  size_t pending_ = 0;    // unsent reply bytes of all connections
   size_t writes_ = 0;
   size_t requests_ = 0;
 };

@@ -3,7 +3,9 @@
 // answers JSON-RPC over NDJSON on the server's Unix socket. One event-loop
 // thread does all socket I/O without blocking, so an idle or half-open client
 // never holds anyone up; requests run one at a time, which is also the single
-// writer the ledger wants.
+// writer the ledger wants. Each round of the loop gives every connection one
+// read and a few requests, and output is bounded per connection and in total,
+// so no client can stall another or grow the daemon.
 
 #include <functional>
 #include <string>
@@ -19,6 +21,14 @@ struct ServeOptions {
   size_t max_line_bytes = 1 << 20;  // a longer request line is refused and the connection closed
   int idle_timeout_ms = 60000;      // no complete request for this long: closed
   int partial_timeout_ms = 10000;   // a started line must finish within this
+  // Unsent replies: above this a connection's next requests wait (and are not
+  // read) until it reads; a client that never reads is pushed back by the
+  // kernel and in the end closed as idle.
+  size_t max_output_bytes = 1 << 20;
+  // All connections' unsent replies together: above this only connections
+  // with nothing pending are served.
+  size_t max_total_output_bytes = 16 << 20;
+  size_t cache_max_bytes = 4 << 20;  // the read cache's bound
 };
 
 // Runs until SIGINT/SIGTERM. Returns the process exit status: 0 after a

@@ -15,6 +15,10 @@ namespace {
 
 using rpc::json;
 
+// What one cache entry costs beyond its key and answer (map node, hash,
+// string headers), so that many tiny entries are bounded too.
+constexpr size_t kCacheEntryOverhead = 128;
+
 struct Call {
   bool write = false;
   bool cacheable = false;  // a pure function of (caller, params, ledger generation, second)
@@ -218,8 +222,34 @@ std::string ErrorLine(const json& id, int code, const std::string& message,
 
 }  // namespace
 
-Dispatcher::Dispatcher(service::BookingService& service, const config::Config& config)
-    : service_(service), config_(config) {}
+Dispatcher::Dispatcher(service::BookingService& service, const config::Config& config, size_t cache_max_bytes)
+    : service_(service), config_(config), cache_max_bytes_(cache_max_bytes) {}
+
+// The cached answer for `key`, or null. Answers of another ledger generation
+// or another second are dropped first: they can never be asked for again.
+const std::string* Dispatcher::Cached(const std::string& key) {
+  if (service_.Generation() != cache_generation_ || service_.Now() != cache_now_) {
+    cache_.clear();
+    cache_bytes_ = 0;
+    cache_generation_ = service_.Generation();
+    cache_now_ = service_.Now();
+  }
+  auto hit = cache_.find(key);
+  return hit == cache_.end() ? nullptr : &hit->second;
+}
+
+// Keeps `answer` unless it is larger than a quarter of the bound (one huge
+// list would otherwise evict everything else); older entries make room.
+void Dispatcher::Remember(std::string key, const std::string& answer) {
+  size_t cost = key.size() + answer.size() + kCacheEntryOverhead;
+  if (cost > cache_max_bytes_ / 4) return;
+  while (!cache_.empty() && cache_bytes_ + cost > cache_max_bytes_) {
+    auto victim = cache_.begin();
+    cache_bytes_ -= victim->first.size() + victim->second.size() + kCacheEntryOverhead;
+    cache_.erase(victim);
+  }
+  if (cache_.try_emplace(std::move(key), answer).second) cache_bytes_ += cost;
+}
 
 // usage.query params: {view: me|users|events|samples, from, to, uid?, gpu?, resolution?, limit?, text?}.
 // "me" always means the caller: nobody asks for "me" as someone else.
@@ -311,13 +341,9 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
   last_write_ = it->second.write;
   std::string key;
   if (it->second.cacheable && !notification) {
-    if (service_.Generation() != cache_generation_ || cache_.size() > 4096) {
-      cache_.clear();
-      cache_generation_ = service_.Generation();
-    }
-    key = fmt::format("{}\n{}\n{}\n{}", method, actor.uid, service_.Now(), params.dump());
-    if (auto hit = cache_.find(key); hit != cache_.end())
-      return fmt::format(R"({{"id":{},"jsonrpc":"2.0","result":{}}})", id.dump(), hit->second);
+    key = fmt::format("{}\n{}\n{}", method, actor.uid, params.dump());
+    if (const std::string* hit = Cached(key))
+      return fmt::format(R"({{"id":{},"jsonrpc":"2.0","result":{}}})", id.dump(), *hit);
   }
   Result<json> result = Fail(ErrorKind::kInternal, "not run");
   try {
@@ -334,7 +360,7 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
   }
   if (!key.empty()) {
     std::string text = result->dump(-1, ' ', false, json::error_handler_t::replace);
-    cache_[key] = text;
+    Remember(std::move(key), text);
     return fmt::format(R"({{"id":{},"jsonrpc":"2.0","result":{}}})", id.dump(), text);
   }
   return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(*result)}}.dump(

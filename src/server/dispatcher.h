@@ -4,7 +4,6 @@
 // validated here; unknown fields are errors.
 
 #include <functional>
-
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -17,7 +16,11 @@ namespace bk::server {
 
 class Dispatcher {
  public:
-  Dispatcher(service::BookingService& service, const config::Config& config);
+  // The read cache never holds more than this many bytes of keys and answers.
+  static constexpr size_t kDefaultCacheBytes = size_t{4} << 20;
+
+  Dispatcher(service::BookingService& service, const config::Config& config,
+             size_t cache_max_bytes = kDefaultCacheBytes);
   // nullopt for a notification (no id): nothing is sent back.
   std::optional<std::string> Handle(const service::Actor& actor, const std::string& line);
   // Answers usage.query: the rendered gpubk.usage.v1 document or text table.
@@ -26,18 +29,27 @@ class Dispatcher {
 
   // Whether the last handled request was a write (the daemon counts them).
   bool last_was_write() const { return last_write_; }
+  // What the read cache holds now, counted as it is bounded.
+  size_t cache_bytes() const { return cache_bytes_; }
+  size_t cache_entries() const { return cache_.size(); }
 
  private:
   Result<std::string> Usage(const service::Actor& actor, const nlohmann::json& params);
   std::optional<std::string> HandleUnchecked(const service::Actor& actor, const std::string& line);
+  const std::string* Cached(const std::string& key);
+  void Remember(std::string key, const std::string& answer);
   service::BookingService& service_;
   const config::Config& config_;
   bool last_write_ = false;
   // Answers of pure reads, valid for one ledger generation and one second of
-  // the clock: repeated `bk l` between writes is served from memory.
+  // the clock: repeated `bk l` between writes is served from memory. Bounded
+  // in bytes, so distinct large reads cannot grow the daemon.
   std::unordered_map<std::string, std::string> cache_;
   UsageFn usage_;
   uint64_t cache_generation_ = 0;
+  int64_t cache_now_ = 0;
+  size_t cache_bytes_ = 0;
+  size_t cache_max_bytes_;
 };
 
 }  // namespace bk::server

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -521,6 +522,49 @@ TEST_F(DispatcherTest, ErrorsAreNotCached) {
   Ok(alice_, "booking.create", CreateParams());
   json h = Ok(alice_, "reservation.history", {{"ref", "1"}});
   EXPECT_EQ(h["reservation"]["uid"], alice_.uid);
+}
+
+TEST_F(DispatcherTest, TheCacheStaysWithinItsByteBound) {
+  for (int i = 0; i < 4; ++i) Ok(alice_, "booking.create", CreateParams(1, 600));
+  constexpr size_t kBound = 16 << 10;
+  Dispatcher small(*service_, config_, kBound);
+  // Distinct reads (another limit is another answer), each small enough to keep.
+  size_t largest = 0;
+  for (int limit = 1; limit <= 400; ++limit) {
+    for (int again = 0; again < 2; ++again) {
+      auto reply = small.Handle(alice_, Request("reservations.list", {{"limit", limit}, {"history", true}}));
+      ASSERT_TRUE(reply);
+      EXPECT_EQ(json::parse(*reply)["result"]["total"], 4) << *reply;
+    }
+    EXPECT_LE(small.cache_bytes(), kBound) << "after " << limit << " distinct reads";
+    largest = std::max(largest, small.cache_bytes());
+  }
+  EXPECT_GT(small.cache_entries(), 0u) << "small answers are still cached";
+  EXPECT_GT(largest, kBound / 2) << "the cache fills up to its bound";
+}
+
+TEST_F(DispatcherTest, AnAnswerLargerThanAQuarterOfTheCacheIsNotKept) {
+  for (int i = 0; i < 4; ++i) Ok(alice_, "booking.create", CreateParams(1, 600));
+  Dispatcher tiny(*service_, config_, 1024);  // one list of four bookings is larger than 256 bytes
+  std::string line = Request("reservations.list", json::object());
+  auto first = tiny.Handle(alice_, line);
+  auto second = tiny.Handle(alice_, line);
+  ASSERT_TRUE(first && second);
+  EXPECT_GT(first->size(), 1024u / 4);
+  EXPECT_EQ(*first, *second);
+  EXPECT_EQ(tiny.cache_entries(), 0u);
+  EXPECT_EQ(tiny.cache_bytes(), 0u);
+}
+
+TEST_F(DispatcherTest, TheCacheIsEmptiedByAWriteAndByTheClock) {
+  Ok(alice_, "reservations.list");
+  EXPECT_EQ(dispatcher_->cache_entries(), 1u);
+  Ok(alice_, "booking.create", CreateParams());
+  Ok(alice_, "reservations.list");
+  EXPECT_EQ(dispatcher_->cache_entries(), 1u) << "the answer of the older generation was dropped";
+  clock_->Set(kT0 + 121);
+  Ok(alice_, "audit.log");
+  EXPECT_EQ(dispatcher_->cache_entries(), 1u) << "the answer of the older second was dropped";
 }
 
 // ---- last_was_write ------------------------------------------------------------
