@@ -404,9 +404,14 @@ class Server:
             self.drain_notify(0.05)
             if os.path.exists(self.socket):
                 try:
-                    return self.ping(timeout=2.0)
+                    result = self.ping(timeout=2.0)
                 except (OSError, EOFError, TimeoutError, ValueError) as e:
                     last = e
+                else:
+                    # The daemon sends READY=1 before its loop answers anything, so
+                    # after a reply the datagram is already queued: collect it.
+                    self.drain_notify(0)
+                    return result
         self.kill()
         raise AssertionError("bk server serve not ready within %.0f s (last error %r):\n%s"
                              % (timeout, last, self.log()))
