@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "cli/args.h"
 #include "cli/context.h"
@@ -24,12 +25,14 @@ struct Check {
 };
 
 // The collector's state from the usage document (gpubk.usage.v1 "collector").
-std::string CollectorState(const std::string& usage_json) {
+// The collector's state and, when it samples without recording, why.
+std::pair<std::string, std::string> CollectorState(const std::string& usage_json) {
   try {
     json j = json::parse(usage_json);
-    return j.at("collector").value("state", "unknown");
+    const json& c = j.at("collector");
+    return {c.value("state", "unknown"), c.value("not_recording", "")};
   } catch (const json::exception&) {
-    return "unknown";
+    return {"unknown", ""};
   }
 }
 
@@ -88,16 +91,17 @@ Result<int> RunDoctor(Context& ctx, const std::vector<std::string>& args) {
     q.from = q.to - 60;
     q.uid = l->actor().uid;
     q.limit = 1;
-    std::string state = "unknown";
-    if (auto doc = UsageDocument(ctx, q, false)) state = CollectorState(*doc);
+    std::string state = "unknown", why;
+    if (auto doc = UsageDocument(ctx, q, false)) std::tie(state, why) = CollectorState(*doc);
     bool private_mode = c.deployment == config::Deployment::kPrivate;
     std::string level = state == "running" || state == "paused" ? "pass" : private_mode ? "warn" : "fail";
     checks.push_back(
         {"monitor", level,
          fmt::format("collector {}{}", state,
-                     level == "pass" ? ""
-                     : private_mode  ? "; run `bk m` (e.g. in tmux) for usage history and reclamation"
-                                     : "; the server's daemon should be sampling: see its log")});
+                     !why.empty()      ? ": sampling, but not recording: " + why
+                     : level == "pass" ? ""
+                     : private_mode    ? "; run `bk m` (e.g. in tmux) for usage history and reclamation"
+                                       : "; the server's daemon should be sampling: see its log")});
   }
 
   // This user's worker for scheduled commands.

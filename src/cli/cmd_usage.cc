@@ -24,16 +24,19 @@ Result<uint32_t> ParseUser(const std::string& raw) {
 }  // namespace
 
 Result<std::string> UsageDocument(Context& ctx, const monitor::UsageQuery& q, bool text) {
-  // A server's owner reads usage.db directly, so the history is there even
-  // while the daemon is stopped; everyone else goes through the ledger (in
-  // private mode the same file, on a server the daemon's usage.query).
+  // Everyone goes through the ledger: in private mode the file itself, on a
+  // server the daemon's usage.query, which also knows what the file cannot
+  // say (a monitor that samples but cannot record). A server's owner falls
+  // back to reading usage.db directly, so the history is there even while
+  // the daemon is stopped.
   const config::Config& c = ctx.config;
+  auto ledger = ctx.Ledger();
+  if (ledger) return (*ledger)->Usage(q, text);
   if (c.deployment != config::Deployment::kPrivate && sys::CurrentUid() == c.owner_uid) {
     static const sys::LocalZone zone;
     return monitor::ReadUsage(c, c.owner_uid, q, text, ctx.clock->Now() * 1000, zone);
   }
-  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
-  return ledger->Usage(q, text);
+  return std::unexpected(ledger.error());
 }
 
 Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {

@@ -37,6 +37,8 @@ Collector ClassifyHeartbeat(const std::optional<store::HeartbeatRow>& row, int64
 
 std::string CollectorLine(const Collector& c) {
   if (c.state == "not-seen") return "collector: not-seen (no monitor heartbeat has been recorded)";
+  if (c.state == "not-recording")
+    return "collector: not-recording (sampling, but cannot record: " + Printable(c.not_recording) + ")";
   std::string age = DurationText(c.age_ms.value_or(0) / 1000);
   if (c.state == "stopped")
     return fmt::format("collector: stopped at={}",

@@ -10,6 +10,8 @@
 //   stale       no write for longer than stale_after (the monitor died or hangs)
 //   stopped     the monitor stopped gracefully
 //   clock-skew  written more than 5 minutes in the future
+//   not-recording  the live monitor samples but cannot write usage.db (a full
+//               disk, say); only the daemon, which runs it, can tell
 
 #include <cstdint>
 #include <optional>
@@ -25,6 +27,7 @@ struct Collector {
   std::optional<int64_t> age_ms;
   int64_t stale_after_ms = 30000;
   std::optional<store::HeartbeatRow> row;
+  std::string not_recording;  // why the live monitor's samples are not being recorded
 };
 
 // max(30 s, 5 x interval)

@@ -57,7 +57,7 @@ Judgement Judge(const BookingRef& booking, const SampleView& sample);
 
 struct Rules {
   int64_t reclaim_after_ms = int64_t{3600} * 1000;  // 0: reclamation off
-  int64_t interval_ms = 2000;              // a gap is more than 2 x this between samples
+  int64_t interval_ms = 2000;                       // a gap is more than 2 x this between samples
 };
 
 struct Streak {

@@ -178,8 +178,17 @@ void Runner::OnReadable() {
   for (RawSample& s : sampler_->Take()) {
     auto report = monitor_->Ingest(std::move(s));
     if (!report) {
-      Warn("monitor: sample not recorded: " + report.error().message);
+      // Sampling goes on: the evidence for reclamation is kept in memory, so
+      // only the history gets a hole. The reason is kept for usage queries
+      // (and so `bk doctor`), since the heartbeat in usage.db cannot say it.
+      not_recording_ = report.error().message;
+      Warn("monitor: sample not recorded: " + not_recording_);
       continue;
+    }
+    if (!not_recording_.empty()) {
+      log_("monitor: recording again");
+      not_recording_.clear();
+      last_warning_.clear();
     }
     for (const auto& d : report->decisions)
       if (d.reclaimed)

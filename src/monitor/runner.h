@@ -88,6 +88,8 @@ class Runner {
   void Stop();        // stop sampling, ingest the rest, write the stopped heartbeat
   // For usage queries over the socket (loop thread only); null before Start.
   store::UsageStore* usage() { return usage_.get(); }
+  // Why the last sample could not be recorded; empty once one is again.
+  const std::string& not_recording() const { return not_recording_; }
   int64_t NowMs() const { return now_ms_(); }
 
  private:
@@ -112,6 +114,7 @@ class Runner {
   std::unique_ptr<Monitor> monitor_;
   std::unique_ptr<Sampler> sampler_;
   std::string last_warning_;
+  std::string not_recording_;
 };
 
 // A random 32-hex-digit monitor ID.

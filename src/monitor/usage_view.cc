@@ -31,6 +31,7 @@ json CollectorJson(const Collector& c) {
             {"fresh", c.fresh},
             {"age_seconds", c.age_ms ? json(Secs(*c.age_ms)) : json()},
             {"stale_after_seconds", Secs(c.stale_after_ms)}};
+  if (!c.not_recording.empty()) j["not_recording"] = c.not_recording;
   if (c.row) {
     j["reported_status"] = c.row->status;
     j["sampled_at"] = IsoMs(c.row->sampled_ms);
@@ -97,10 +98,17 @@ json EventJson(const store::UsageEvent& e) {
           {"message", e.message}};
 }
 
-Result<Collector> ReadCollector(store::UsageStore* store, int64_t now_ms) {
-  if (!store) return Collector{};
-  BK_ASSIGN_OR_RETURN(auto row, store->Heartbeat());
-  return ClassifyHeartbeat(row, now_ms);
+Result<Collector> ReadCollector(store::UsageStore* store, int64_t now_ms, const std::string& not_recording) {
+  Collector c;
+  if (store) {
+    BK_ASSIGN_OR_RETURN(auto row, store->Heartbeat());
+    c = ClassifyHeartbeat(row, now_ms);
+  }
+  if (!not_recording.empty()) {
+    c.state = "not-recording";
+    c.not_recording = not_recording;
+  }
+  return c;
 }
 
 std::string Mem(int64_t mb) {
@@ -124,8 +132,9 @@ const char* UsageKindName(UsageKind k) {
   return "me";
 }
 
-Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int64_t now_ms) {
-  BK_ASSIGN_OR_RETURN(Collector collector, ReadCollector(store, now_ms));
+Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int64_t now_ms,
+                              const std::string& not_recording) {
+  BK_ASSIGN_OR_RETURN(Collector collector, ReadCollector(store, now_ms, not_recording));
   json query = {{"start_at", engine::FormatIsoUtc(q.from)},
                 {"end_at", engine::FormatIsoUtc(q.to)},
                 {"uid", q.uid ? json(*q.uid) : json()},
@@ -189,8 +198,8 @@ Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int
 }
 
 Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int64_t now_ms,
-                              const engine::Zone& zone) {
-  BK_ASSIGN_OR_RETURN(Collector collector, ReadCollector(store, now_ms));
+                              const engine::Zone& zone, const std::string& not_recording) {
+  BK_ASSIGN_OR_RETURN(Collector collector, ReadCollector(store, now_ms, not_recording));
   std::string out = CollectorLine(collector) + "\n";
   if (!store) return out + "no usage history yet: the monitor records it (`bk m`, or `bk server serve`)\n";
   out += fmt::format("history: {} -> {} (sampled past only)\n", engine::FormatLocal(q.from, zone),

@@ -30,10 +30,13 @@ struct UsageQuery {
 };
 
 // `store` may be null: no usage.db yet (every list empty, collector not-seen).
-// `now_ms` classifies the heartbeat.
-Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int64_t now_ms);
+// `now_ms` classifies the heartbeat. `not_recording`, from the live monitor
+// (the daemon's), says why its samples are not being written: the heartbeat
+// in usage.db cannot say so, since writing there is what fails.
+Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int64_t now_ms,
+                              const std::string& not_recording = "");
 Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int64_t now_ms,
-                              const engine::Zone& zone);
+                              const engine::Zone& zone, const std::string& not_recording = "");
 
 // Opens usage.db (read-only use; owned by `owner`) beside the configured
 // ledger and renders the query: the JSON document, or the text table in `zone`.

@@ -111,8 +111,8 @@ class Loop {
       dispatcher_.SetUsage([m](const monitor::UsageQuery& q, bool text) -> Result<std::string> {
         // Text is rendered in the server's local time: clients are users of this host.
         static sys::LocalZone zone;
-        if (text) return monitor::UsageText(m->usage(), q, m->NowMs(), zone);
-        return monitor::UsageJson(m->usage(), q, m->NowMs());
+        if (text) return monitor::UsageText(m->usage(), q, m->NowMs(), zone, m->not_recording());
+        return monitor::UsageJson(m->usage(), q, m->NowMs(), m->not_recording());
       });
     }
   }

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 from bktest import BkTestCase
@@ -105,6 +106,7 @@ class ServerOnAFullDisk(unittest.TestCase):
         self.srv = Server(self.mount, self.owner)
         self.addCleanup(self.srv.cleanup)
         self.srv.init("--gpu-count", "4")
+        self.srv.patch_config(monitor_interval_seconds=0.2)
         self.srv.start()
         p = self.a.bk("server", "connect", self.srv.config)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -113,6 +115,21 @@ class ServerOnAFullDisk(unittest.TestCase):
         p = self.a.bk(*args, "--json")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         return json.loads(p.stdout)["reservation"]["id"]
+
+    def monitor_check(self, want, timeout=20.0):
+        """Polls `bk doctor --json` (the owner's) until want(message of the monitor check) holds."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            p = self.owner.bk("doctor", "--json", env=self.owner.env(BK_CONFIG_FILE=self.srv.config))
+            try:
+                checks = {c["name"]: c for c in json.loads(p.stdout)["checks"]}
+                last = checks["monitor"]
+            except (ValueError, KeyError):
+                last = p.stdout + p.stderr
+            if isinstance(last, dict) and want(last["message"]):
+                return last
+        self.fail("monitor check never as wanted; last %r\n%s" % (last, self.srv.log()))
 
     def test_the_daemon_refuses_writes_keeps_serving_and_recovers(self):
         first = [self.book("1", "30m") for _ in range(2)]
@@ -126,7 +143,12 @@ class ServerOnAFullDisk(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(sorted(r["id"] for r in json.loads(p.stdout)["reservations"]), sorted(first))
         self.assertTrue(self.srv.alive(), self.srv.log())
+        # The monitor samples on, says it is not recording, and why.
+        check = self.monitor_check(lambda m: "not recording: no space left" in m)
+        self.assertEqual(check["status"], "fail")
         os.unlink(filler)
+        # Count-only GPUs (no telemetry) read as degraded; what matters is that it records again.
+        self.monitor_check(lambda m: m.startswith("collector ") and "not recording" not in m)
         third = self.book("1", "30m", "-t", "22:00")
         p = self.a.bk("l", "--json")
         self.assertEqual(sorted(r["id"] for r in json.loads(p.stdout)["reservations"]), sorted(first + [third]))
