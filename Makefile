@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 ARGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build run check bench install clean format tidy
+.PHONY: all deps configure build run check bench soak install clean format tidy
 
 all: build
 
@@ -30,6 +30,13 @@ check: build
 
 bench: build
 	bench/run.sh $(BUILD)
+
+# Minutes of mixed load on a daemon with its monitor sampling; reports RSS, fds
+# and p99 over time and fails when one keeps growing (not part of `check`).
+SOAK_SECONDS ?= 300
+SOAK_CLIENTS ?= 48
+soak: build
+	bench/soak.py $(BUILD)/bk --seconds $(SOAK_SECONDS) --clients $(SOAK_CLIENTS)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
