@@ -506,3 +506,28 @@ def poll_until(predicate, timeout, what, interval=0.01):
         if time.monotonic() >= deadline:
             raise AssertionError("timed out after %.1f s waiting for %s" % (timeout, what))
         time.sleep(interval)
+
+
+def budgeted_server(base, gpu_count, host_cpus, capacity):
+    """An initialised (not started) server with host budgets (64 GiB of RAM), and its client
+    accounts: USER_A and USER_B served by OWNER as root, else the current account alone."""
+    if is_root():
+        owner = Account.make(OWNER, base)
+        users = [Account.make(USER_A, base), Account.make(USER_B, base)]
+    else:
+        owner = Account.current(base, "owner")
+        users = [owner]
+    srv = Server(base, owner)
+    srv.init("--gpu-count", str(gpu_count), "--cpus", str(host_cpus), "--ram", "64g", "--max-shared",
+             str(capacity))
+    return srv, users
+
+
+def write_upstream_ledger(directory, records, gpu_count):
+    """The original's ledger.json holding `records`, readable by the server's owner; returns its path."""
+    from bktest import upstream_ledger  # the one description of that format in the tests
+    path = os.path.join(directory, "ledger.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(upstream_ledger(records, gpu_count=gpu_count), f)
+    os.chmod(path, 0o644)
+    return path

@@ -32,8 +32,7 @@ import unittest
 import urllib.parse
 
 from ledger_checker import check_ledger, integrity_check
-from server_fixture import (BK_BIN, NOW, OWNER, USER_A, USER_B, Account, Server, bk_ok, is_root, make_base_dir,
-                            remove_tree)
+from server_fixture import BK_BIN, NOW, bk_ok, budgeted_server, make_base_dir, remove_tree
 from test_concurrency import CAPACITY, GPU_COUNT, HOST_CPUS, HOST_RAM_MB, bk_binary, make_env
 
 KILLS = int(os.environ.get("BK_CRASH_KILLS", "1000"))
@@ -63,6 +62,26 @@ class Attempt:
         self.rc = None
         self.doc = None
         self.killed = False
+
+    def run(self, bk, env, rng, kill, **popen):
+        """Runs the write; with `kill`, SIGKILLs it after a random delay unless it ended first.
+        Most kills land in the first milliseconds: opening, creating, the transaction."""
+        p = subprocess.Popen([bk, *self.args, "--json", "--op-id", self.op], env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
+        if kill:
+            try:
+                p.wait(timeout=rng.uniform(0, MAX_DELAY / (4 if rng.random() < 0.7 else 1)))
+            except subprocess.TimeoutExpired:
+                p.send_signal(signal.SIGKILL)
+                self.killed = True
+        out, _ = p.communicate(timeout=120)
+        self.rc = p.returncode
+        if not self.killed:
+            try:
+                self.doc = json.loads(out)
+            except ValueError:
+                self.doc = None
+        return self
 
     @property
     def confirmed(self):
@@ -141,25 +160,6 @@ class PrivateKillLoop(LedgerAssertions, unittest.TestCase):
         self.env = make_env(self.root, BK_HOST_CPUS=HOST_CPUS, BK_HOST_RAM_MB=HOST_RAM_MB)
         self.ledger = os.path.join(self.root, "data", "ledger.db")
 
-    def run_one(self, rng, attempt, kill):
-        p = subprocess.Popen([self.bk, *attempt.args, "--json", "--op-id", attempt.op], env=self.env,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        if kill:
-            try:
-                # Most kills land in the first milliseconds: opening, creating, the transaction.
-                p.wait(timeout=rng.uniform(0, MAX_DELAY / (4 if rng.random() < 0.7 else 1)))
-            except subprocess.TimeoutExpired:
-                p.send_signal(signal.SIGKILL)
-                attempt.killed = True
-        out, _ = p.communicate(timeout=120)
-        attempt.rc = p.returncode
-        if not attempt.killed:
-            try:
-                attempt.doc = json.loads(out)
-            except ValueError:
-                attempt.doc = None
-        return attempt
-
     def lane(self, i, kills_wanted, attempts, lock):
         rng = random.Random(SEED + i)
         mine, kills, n = [], 0, 0
@@ -171,7 +171,7 @@ class PrivateKillLoop(LedgerAssertions, unittest.TestCase):
                 a = Attempt("cancel", op, ["d", target], target)
             else:
                 a = Attempt("create", op, request(rng))
-            self.run_one(rng, a, kill=rng.random() < 0.85)
+            a.run(self.bk, self.env, rng, kill=rng.random() < 0.85)
             kills += a.killed
             if a.kind == "create" and a.confirmed:
                 mine.append(a.doc["reservation"]["id"])
@@ -203,7 +203,7 @@ class PrivateKillLoop(LedgerAssertions, unittest.TestCase):
         for a in killed:
             if a.kind != "create":
                 continue
-            again = self.run_one(random.Random(0), Attempt("create", a.op, a.args), kill=False)
+            again = Attempt("create", a.op, a.args).run(self.bk, self.env, None, kill=False)
             self.assertIn(again.rc, (0, 2), again.doc)
             retried += 1
             if retried >= 100:
@@ -221,16 +221,8 @@ class DaemonKillLoop(LedgerAssertions, unittest.TestCase):
     def setUp(self):
         self.base = make_base_dir("bk-dkill-")
         self.addCleanup(remove_tree, self.base)
-        if is_root():
-            owner = Account.make(OWNER, self.base)
-            self.users = [Account.make(USER_A, self.base), Account.make(USER_B, self.base)]
-        else:
-            owner = Account.current(self.base, "owner")
-            self.users = [owner]
-        self.srv = Server(self.base, owner)
+        self.srv, self.users = budgeted_server(self.base, GPU_COUNT, HOST_CPUS, CAPACITY)
         self.addCleanup(self.srv.cleanup)
-        self.srv.init("--gpu-count", str(GPU_COUNT), "--cpus", str(HOST_CPUS), "--ram", "64g",
-                      "--max-shared", str(CAPACITY))
         self.srv.start()
 
     def test_kill9_the_daemon_under_32_clients(self):
@@ -246,28 +238,12 @@ class DaemonKillLoop(LedgerAssertions, unittest.TestCase):
             while not stop.is_set():
                 n += 1
                 a = Attempt("create", "d%02d-%05d" % (i, n), request(rng))
-                p = subprocess.Popen([self.bk_bin, *a.args, "--json", "--op-id", a.op], env=env,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     cwd=who.home, **who.popen_kwargs())
-                if rng.random() < 0.3:
-                    try:
-                        p.wait(timeout=rng.uniform(0, MAX_DELAY))
-                    except subprocess.TimeoutExpired:
-                        p.send_signal(signal.SIGKILL)
-                        a.killed = True
-                out, _ = p.communicate(timeout=120)
-                a.rc = p.returncode
-                if not a.killed:
-                    try:
-                        a.doc = json.loads(out)
-                    except ValueError:
-                        a.doc = None
+                a.run(BK_BIN, env, rng, kill=rng.random() < 0.3, cwd=who.home, **who.popen_kwargs())
                 with lock:
                     attempts.append(a)
                     client_kills[0] += a.killed
                     lock.notify_all()
 
-        self.bk_bin = BK_BIN
         threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(CLIENTS)]
         started = time.monotonic()
         for t in threads:

@@ -25,8 +25,7 @@ import unittest
 import urllib.parse
 
 from ledger_checker import check_ledger, integrity_check
-from server_fixture import (BK_BIN, NOW, OWNER, USER_A, USER_B, Account, Server, bk_ok, describe, is_root,
-                            make_base_dir, remove_tree)
+from server_fixture import BK_BIN, NOW, bk_ok, budgeted_server, describe, make_base_dir, remove_tree
 
 CLIENTS = 16
 PER_CLIENT = 12
@@ -49,16 +48,8 @@ class DaemonCrash(unittest.TestCase):
             self.skipTest("bk binary not found at %s; build it or set BK_BIN" % BK_BIN)
         self.base = make_base_dir("bk-crash-")
         self.addCleanup(remove_tree, self.base)
-        if is_root():
-            owner = Account.make(OWNER, self.base)
-            self.users = [Account.make(USER_A, self.base), Account.make(USER_B, self.base)]
-        else:
-            owner = Account.current(self.base, "owner")
-            self.users = [owner]
-        self.srv = Server(self.base, owner)
+        self.srv, self.users = budgeted_server(self.base, GPU_COUNT, HOST_CPUS, CAPACITY)
         self.addCleanup(self.srv.cleanup)
-        self.srv.init("--gpu-count", str(GPU_COUNT), "--cpus", str(HOST_CPUS), "--ram", "64g",
-                      "--max-shared", str(CAPACITY))
         self.srv.start()
 
     def request(self, i, n):

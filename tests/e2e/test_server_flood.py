@@ -15,7 +15,6 @@ the test talks to the socket itself. Run:
     cd tests/e2e && BK_BIN=/path/to/bk python3 -m unittest -v test_server_flood
 """
 
-import json
 import os
 import select
 import signal
@@ -27,7 +26,7 @@ import time
 import unittest
 
 from server_fixture import (BK_BIN, NOW, OWNER, Account, Rpc, Server, bk_ok, describe, is_root, make_base_dir,
-                            poll_until, remove_tree)
+                            poll_until, remove_tree, write_upstream_ledger)
 
 PING_BOUND = 0.1           # seconds: another client's ping during a flood
 RSS_BOUND_KB = 64 * 1024   # the daemon's peak resident memory during any flood
@@ -189,15 +188,7 @@ class Flood(unittest.TestCase):
                          "gpus": [i % 4], "share_units": 1, "start_at": iso(start), "end_at": iso(start + 1800),
                          "status": "expired", "created_at": iso(start - 60), "updated_at": iso(start + 1800),
                          "op_id": "op-" + rid})
-        ledger = {"version": 1, "announcements": [], "last_transaction_id": "00000000-0000-4000-8000-000000000000",
-                  "policy": {"version": 1, "gpu_count": 4, "granularity_seconds": 300,
-                             "max_shared_reservations_per_gpu": 2, "require_shared_memory": False,
-                             "shared_memory_reserve_mb": 512, "dir_mode": "0700", "file_mode": "0600"},
-                  "reservations": rows}
-        path = os.path.join(self.base, "ledger.json")
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(ledger, f)
-        os.chmod(path, 0o644)
+        path = write_upstream_ledger(self.base, rows, gpu_count=4)
         args = ("admin", "data", "import", path)
         env = self.owner.env(BK_DATA_DIR=os.path.join(self.srv.dir, "data"), BK_GPU_COUNT=4)
         p = self.owner.bk(*args, env=env, timeout=120)

@@ -20,7 +20,7 @@ import unittest
 
 from ledger_checker import Reservation, check_ledger, find_violations, integrity_check
 from server_fixture import (BK_BIN, NOW, OWNER, USER_A, USER_B, Account, Rpc, Server, bk_ok, describe,
-                            ensure_group, is_root, make_base_dir, remove_tree, rpc_as)
+                            ensure_group, is_root, make_base_dir, remove_tree, rpc_as, write_upstream_ledger)
 
 GPU_COUNT = 4
 HOST_CPUS = 16
@@ -433,15 +433,7 @@ class ServerLifecycle(ServerCase):
                     "start_at": "2026-11-30T%02d:00:00Z" % (i + 1), "end_at": "2026-11-30T%02d:30:00Z" % (i + 1),
                     "status": "active", "created_at": "2026-11-29T18:40:00Z",
                     "updated_at": "2026-11-29T18:40:00Z", "op_id": "op-%d" % i} for i in range(5)]
-        doc = {"version": 1, "announcements": [], "last_transaction_id": "00000000-0000-4000-8000-000000000000",
-               "policy": {"version": 1, "gpu_count": GPU_COUNT, "granularity_seconds": 300,
-                          "max_shared_reservations_per_gpu": CAPACITY, "require_shared_memory": False,
-                          "shared_memory_reserve_mb": 512, "dir_mode": "0700", "file_mode": "0600"},
-               "reservations": records}
-        path = os.path.join(self.base, "ledger.json")
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(doc, f)
-        os.chmod(path, 0o644)
+        path = write_upstream_ledger(self.base, records, gpu_count=GPU_COUNT)
         self.assertIn("imported", self.ok(self.owner, "admin", "data", "import", path))
         self.assertEqual(len(self.mine(self.a)), 5)
         self.fails(self.a, "d", "ffff")
