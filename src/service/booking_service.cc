@@ -373,6 +373,14 @@ BookingOutcome Replay(const Reservation& r) {
   out.replayed = true;
   out.allocator_source = "idempotent-replay";
   out.message = "operation already applied";
+  // The GPUs the first answer selected, as a script reads them; a replay is
+  // answered from the ledger alone, so their live state is not sampled again.
+  for (int g : r.gpus) {
+    GpuView v;
+    v.gpu = g;
+    v.live_reason = "not sampled again for a replay";
+    out.selected.push_back(v);
+  }
   return out;
 }
 

@@ -107,7 +107,8 @@ class BookingResultTest(JsonTestCase):
         self.assertEqual(again["status"], "exists")
         self.assertEqual(again["reservation"]["id"], r["id"])
         self.assertEqual(again["allocator"]["source"], "idempotent-replay")
-        self.assertEqual(again["allocation"]["selected"], [])
+        [again_sel] = again["allocation"]["selected"]  # the GPU the first answer selected
+        self.assertEqual(again_sel["gpu"], 1)
 
     def test_seed_command_without_host_budgets_warns_in_the_document(self):
         self.use_sim([sim_gpu(i) for i in range(8)])

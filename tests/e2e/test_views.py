@@ -1,6 +1,7 @@
 """Read-only views: l, st, tl, slots, g, history, lg, config, version and help
 (upstream-cli.md 3, 6.5-6.9, 6.12, 6.13, 6.17)."""
 
+import shlex
 import re
 import unittest
 
@@ -332,6 +333,16 @@ class SlotsTest(BkTestCase):
         out = self.ok("slots", "1", "30m", "--mem", "12g", "-s", "2", "-f", "+1h")
         self.assertIn("share 2 slots (max 2)", out.splitlines()[0])
         self.assertEqual(out.splitlines()[-1], 'Book option 1: bk 1 30m --gpu 0 --at "11-29 19:50" --mem 12g --share 2')
+
+    def test_the_book_line_books_what_was_asked(self):
+        # --mode, not only the x word, and the host budget options reach the suggested command;
+        # pasted as it is, it books exactly the first option.
+        self.ok("1", "30m", "--gpu", "0", "-q")
+        line = self.ok("slots", "2", "1h", "--mode", "x", "--cpus", "3", "--ram", "8g").splitlines()[-1]
+        self.assertEqual(line, 'Book option 1: bk x 2 1h --gpu 1,2 --at "11-29 18:45" --cpus 3 --ram 8g')
+        doc = self.book(*shlex.split(line[len("Book option 1: bk "):]))
+        r = doc["reservation"]
+        self.assertEqual((r["mode"], r["gpus"], r["cpus"], r["ram_mb"]), ("exclusive", [1, 2], 3, 8192))
 
     def test_with_telemetry(self):
         self.use_sim()
