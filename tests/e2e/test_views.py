@@ -1,8 +1,8 @@
 """Read-only views: l, st, tl, slots, g, history, lg, config, version and help
 (upstream-cli.md 3, 6.5-6.9, 6.12, 6.13, 6.17)."""
 
-import shlex
 import re
+import shlex
 import unittest
 
 from bktest import BkTestCase, upstream_reservation
