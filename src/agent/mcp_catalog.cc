@@ -14,7 +14,8 @@ constexpr std::string_view kCount = "Number of GPUs (a count, not a GPU index)."
 constexpr std::string_view kDuration = "Duration such as 30m, 2h or 1h30m (a multiple of the booking slot).";
 constexpr std::string_view kMode = "shared (default) or exclusive; s and x are accepted.";
 constexpr std::string_view kStart =
-    "Exact start (ISO 8601, naive = server local time, or now, +30m, 20:00). Omit to take the earliest legal "
+    "Exact start (ISO 8601, naive = UTC, or now, +30m, 20:00 in server local time). Omit to take the "
+    "earliest legal "
     "slot from now.";
 constexpr std::string_view kGpus =
     "Book exactly these GPU indexes, e.g. [1] for GPU 1. Excludes exclude_gpus.";

@@ -129,7 +129,8 @@ Result<engine::Mode> ModeArg(const Args& a) {
 }
 
 Result<engine::Seconds> StartArg(const Args& a, const ToolEnv& env, const client::Ledger& l) {
-  return engine::ParseStart(*a.Str("start"), l.Now(), l.policy().grid(), *env.zone);
+  // Agents send machine times: a naive ISO time is UTC, as in the original.
+  return engine::ParseStart(*a.Str("start"), l.Now(), l.policy().grid(), *env.zone, engine::NaiveIso::kUtc);
 }
 
 // GPU choice, memory and host budgets: shared by recommend, create and edit.

@@ -9,13 +9,26 @@
 
 namespace bk::cli {
 
+namespace {
+
+// --start is the machine interface: a naive ISO time there is UTC, as scripts
+// and agents written for the original mean it; -t/--at is what a person types,
+// so a naive time there is local. The friendly forms are local in both.
+Result<engine::Seconds> StartOption(const Context& ctx, const std::optional<std::string>& start,
+                                    const std::optional<std::string>& at, engine::Seconds now) {
+  if (start)
+    return engine::ParseStart(*start, now, ctx.config.policy.grid(), *ctx.zone, engine::NaiveIso::kUtc);
+  return engine::ParseStart(at.value_or(""), now, ctx.config.policy.grid(), *ctx.zone);
+}
+
+}  // namespace
+
 void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with_op_id) {
   spec.Positional("count", &a.count, "number of GPUs (a count, not a GPU index)");
   spec.Positional("duration", &a.duration, "30m, 1h30m, 2d (multiples of the booking slot)");
   spec.Positional("memory", &a.memory, "expected VRAM per GPU, e.g. 12g (same as --mem)");
   if (with_start) {
-    spec.Option("--start", &a.start, "exact start: now, ISO 8601 (naive = local time) or the -t grammar",
-                "TIME");
+    spec.Option("--start", &a.start, "exact start: now, ISO 8601 (naive = UTC) or the -t grammar", "TIME");
     spec.Option("-t,--at", &a.at, "exact friendly start: now, +30m, 20:00, \"tomorrow 09:00\", 12-24 09:00",
                 "TIME");
     spec.Excludes("--start", "-t,--at");
@@ -74,7 +87,7 @@ Result<service::CreateRequest> ToRequest(const Context& ctx, const BookingArgs& 
   }
   if (a.start || a.at) {
     engine::Seconds now = ctx.clock->Now();
-    auto t = engine::ParseStart(a.start ? *a.start : *a.at, now, ctx.config.policy.grid(), *ctx.zone);
+    auto t = StartOption(ctx, a.start, a.at, now);
     if (!t) return std::unexpected(t.error());
     r.start = *t;
   }
@@ -87,7 +100,7 @@ void AddEditOptions(ArgSpec& spec, EditArgs& a) {
   spec.Option("-d,--duration", &a.duration, "new total duration, e.g. 2h", "DUR");
   spec.Option("--end", &a.end, "new end: 20:00, +1h, \"tomorrow 09:00\" or ISO 8601", "TIME");
   spec.Excludes("-d,--duration", "--end");
-  spec.Option("--start", &a.start, "new exact start (ISO 8601, naive = local, or the -t grammar)", "TIME");
+  spec.Option("--start", &a.start, "new exact start (ISO 8601, naive = UTC, or the -t grammar)", "TIME");
   spec.Option("-t,--at", &a.at, "new friendly start: +30m, 20:00, \"tomorrow 09:00\"", "TIME");
   spec.Excludes("--start", "-t,--at");
   spec.Option("-g,--gpu", &a.gpu, "pin these GPU indexes (sets the count)", "LIST");
@@ -110,8 +123,7 @@ Result<service::EditRequest> ToEditRequest(const Context& ctx, const EditArgs& a
     BK_ASSIGN_OR_RETURN(req.duration, engine::ParseDuration(*a.duration));
   }
   if (a.start || a.at) {
-    BK_ASSIGN_OR_RETURN(req.start, engine::ParseStart(a.start ? *a.start : *a.at, ctx.clock->Now(),
-                                                      ctx.config.policy.grid(), *ctx.zone));
+    BK_ASSIGN_OR_RETURN(req.start, StartOption(ctx, a.start, a.at, ctx.clock->Now()));
   }
   if (a.end) {
     // An end obeys the start grammar (aligned, not in the past), relative to now.

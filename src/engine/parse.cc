@@ -311,6 +311,7 @@ struct FriendlyContext {
   Purpose purpose;
   Seconds slot_start;  // grid.Floor(now) for bookings, now for views
   Seconds slot;        // slot length for bookings, 0 for views
+  NaiveIso naive = NaiveIso::kLocal;
 };
 
 // "5-minute"; grids in tests may use seconds.
@@ -475,7 +476,8 @@ Result<Seconds> FriendlyIso(std::string_view s, const FriendlyContext& ctx) {
     if (iso.error() == IsoError::kShape) return Invalid(std::string(kFriendlyShape));
     return Invalid(IsoMessage(iso.error()));
   }
-  BK_ASSIGN_OR_RETURN(const Seconds t, IsoInstant(*iso, ctx.zone));
+  static const FixedZone kUtcZone(0);
+  BK_ASSIGN_OR_RETURN(const Seconds t, IsoInstant(*iso, ctx.naive == NaiveIso::kUtc ? kUtcZone : ctx.zone));
   if (ctx.purpose == Purpose::kBooking && t < ctx.slot_start) return Invalid(PastMessage(ctx.slot));
   return t;
 }
@@ -564,8 +566,9 @@ Result<Seconds> ParseIsoTime(std::string_view text, const Zone& zone) {
   return IsoInstant(*iso, zone);
 }
 
-Result<Seconds> ParseStart(std::string_view text, Seconds now, const SlotGrid& grid, const Zone& zone) {
-  const FriendlyContext ctx{now, zone, Purpose::kBooking, grid.Floor(now), grid.slot()};
+Result<Seconds> ParseStart(std::string_view text, Seconds now, const SlotGrid& grid, const Zone& zone,
+                           NaiveIso naive) {
+  const FriendlyContext ctx{now, zone, Purpose::kBooking, grid.Floor(now), grid.slot(), naive};
   BK_ASSIGN_OR_RETURN(const Seconds t, ParseFriendly(text, ctx));
   return RequireAligned(t, grid);
 }

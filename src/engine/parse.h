@@ -56,8 +56,12 @@ Result<Seconds> ParseIsoTime(std::string_view text, const Zone& zone);
 // (today, rolling to tomorrow when already past); today|tod / tomorrow|tom|tmr|t
 // + clock; M-D HH:MM (this year, next year when past); ISO 8601 (naive = local).
 // The result must be on the grid and not before the current slot.
-// "now" floors to the current slot.
-Result<Seconds> ParseStart(std::string_view text, Seconds now, const SlotGrid& grid, const Zone& zone);
+// "now" floors to the current slot. `naive` says what an ISO 8601 time without
+// an offset means: local time for what a person types (-t/--at), UTC for the
+// machine interface (--start, MCP), as the original and its agents read it.
+enum class NaiveIso { kLocal, kUtc };
+Result<Seconds> ParseStart(std::string_view text, Seconds now, const SlotGrid& grid, const Zone& zone,
+                           NaiveIso naive = NaiveIso::kLocal);
 
 // --start: only "now" (the current slot start) or ISO 8601, naive = local.
 // Must be on the grid and not before the current slot ("start time is before

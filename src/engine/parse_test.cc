@@ -577,6 +577,18 @@ TEST(ParseStartTest, UpstreamVerifiedTable) {
       kNow, kFive, kPlus8);
 }
 
+// --start and MCP read a naive ISO time as UTC (the machine interface, as in
+// the original); -t reads it as local. An offset wins in both; friendly forms
+// stay local in both.
+TEST(ParseStartTest, NaiveIsoIsUtcForTheMachineInterface) {
+  EXPECT_EQ(ParseStart("2030-01-02T09:00", kNow, kFive, kPlus8, NaiveIso::kUtc), Utc(2030, 1, 2, 9));
+  EXPECT_EQ(ParseStart("2030-01-02 09:00", kNow, kFive, kPlus8, NaiveIso::kUtc), Utc(2030, 1, 2, 9));
+  EXPECT_EQ(ParseStart("2030-01-02T09:00", kNow, kFive, kPlus8), Local8(2030, 1, 2, 9));
+  EXPECT_EQ(ParseStart("2030-01-02T09:00+08:00", kNow, kFive, kPlus8, NaiveIso::kUtc), Local8(2030, 1, 2, 9));
+  EXPECT_EQ(ParseStart("tomorrow 9", kNow, kFive, kPlus8, NaiveIso::kUtc), Local8(2030, 1, 2, 9));
+  EXPECT_EQ(ParseStart("21:00", kNow, kFive, kPlus8, NaiveIso::kUtc), Local8(2030, 1, 1, 21));
+}
+
 TEST(ParseStartTest, NowAndRelative) {
   ExpectStarts(
       {

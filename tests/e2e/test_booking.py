@@ -141,11 +141,13 @@ class BookingTest(BkTestCase):
                          result_line("created", "0", "2026-11-29 20:00", "2026-11-29 20:30"))
         self.assertEqual(self.reservations()[0]["start_at"], "2026-11-29T20:00:00Z")
 
-    def test_start_naive_iso_follows_the_local_zone(self):
+    def test_naive_iso_is_local_with_at_and_utc_with_start(self):
         # POSIX TZ "CST-8" is UTC+8 and needs no tz database.
-        out = self.ok("1", "30m", "--start", "2026-11-30T04:00", "-q", env={"TZ": "CST-8"})
+        out = self.ok("1", "30m", "-t", "2026-11-30T04:00", "-q", env={"TZ": "CST-8"})
         self.assertIn("2026-11-30 04:00 +0800 -> 2026-11-30 04:30 +0800", out)
         self.assertEqual(self.reservations()[0]["start_at"], "2026-11-29T20:00:00Z")
+        out = self.ok("1", "30m", "--start", "2026-11-29T21:00", "-q", env={"TZ": "CST-8"})
+        self.assertIn("2026-11-30 05:00 +0800 -> 2026-11-30 05:30 +0800", out)
 
     def test_start_with_offset_and_z(self):
         self.ok("1", "30m", "--start", "2026-11-30T04:00:00+08:00", "-q")
@@ -213,6 +215,16 @@ class IdempotencyTest(BkTestCase):
         self.assertEqual(doc["status"], "exists")
         self.assertEqual(doc["reservation"]["id"], rid)
         self.assertEqual(doc["reservation"]["status"], "cancelled")
+
+    def test_naive_start_is_utc_while_naive_at_is_local(self):
+        env = {"TZ": "Asia/Shanghai"}
+        by_start = self.book("1", "30m", "--start", "2026-11-30T09:00", "--gpu", "0", env=env)["reservation"]
+        by_at = self.book("1", "30m", "-t", "2026-11-30T09:00", "--gpu", "1", env=env)["reservation"]
+        self.assertEqual(by_start["start_at"], "2026-11-30T09:00:00Z")
+        self.assertEqual(by_at["start_at"], "2026-11-30T01:00:00Z")
+        # Friendly forms are local in both.
+        self.assertEqual(self.book("1", "30m", "--start", "tomorrow 09:00", "--gpu", "2", env=env)
+                         ["reservation"]["start_at"], "2026-12-01T01:00:00Z")  # it is 02:49 on 11-30 there
 
     def test_op_id_of_a_pruned_reservation_never_books_again(self):
         env = {"BK_LEDGER_RETENTION_DAYS": "1"}
