@@ -12,6 +12,7 @@
 #include "cli/context.h"
 #include "cli/help.h"
 #include "surface/documents.h"
+#include "sys/fs.h"
 #include "sys/local_zone.h"
 
 namespace bk::cli {
@@ -151,6 +152,20 @@ Status Setup(Context& ctx) {
   return Ok();
 }
 
+// GPUBK 0.2.8's private ledger next to an empty one of ours: said on stderr
+// until the first write here, which would make the import impossible (it
+// needs an empty ledger). Agents (JSON) are not told: they cannot act on it.
+void NoteOriginalData(const Context& ctx, const std::vector<std::string>& args) {
+  if (ctx.json || ctx.config_error || sys::Exists(ctx.config.ledger_path)) return;
+  if (!args.empty() && (args[0] == "admin" || args[0] == "shell")) return;
+  std::string original = config::OriginalLedger(ctx.config, config::ProcessEnv());
+  if (original.empty()) return;
+  std::fprintf(ctx.err,
+               "note: found GPUBK 0.2.8 bookings in %s; bring them in with `bk admin data import` before "
+               "your first booking here\n",
+               original.c_str());
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
@@ -187,6 +202,7 @@ int Main(int argc, char** argv) {
     ctx.clock = std::make_unique<sys::RealClock>();
   }
 
+  NoteOriginalData(ctx, args);
   if (args.empty()) {
     Result<int> rc = RunStatus(ctx, {});
     if (!rc) return Report(ctx, rc.error());

@@ -145,8 +145,15 @@ Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
   spec.Flag("--compact", &compact, "JSON on one line");
   BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, rest));
   if (help) return 0;
-  if (!file)
-    return Invalid("give the ledger.json to import, e.g. `bk admin data import /var/lib/gpubk/ledger.json`");
+  if (!file) {
+    // Without a file: the original's own private ledger, as it would have found it.
+    std::string original = config::OriginalLedger(ctx.config, config::ProcessEnv());
+    if (original.empty())
+      return Invalid(
+          "give the ledger.json to import, e.g. `bk admin data import /var/lib/gpubk/ledger.json` (no GPUBK "
+          "0.2.8 ledger in ~/.local/share/bk or this data directory)");
+    file = original;
+  }
   auto text = sys::ReadSmallFile(*file, 256u << 20);
   if (!text) return Invalid(text.error().message);
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());

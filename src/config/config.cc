@@ -456,6 +456,19 @@ const std::vector<std::string> kServerOnlyKeys = {
 
 }  // namespace
 
+std::string OriginalLedger(const Config& c, const EnvFn& env) {
+  if (c.deployment != Deployment::kPrivate) return "";
+  std::vector<std::string> candidates = {sys::JoinPath(c.data_dir, "ledger.json")};
+  if (!env("BK_DATA_DIR")) {
+    auto xdg = env("XDG_DATA_HOME");
+    std::string base = (xdg && StartsWith(*xdg, "/")) ? *xdg : sys::HomeDir() + "/.local/share";
+    candidates.push_back(base + "/bk/ledger.json");
+  }
+  for (const auto& p : candidates)
+    if (sys::Exists(p)) return p;
+  return "";
+}
+
 std::string ConnectionFile(const EnvFn& env) {
   auto xdg = env("XDG_CONFIG_HOME");
   std::string base = (xdg && StartsWith(*xdg, "/")) ? *xdg : sys::HomeDir() + "/.config";

@@ -66,6 +66,11 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
 
 // Where `bk server connect` remembers the choice: $XDG_CONFIG_HOME/gpubk/server.json.
 std::string ConnectionFile(const EnvFn& env);
+// A private ledger.json written by GPUBK 0.2.8 that `bk admin data import`
+// would take: in this data directory (BK_DATA_DIR may name the original's),
+// else the original's default ($XDG_DATA_HOME/bk or ~/.local/share/bk) when
+// BK_DATA_DIR is unset. Empty when there is none or this is not private mode.
+std::string OriginalLedger(const Config& config, const EnvFn& env);
 
 // The documented server config format (gpubk.server.v1), written by `bk server init`.
 struct ServerSpec {

@@ -38,6 +38,39 @@ def inline_ledger():
     ])
 
 
+class OriginalDataTest(BkTestCase):
+    """GPUBK 0.2.8's private ledger is found, mentioned, and imported without naming it."""
+
+    def place(self, directory):
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, "ledger.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(inline_ledger(), f)
+        return path
+
+    def test_in_the_originals_default_directory(self):
+        del self.env["BK_DATA_DIR"]
+        path = self.place(os.path.join(self.env["HOME"], ".local", "share", "bk"))
+        p = self.bk("l")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("note: found GPUBK 0.2.8 bookings in %s; bring them in with `bk admin data import`" % path,
+                      p.stderr)
+        self.assertEqual(self.bk("l", "--json").stderr, "")  # agents read JSON and are not told
+        out = self.ok("admin", "data", "import")
+        self.assertTrue(out.startswith("imported: 5 reservations"), out)
+        self.assertEqual(self.bk("l").stderr, "")  # said until our ledger exists
+
+    def test_in_bk_data_dir(self):
+        path = self.place(self.data_dir)
+        self.assertIn("found GPUBK 0.2.8 bookings in %s" % path, self.bk("st").stderr)
+        self.assertTrue(self.ok("admin", "data", "import").startswith("imported: 5 reservations"))
+
+    def test_nothing_to_find(self):
+        del self.env["BK_DATA_DIR"]
+        self.assertEqual(self.bk("l").stderr, "")
+        self.refused("admin", "data", "import", contains="no GPUBK 0.2.8 ledger")
+
+
 class InlineImportTest(BkTestCase):
 
     def setUp(self):
