@@ -92,9 +92,10 @@ Error SqliteError(sqlite3* db, int rc, const std::string& path) {
   return Error{ErrorKind::kIo, fmt::format("ledger {} error: {}", path, what)};
 }
 
-Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int flags) {
+Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int flags, const std::string& vfs) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
+                           vfs.empty() ? nullptr : vfs.c_str());
   if (rc != SQLITE_OK) {
     Error e = SqliteError(db, rc, path);
     sqlite3_close_v2(db);
