@@ -116,6 +116,10 @@ struct Walk {
   // Integrity, verify, and the next command, with the default VFS.
   std::function<void(const std::string& label)> check;
   bool durable = true;  // a success survives a power cut (the ledger's synchronous=FULL)
+  // Optional, the daemon's case: the write through a long-lived service (the
+  // ledger held exclusively, the calendar in memory), then, with the disk
+  // repaired, another write through the same connection. Both results.
+  std::function<std::pair<Status, Status>()> same_connection;
 };
 
 class FaultTest : public ::testing::Test {
@@ -143,8 +147,8 @@ class FaultTest : public ::testing::Test {
     fs::remove_all(root_);
   }
 
-  std::unique_ptr<BookingService> Service(const std::string& vfs = "") {
-    BookingService::Deps d{&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), false};
+  std::unique_ptr<BookingService> Service(const std::string& vfs = "", bool exclusive = false) {
+    BookingService::Deps d{&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), exclusive};
     d.store_vfs = vfs;
     return std::make_unique<BookingService>(d);
   }
@@ -211,6 +215,19 @@ class FaultTest : public ::testing::Test {
         },
         [this] { return LedgerState(); },
         [this](const std::string& label) { LedgerCheck(label); },
+        true,
+        [this, op]() -> std::pair<Status, Status> {
+          auto svc = Service(FaultVfs::kName, /*exclusive=*/true);
+          Status first = op(*svc);
+          vfs_->Disarm();
+          CreateRequest next;
+          next.count = 1;
+          next.duration = 30 * kM;
+          next.op_id = "op-same";
+          auto second = svc->Create(me_, next);
+          if (!second) return {first, std::unexpected(second.error())};
+          return {first, Ok()};
+        },
     };
   }
 
@@ -229,10 +246,11 @@ class FaultTest : public ::testing::Test {
     ASSERT_NE(before, after) << w.name << " changed nothing";
     ASSERT_GT(counts[0], 0);
 
-    int64_t visited = 0, failed = 0;
+    int64_t visited = 0, failed = 0, failed_applied = 0;
     auto judge = [&](const Status& st, const std::string& label, bool full) {
       ++visited;
       std::string now = w.state();
+      if (!st.has_value() && now == after) ++failed_applied;
       if (st.has_value()) {
         EXPECT_EQ(now, after) << label << ": returned success but the write is not all there";
       } else {
@@ -294,7 +312,37 @@ class FaultTest : public ::testing::Test {
       }
       if (HasFatalFailure()) return;
     }
-    summary += fmt::format(" power-cut {}; visited {} ({} failed)", mutations, visited, failed);
+    summary += fmt::format(" power-cut {}", mutations);
+
+    // The same connection after a failure, as the daemon would go on.
+    if (w.same_connection) {
+      int64_t daemon = 0;
+      for (auto point : {FaultPoint::kWrite, FaultPoint::kSync}) {
+        for (bool full : {false, true}) {
+          for (int64_t n = 1; n <= counts[static_cast<int>(point)]; ++n) {
+            RestoreBaseline();
+            vfs_->Reset();
+            vfs_->FailAt(point, n, full ? SQLITE_FULL : IoErr(point), /*sticky=*/full);
+            auto [first, second] = w.same_connection();
+            vfs_->Reset();
+            std::string label =
+                fmt::format("{} daemon {} {} #{}", w.name, full ? "full" : "ioerr", PointName(point), n);
+            ++visited;
+            ++daemon;
+            if (!first) ++failed;
+            EXPECT_TRUE(second.has_value())
+                << label
+                << ": the same connection failed after the disk recovered: " << second.error().message;
+            std::string now = w.state();
+            EXPECT_THAT(now, HasSubstr("op-same")) << label;
+            w.check(label);
+            if (HasFatalFailure()) return;
+          }
+        }
+      }
+      summary += fmt::format(" daemon {}", daemon);
+    }
+    summary += fmt::format("; visited {} ({} failed, {} of them applied)", visited, failed, failed_applied);
     totals->lines.push_back(summary);
     totals->all += visited;
   }

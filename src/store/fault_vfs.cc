@@ -260,6 +260,8 @@ void FaultVfs::FailAt(FaultPoint point, int64_t n, int rc, bool sticky) {
   s.sticky = sticky;
 }
 
+void FaultVfs::Disarm() { S().fail_n = 0; }
+
 void FaultVfs::CutPowerAt(int64_t n) { S().cut_at = n; }
 
 Status FaultVfs::RevertUnsynced() {

@@ -40,6 +40,8 @@ class FaultVfs {
   void Reset();
   // The nth call (from 1, counted since Reset) at `point` fails with `rc`.
   void FailAt(FaultPoint point, int64_t n, int rc, bool sticky = false);
+  // Stops FailAt's failures; counting goes on (the disk was repaired).
+  void Disarm();
   // Power fails at the nth mutation (write, sync or truncate) since Reset.
   // Call before the files are opened: a file's durable state is what it
   // held when first opened after Reset, then what each xSync made durable.
