@@ -325,7 +325,16 @@ Status WriteTxn::Commit() {
   if (auto st = s->db_->Exec("COMMIT"); !st) {
     (void)s->db_->Exec("ROLLBACK");
     s->changed_.clear();
-    return st;
+    // A commit that failed while its pages were going to disk may have
+    // reached it all the same: SQLite recovers a complete WAL commit on the
+    // next open. Saying "retry" alone would make a retry without an
+    // operation ID book twice.
+    Error e = st.error();
+    if (e.kind == ErrorKind::kIo)
+      e.message +=
+          "; it may have been recorded all the same, so look before repeating it (a retry "
+          "with the same --op-id is always safe)";
+    return std::unexpected(e);
   }
   ++s->commits_;
   std::vector<std::string> changed;
