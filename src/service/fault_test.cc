@@ -5,9 +5,11 @@
 //   - the caller got one clear, one-line error (or success),
 //   - the file passes integrity_check and `bk admin data verify`,
 //   - what was confirmed before is untouched and the failed write is either
-//     fully applied or not at all (reservations, operations, events together),
+//     fully applied or not at all (reservations, operations, events together);
+//     applied after an error only if the error said it may have been,
 //   - a power cut never loses a write whose call had returned success,
-//   - the next command works.
+//   - the next command works, and so does the next write through the same
+//     connection (a daemon, the server's monitor) once the disk recovers.
 // Each walk first runs its write once without faults to count the points
 // (and to learn the "fully applied" state), then replays it from the same
 // starting files once per point and fault kind.
@@ -115,10 +117,11 @@ struct Walk {
   std::function<std::string()> state;
   // Integrity, verify, and the next command, with the default VFS.
   std::function<void(const std::string& label)> check;
-  bool durable = true;  // a success survives a power cut (the ledger's synchronous=FULL)
-  // Optional, the daemon's case: the write through a long-lived service (the
-  // ledger held exclusively, the calendar in memory), then, with the disk
-  // repaired, another write through the same connection. Both results.
+  bool durable = true;                  // a success survives a power cut (the ledger's synchronous=FULL)
+  std::string same_marker = "op-same";  // in the state once same_connection's second write is in
+  // Optional, a long-lived writer's case (the daemon: the ledger held
+  // exclusively, the calendar in memory; the server's monitor): the write,
+  // then, with the disk repaired, another through the same connection.
   std::function<std::pair<Status, Status>()> same_connection;
 };
 
@@ -234,6 +237,7 @@ class FaultTest : public ::testing::Test {
         [this] { return LedgerState(); },
         [this](const std::string& label) { LedgerCheck(label); },
         true,
+        "op-same",
         [this, op]() -> std::pair<Status, Status> {
           auto svc = Service(FaultVfs::kName, /*exclusive=*/true);
           Status first = op(*svc);
@@ -340,7 +344,7 @@ class FaultTest : public ::testing::Test {
     // The same connection after a failure, as the daemon would go on. I/O
     // errors only: a full disk takes the same paths, and the walk stays fast.
     if (w.same_connection) {
-      int64_t daemon = 0;
+      int64_t same = 0;
       for (auto point : {FaultPoint::kWrite, FaultPoint::kSync}) {
         for (int64_t n = 1; n <= counts[static_cast<int>(point)]; ++n) {
           RestoreBaseline();
@@ -348,18 +352,18 @@ class FaultTest : public ::testing::Test {
           vfs_->FailAt(point, n, IoErr(point));
           auto [first, second] = w.same_connection();
           vfs_->Reset();
-          std::string label = fmt::format("{} daemon ioerr {} #{}", w.name, PointName(point), n);
+          std::string label = fmt::format("{} same connection, ioerr {} #{}", w.name, PointName(point), n);
           ++visited;
-          ++daemon;
+          ++same;
           if (!first) ++failed;
           EXPECT_TRUE(second.has_value())
               << label << ": the same connection failed after the disk recovered: " << second.error().message;
-          EXPECT_THAT(w.state(), HasSubstr("op-same")) << label;
+          EXPECT_THAT(w.state(), HasSubstr(w.same_marker)) << label;
           w.check(label);
           if (HasFatalFailure()) return;
         }
       }
-      summary += fmt::format(" daemon {}", daemon);
+      summary += fmt::format(" same-connection {}", same);
     }
     summary += fmt::format("; visited {} ({} failed, {} of them applied)", visited, failed, failed_applied);
     totals->lines.push_back(summary);
@@ -486,8 +490,18 @@ class UsageFaultTest : public FaultTest {
  protected:
   std::string UsagePath() const { return config_.data_dir + "/usage.db"; }
 
+  Result<std::unique_ptr<store::UsageStore>> OpenUsage(const std::string& vfs) {
+    return store::UsageStore::Open({UsagePath(), true, getuid(), 1000, vfs});
+  }
+
+  // One sample as `bk m --once` writes it: a fresh store, one transaction.
   Status Sample(const std::string& vfs, int64_t ts_ms) {
-    BK_ASSIGN_OR_RETURN(auto u, store::UsageStore::Open({UsagePath(), true, getuid(), 1000, vfs}));
+    BK_ASSIGN_OR_RETURN(auto u, OpenUsage(vfs));
+    return SampleOn(*u, ts_ms);
+  }
+
+  Status SampleOn(store::UsageStore& store, int64_t ts_ms) {
+    store::UsageStore* u = &store;
     BK_TRY(u->Begin());
     auto body = [&]() -> Status {
       store::DeviceRow d0{ts_ms, 0, "ok", "simulation", 40, 1000, 80000, 1};
@@ -558,6 +572,15 @@ TEST_F(UsageFaultTest, UsageHistory) {
       },
       // synchronous=NORMAL: a power cut may lose the newest samples, by design.
       /*durable=*/false,
+      std::to_string(t0 + 4000),
+      // The monitor of a shared server keeps its store open across samples.
+      [this, t0]() -> std::pair<Status, Status> {
+        auto u = OpenUsage(FaultVfs::kName);
+        if (!u) return {std::unexpected(u.error()), std::unexpected(u.error())};
+        Status first = SampleOn(**u, t0 + 2000);
+        vfs_->Disarm();
+        return {first, SampleOn(**u, t0 + 4000)};
+      },
   };
   Run(w);
 }
