@@ -28,6 +28,7 @@ Result<store::LedgerStore*> BookingService::Impl::Reader() {
   if (!store) {
     store::OpenOptions o{deps.config->ledger_path, false, deps.data_owner, 10000, deps.exclusive_store};
     o.busy_timeout_ms = static_cast<int>(deps.config->lock_timeout_seconds * 1000);
+    o.vfs = deps.store_vfs;
     BK_ASSIGN_OR_RETURN(store, store::LedgerStore::Open(o));
     Watch(*store);
   }
@@ -95,6 +96,7 @@ Result<store::LedgerStore*> BookingService::Impl::Writer() {
   if (!store || store->in_memory()) {
     store::OpenOptions o{deps.config->ledger_path, true, deps.data_owner, 10000, deps.exclusive_store};
     o.busy_timeout_ms = static_cast<int>(deps.config->lock_timeout_seconds * 1000);
+    o.vfs = deps.store_vfs;
     BK_ASSIGN_OR_RETURN(store, store::LedgerStore::Open(o));
     Watch(*store);
   }

@@ -25,6 +25,7 @@ class BookingService {
     uid_t data_owner = 0;          // who owns the ledger files
     bool exclusive_store = false;  // the daemon holds the ledger alone
     int snapshot_ttl_ms = 0;       // 0: one sample per service object (a CLI run); >0: refresh when older
+    std::string store_vfs;         // the ledger's SQLite VFS; empty is the default (tests inject faults)
   };
   explicit BookingService(Deps deps);
   ~BookingService();

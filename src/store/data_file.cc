@@ -8,7 +8,7 @@
 namespace bk::store {
 
 Result<DataFile> OpenDataFile(const std::string& path, bool create, uid_t owner, int busy_timeout_ms,
-                              std::string_view what) {
+                              std::string_view what, const std::string& vfs) {
   std::string dir = sys::Dirname(path);
   if (create) {
     BK_TRY(sys::EnsurePrivateDir(dir, 0700, owner));
@@ -18,7 +18,7 @@ Result<DataFile> OpenDataFile(const std::string& path, bool create, uid_t owner,
     BK_TRY(sys::CheckDataFile(path, owner));
   }
   DataFile f;
-  BK_ASSIGN_OR_RETURN(f.db, Db::Open(path, SQLITE_OPEN_READWRITE));
+  BK_ASSIGN_OR_RETURN(f.db, Db::Open(path, SQLITE_OPEN_READWRITE, vfs));
   sqlite3_busy_timeout(f.db->raw(), busy_timeout_ms);
   // One statement, one snapshot: a concurrent first writer may create the
   // schema between two separate reads.

@@ -20,9 +20,9 @@ struct DataFile {
 };
 
 // `what` names the file in errors ("a GPUBK ledger"). SQLite gives the -wal
-// and -shm files the database file's mode.
+// and -shm files the database file's mode. `vfs` as for Db::Open.
 Result<DataFile> OpenDataFile(const std::string& path, bool create, uid_t owner, int busy_timeout_ms,
-                              std::string_view what);
+                              std::string_view what, const std::string& vfs = "");
 
 // Switches to WAL. A new file needs a moment alone for that; concurrent first
 // writers may all try at once and SQLite answers some "busy" without waiting,

@@ -325,7 +325,16 @@ Status WriteTxn::Commit() {
   if (auto st = s->db_->Exec("COMMIT"); !st) {
     (void)s->db_->Exec("ROLLBACK");
     s->changed_.clear();
-    return st;
+    // A commit that failed while its pages were going to disk may have
+    // reached it all the same: SQLite recovers a complete WAL commit on the
+    // next open. Saying "retry" alone would make a retry without an
+    // operation ID book twice.
+    Error e = st.error();
+    if (e.kind == ErrorKind::kIo)
+      e.message +=
+          "; it may have been recorded all the same, so look before repeating it (a retry "
+          "with the same --op-id is always safe)";
+    return std::unexpected(e);
   }
   ++s->commits_;
   std::vector<std::string> changed;
@@ -344,7 +353,7 @@ Result<std::unique_ptr<LedgerStore>> LedgerStore::Open(const OpenOptions& o) {
   // Look before touching: a file that is not ours is refused unchanged, so
   // the journal mode is switched only after OpenDataFile's schema check.
   BK_ASSIGN_OR_RETURN(DataFile f,
-                      OpenDataFile(o.path, o.create, o.owner, o.busy_timeout_ms, "a GPUBK ledger"));
+                      OpenDataFile(o.path, o.create, o.owner, o.busy_timeout_ms, "a GPUBK ledger", o.vfs));
   std::unique_ptr<LedgerStore> store(new LedgerStore(std::move(f.db), o.path, false));
   if (o.exclusive) BK_TRY(store->db_->Exec("PRAGMA locking_mode=EXCLUSIVE"));
   BK_TRY(UseWal(*store->db_, o.busy_timeout_ms));

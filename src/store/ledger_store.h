@@ -25,6 +25,9 @@ struct OpenOptions {
   int busy_timeout_ms = 10000;
   bool exclusive = false;  // locking_mode=EXCLUSIVE (the daemon)
   bool scratch = false;    // an empty in-memory ledger, whatever is on disk (a trial write)
+  // The SQLite VFS for the file; empty is the default. Tests name one that
+  // injects I/O faults (store/fault_vfs.h).
+  std::string vfs;
 };
 
 struct ReservationQuery {

@@ -85,10 +85,22 @@ Error SqliteError(sqlite3* db, int rc, const std::string& path) {
         ErrorKind::kCorrupt,
         fmt::format("ledger {} is not a valid GPUBK database ({}); move it aside or restore a backup", path,
                     what)};
-  if (primary == SQLITE_READONLY || primary == SQLITE_PERM || primary == SQLITE_CANTOPEN)
+  // A full disk and a failing disk are the administrator's to fix, not the
+  // user's: the message names the cause in words a shell user recognises.
+  // SQLite reports a file it could not create as "unable to open database
+  // file" whatever the reason, so the system error tells ENOSPC apart.
+  int sys = db ? sqlite3_system_errno(db) : 0;
+  bool os_error = primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN;
+  if (primary == SQLITE_FULL || (os_error && (sys == ENOSPC || sys == EDQUOT)))
     return Error{
         ErrorKind::kIo,
-        fmt::format("cannot write ledger {} ({}); check the file and directory permissions", path, what)};
+        fmt::format("cannot write {}: the disk is full (no space left on device); free space and retry",
+                    path)};
+  if (primary == SQLITE_IOERR || (primary == SQLITE_CANTOPEN && sys == EIO))
+    return Error{ErrorKind::kIo, fmt::format("I/O error on {} ({}); check the disk and retry", path, what)};
+  if (primary == SQLITE_READONLY || primary == SQLITE_PERM || primary == SQLITE_CANTOPEN)
+    return Error{ErrorKind::kIo, fmt::format("cannot {} {} ({}); check the file and directory permissions",
+                                             primary == SQLITE_CANTOPEN ? "open" : "write", path, what)};
   if (primary == SQLITE_CONSTRAINT)
     return Error{ErrorKind::kInvalid, fmt::format("ledger constraint failed: {}", what)};
   // A full disk reaches us as SQLITE_FULL, or as an I/O error whose system
@@ -106,9 +118,10 @@ Error SqliteError(sqlite3* db, int rc, const std::string& path) {
   return Error{ErrorKind::kIo, fmt::format("ledger {} error: {}", path, what)};
 }
 
-Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int flags) {
+Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int flags, const std::string& vfs) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
+                           vfs.empty() ? nullptr : vfs.c_str());
   if (rc != SQLITE_OK) {
     Error e = SqliteError(db, rc, path);
     sqlite3_close_v2(db);

@@ -34,6 +34,7 @@ class Stmt {
   void Reset();
 
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  int Columns() const { return sqlite3_column_count(stmt_); }
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   std::optional<int64_t> OptInt(int col) const {
     return IsNull(col) ? std::nullopt : std::optional(Int(col));
@@ -48,8 +49,9 @@ class Stmt {
 
 class Db {
  public:
-  // flags: SQLITE_OPEN_* (NOFOLLOW is always added for files).
-  static Result<std::unique_ptr<Db>> Open(const std::string& path, int flags);
+  // flags: SQLITE_OPEN_* (NOFOLLOW is always added for files). `vfs` names a
+  // registered SQLite VFS; empty is the default one.
+  static Result<std::unique_ptr<Db>> Open(const std::string& path, int flags, const std::string& vfs = "");
   ~Db();
   Status Exec(std::string_view sql);
   Result<Stmt> Prepare(std::string_view sql);

@@ -35,6 +35,7 @@ struct UsageOpenOptions {
   bool create = false;  // create when missing (the monitor); readers never create
   uid_t owner = 0;
   int busy_timeout_ms = 10000;
+  std::string vfs;  // as in OpenOptions: empty is SQLite's default
 };
 
 // One GPU in one sample.
