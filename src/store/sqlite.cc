@@ -103,18 +103,6 @@ Error SqliteError(sqlite3* db, int rc, const std::string& path) {
                                              primary == SQLITE_CANTOPEN ? "open" : "write", path, what)};
   if (primary == SQLITE_CONSTRAINT)
     return Error{ErrorKind::kInvalid, fmt::format("ledger constraint failed: {}", what)};
-  // A full disk reaches us as SQLITE_FULL, or as an I/O error whose system
-  // errno says so (writing the WAL or its index): say which, since "disk I/O
-  // error" sends people looking for broken hardware.
-  int os_errno = db ? sqlite3_system_errno(db) : 0;
-  if (primary == SQLITE_FULL || (primary == SQLITE_IOERR && (os_errno == ENOSPC || os_errno == EDQUOT))) {
-    std::string dir =
-        path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
-    return Error{ErrorKind::kIo,
-                 fmt::format("no space left on the disk holding {}; nothing was written: free some space "
-                             "(df -h {}), then retry",
-                             path, dir.empty() ? "." : dir)};
-  }
   return Error{ErrorKind::kIo, fmt::format("ledger {} error: {}", path, what)};
 }
 

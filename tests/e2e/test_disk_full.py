@@ -75,8 +75,8 @@ class PrivateLedgerOnAFullDisk(BkTestCase):
         for args in (["1", "30m", "-t", "21:00", "--op-id", "during"], ["x", "1", "1h", "--gpu", "2"],
                      ["d", first[0]]):
             line = self.fails(*args)
-            self.assertIn("no space left on the disk holding %s" % os.path.join(self.data_dir, "ledger.db"),
-                          line)
+            self.assertIn("cannot write %s: the disk is full (no space left on device)"
+                          % os.path.join(self.data_dir, "ledger.db"), line)
         doc = self.json_error("1", "30m", "--json")
         self.assertIn("no space left", doc["error"]["message"])
         os.unlink(filler)
@@ -137,14 +137,14 @@ class ServerOnAFullDisk(unittest.TestCase):
         p = self.a.bk("1", "30m", "-t", "21:00")
         self.assertEqual((p.returncode, p.stdout), (2, ""), p.stderr)
         self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
-        self.assertIn("no space left", p.stderr)
+        self.assertIn("the disk is full", p.stderr)
         # Still serving reads from memory, and alive.
         p = self.a.bk("l", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(sorted(r["id"] for r in json.loads(p.stdout)["reservations"]), sorted(first))
         self.assertTrue(self.srv.alive(), self.srv.log())
         # The monitor samples on, says it is not recording, and why.
-        check = self.monitor_check(lambda m: "not recording: no space left" in m)
+        check = self.monitor_check(lambda m: "not recording: cannot write" in m and "the disk is full" in m)
         self.assertEqual(check["status"], "fail")
         os.unlink(filler)
         # Count-only GPUs (no telemetry) read as degraded; what matters is that it records again.
