@@ -201,9 +201,12 @@ TEST_F(BookingArgsTest, StartRelativeAndIsoUseTheContextClock) {
 
 TEST_F(BookingArgsTest, StartUsesTheContextZone) {
   ctx_.zone = std::make_unique<engine::FixedZone>(8 * engine::kHour);  // 19:12 local
-  // A naive time is local: 20:00 +08:00 is 12:00Z.
+  // A friendly or naive -t time is local: 20:00 +08:00 is 12:00Z.
   EXPECT_EQ(MustBuild({"1", "1h", "-t", "20:00"}).start, Utc("2026-11-18T12:00:00Z"));
-  EXPECT_EQ(MustBuild({"1", "1h", "--start", "2026-11-18T20:00"}).start, Utc("2026-11-18T12:00:00Z"));
+  EXPECT_EQ(MustBuild({"1", "1h", "-t", "2026-11-18T20:00"}).start, Utc("2026-11-18T12:00:00Z"));
+  // --start is the machine interface: a naive ISO time there is UTC; its friendly forms stay local.
+  EXPECT_EQ(MustBuild({"1", "1h", "--start", "2026-11-18T20:00"}).start, Utc("2026-11-18T20:00:00Z"));
+  EXPECT_EQ(MustBuild({"1", "1h", "--start", "20:00"}).start, Utc("2026-11-18T12:00:00Z"));
   // 18:00 local has passed today: tomorrow.
   EXPECT_EQ(MustBuild({"1", "1h", "-t", "18:00"}).start, Utc("2026-11-19T10:00:00Z"));
   ctx_.zone = std::make_unique<engine::FixedZone>(0);
