@@ -389,17 +389,6 @@ int DetectGpuCount(const std::string& sim_file) {
   return n > 0 ? n : 1;
 }
 
-Result<json> ReadConfigFile(const std::string& path, uid_t uid) {
-  BK_TRY(sys::CheckDataFile(path, uid));
-  BK_ASSIGN_OR_RETURN(std::string text, sys::ReadSmallFile(path, 1 << 20));
-  auto doc = ParseStrictJson(text);
-  if (!doc && doc.error().problem == JsonProblem::kSyntax)
-    return Invalid(fmt::format("config file {} is not valid JSON; fix or remove it", path));
-  if (!doc) return Invalid(fmt::format("config file {} {}", path, doc.error().Phrase()));
-  if (!doc->is_object()) return Invalid(fmt::format("config file {} must hold a JSON object", path));
-  return std::move(*doc);
-}
-
 // Environment values are text; show "4" as 4 and "[1,3]" as a list.
 std::string AsJsonText(const std::string& v) {
   try {
@@ -455,6 +444,27 @@ const std::vector<std::string> kServerOnlyKeys = {
     "data_dir",       "access",    "group",     "gid",   "test_now"};
 
 }  // namespace
+
+Status ApplyConfigText(std::string_view text, const std::string& path, Config& c) {
+  auto doc = ParseStrictJson(text);
+  if (!doc && doc.error().problem == JsonProblem::kSyntax)
+    return Invalid(fmt::format("config file {} is not valid JSON; fix or remove it", path));
+  if (!doc) return Invalid(fmt::format("config file {} {}", path, doc.error().Phrase()));
+  if (!doc->is_object()) return Invalid(fmt::format("config file {} must hold a JSON object", path));
+  return ApplyDocument(*doc, path, c, {});
+}
+
+Result<std::string> ParseConnection(std::string_view text, const std::string& path) {
+  auto parsed = ParseStrictJson(text);
+  if (!parsed)
+    return Invalid(
+        fmt::format("{} {}; run `bk server disconnect` and connect again", path, parsed.error().Phrase()));
+  const json& j = *parsed;
+  if (!j.is_object() || !j.contains("config") || !j["config"].is_string())
+    return Invalid(
+        fmt::format("{} does not name a server config; run `bk server connect CONFIG` again", path));
+  return j["config"].get<std::string>();
+}
 
 std::string ConnectionFile(const EnvFn& env) {
   auto xdg = env("XDG_CONFIG_HOME");
@@ -574,15 +584,7 @@ Result<Config> Load(const EnvFn& env) {
       why = "BK_CONFIG_FILE is set";
     } else if (std::string conn = ConnectionFile(env); sys::Exists(conn)) {
       auto text = sys::ReadSmallFile(conn, 64 * 1024);
-      auto parsed = ParseStrictJson(text.value_or(""));
-      if (!parsed)
-        return Invalid(fmt::format("{} {}; run `bk server disconnect` and connect again", conn,
-                                   parsed.error().Phrase()));
-      json j = std::move(*parsed);
-      if (!j.is_object() || !j.contains("config") || !j["config"].is_string())
-        return Invalid(
-            fmt::format("{} does not name a server config; run `bk server connect CONFIG` again", conn));
-      server = j["config"].get<std::string>();
+      BK_ASSIGN_OR_RETURN(server, ParseConnection(text.value_or(""), conn));
       why = fmt::format("connected with `bk server connect` ({})", conn);
     } else if (sys::Exists("/etc/gpubk/config.json")) {
       server = "/etc/gpubk/config.json";
@@ -624,8 +626,9 @@ Result<Config> Load(const EnvFn& env) {
 
   if (sys::Exists(c.config_file)) {
     c.config_file_present = true;
-    BK_ASSIGN_OR_RETURN(json doc, ReadConfigFile(c.config_file, uid));
-    BK_TRY(ApplyDocument(doc, c.config_file, c, {}));
+    BK_TRY(sys::CheckDataFile(c.config_file, uid));
+    BK_ASSIGN_OR_RETURN(std::string text, sys::ReadSmallFile(c.config_file, 1 << 20));
+    BK_TRY(ApplyConfigText(text, c.config_file, c));
   }
   for (const auto& k : Keys()) {
     std::string name = EnvName(k.name);

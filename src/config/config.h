@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -66,6 +67,14 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
 
 // Where `bk server connect` remembers the choice: $XDG_CONFIG_HOME/gpubk/server.json.
 std::string ConnectionFile(const EnvFn& env);
+// The server config path named by the text of that file (`path` names it in
+// errors): {"config": "/abs/config.json", ...}.
+Result<std::string> ParseConnection(std::string_view text, const std::string& path);
+
+// Applies the text of a private ledger's config.json (`path` names it in
+// errors) over `c`: a JSON object of known keys, each parsed and range-checked;
+// unknown keys are refused. Load() reads the file and calls this.
+Status ApplyConfigText(std::string_view text, const std::string& path, Config& c);
 
 // The documented server config format (gpubk.server.v1), written by `bk server init`.
 struct ServerSpec {

@@ -191,6 +191,11 @@ Result<JobSpec> ReadSpec(const std::string& dir, const std::string& spec_id, uid
   if (!safe || text.size() > kMaxSpecBytes)
     return Fail(ErrorKind::kPermission,
                 fmt::format("private job spec {} is not a private file of yours", file));
+  return ParseSpec(text, spec_id, uid, digest);
+}
+
+Result<JobSpec> ParseSpec(std::string_view text, const std::string& spec_id, uid_t uid,
+                          const std::string& digest) {
   JobSpec s;
   try {
     auto parsed = ParseStrictJson(text);
