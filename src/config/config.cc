@@ -502,7 +502,12 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
       return Invalid(fmt::format("{}: {} must be a non-empty string", path, key));
     return doc[key].get<std::string>();
   };
-  if (!doc.contains("owner_uid") || !doc["owner_uid"].is_number_unsigned())
+  // A UID is below 2^32 - 1 ((uid_t)-1 means "none"); anything larger would
+  // wrap to some other user's UID.
+  auto id = [&](const char* key) {
+    return doc[key].is_number_unsigned() && doc[key].get<uint64_t>() < UINT32_MAX;
+  };
+  if (!doc.contains("owner_uid") || !id("owner_uid"))
     return Invalid(fmt::format("{}: owner_uid must be a UID", path));
   c.owner_uid = doc["owner_uid"].get<uint32_t>();
   c.owner = sys::UserName(c.owner_uid);
@@ -515,7 +520,8 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
   if (c.access != "world" && c.access != "group")
     return Invalid(fmt::format("{}: access must be world or group", path));
   c.group = doc.value("group", "");
-  if (doc.contains("gid") && doc["gid"].is_number_unsigned()) c.gid = doc["gid"].get<uint32_t>();
+  if (doc.contains("gid") && !id("gid")) return Invalid(fmt::format("{}: gid must be a GID", path));
+  if (doc.contains("gid")) c.gid = doc["gid"].get<uint32_t>();
 #ifdef BK_TEST_HOOKS
   if (doc.contains("test_now") && doc["test_now"].is_string())
     c.server_test_now = doc["test_now"].get<std::string>();

@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -433,6 +434,28 @@ TEST_F(ConfigTest, GroupWritableFileIsRefused) {
   auto c = LoadWith({});
   ASSERT_FALSE(c.has_value());
   EXPECT_THAT(c.error().message, HasSubstr(dir_ + "/config.json"));
+}
+
+TEST_F(ConfigTest, ServerConfigIdsBeyond32BitsAreRefusedNotWrapped) {
+  // 4294968296 is 2^32 + 1000: read as uint32 it would name UID 1000.
+  std::string path = dir_ + "/server.json";
+  auto load = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    return LoadServer(path, EnvOf({}), /*trusted=*/false);
+  };
+  const std::string head =
+      R"({"schema_version": "gpubk.server.v1", "socket": "/nonexistent/run/broker.sock", )";
+  auto uid = load(head + R"("owner_uid": 4294968296})");
+  ASSERT_FALSE(uid.has_value());
+  EXPECT_THAT(uid.error().message, HasSubstr("owner_uid must be a UID"));
+  EXPECT_FALSE(load(head + R"("owner_uid": 4294967295})").has_value());
+  std::filesystem::create_directory(dir_ + "/run");
+  std::filesystem::permissions(dir_ + "/run", std::filesystem::perms(0711));
+  auto gid = load(fmt::format(R"({{"schema_version": "gpubk.server.v1", "socket": "{}/run/broker.sock", )"
+                              R"("owner_uid": {}, "data_dir": "{}/data", "gid": 4294967396}})",
+                              dir_, getuid(), dir_));
+  ASSERT_FALSE(gid.has_value());
+  EXPECT_THAT(gid.error().message, HasSubstr("must be a GID")) << gid.error().message;
 }
 
 // ---- the ledger-bound policy ---------------------------------------------------
