@@ -495,7 +495,14 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
     return Invalid(fmt::format("server config {} is not valid JSON", path));
   if (!parsed) return Invalid(fmt::format("server config {} {}", path, parsed.error().Phrase()));
   json doc = std::move(*parsed);
-  if (!doc.is_object() || doc.value("schema_version", "") != "gpubk.server.v1")
+  // A string key, `absent` when missing, nothing when of another type
+  // (json::value() would throw on a number there).
+  auto str_or = [&](const char* key, const char* absent) -> std::optional<std::string> {
+    if (!doc.contains(key)) return absent;
+    if (!doc[key].is_string()) return std::nullopt;
+    return doc[key].get<std::string>();
+  };
+  if (!doc.is_object() || str_or("schema_version", "") != "gpubk.server.v1")
     return Invalid(fmt::format("{} is not a GPUBK server config (schema_version gpubk.server.v1)", path));
   auto str = [&](const char* key) -> Result<std::string> {
     if (!doc.contains(key) || !doc[key].is_string() || doc[key].get<std::string>().empty())
@@ -516,10 +523,13 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
   // Checked on every load, not only at connect: a few lstat calls.
   BK_TRY(sys::CheckSocketDirectory(c.socket_path, c.owner_uid));
   BK_ASSIGN_OR_RETURN(c.data_dir, str("data_dir"));
-  c.access = doc.value("access", "world");
-  if (c.access != "world" && c.access != "group")
+  auto access = str_or("access", "world");
+  if (!access || (*access != "world" && *access != "group"))
     return Invalid(fmt::format("{}: access must be world or group", path));
-  c.group = doc.value("group", "");
+  c.access = *access;
+  auto group = str_or("group", "");
+  if (!group) return Invalid(fmt::format("{}: group must be a group name", path));
+  c.group = *group;
   if (doc.contains("gid") && !id("gid")) return Invalid(fmt::format("{}: gid must be a GID", path));
   if (doc.contains("gid")) c.gid = doc["gid"].get<uint32_t>();
 #ifdef BK_TEST_HOOKS

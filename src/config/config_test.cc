@@ -458,6 +458,32 @@ TEST_F(ConfigTest, ServerConfigIdsBeyond32BitsAreRefusedNotWrapped) {
   EXPECT_THAT(gid.error().message, HasSubstr("must be a GID")) << gid.error().message;
 }
 
+// Found by fuzzing: a number where a string belongs made json::value() throw
+// out of LoadServer, ending bk and the daemon.
+TEST_F(ConfigTest, ServerConfigStringsOfAnotherTypeAreRefused) {
+  std::string path = dir_ + "/server.json";
+  std::filesystem::create_directory(dir_ + "/run");
+  std::filesystem::permissions(dir_ + "/run", std::filesystem::perms(0711));
+  auto load = [&](const std::string& extra) {
+    std::ofstream(path) << fmt::format(
+        R"({{"schema_version": "gpubk.server.v1", "socket": "{}/run/broker.sock", "owner_uid": {}, )"
+        R"("data_dir": "{}/data"{}}})",
+        dir_, getuid(), dir_, extra);
+    return LoadServer(path, EnvOf({{"BK_GPU_SIM_FILE", "/nonexistent.json"}}), /*trusted=*/false);
+  };
+  ASSERT_TRUE(load("").has_value()) << load("").error().message;
+  std::ofstream(path) << R"({"schema_version": 1})";
+  auto schema = LoadServer(path, EnvOf({}), false);
+  ASSERT_FALSE(schema.has_value());
+  EXPECT_THAT(schema.error().message, HasSubstr("is not a GPUBK server config"));
+  auto access = load(R"(, "access": 5)");
+  ASSERT_FALSE(access.has_value());
+  EXPECT_THAT(access.error().message, HasSubstr("access must be world or group"));
+  auto group = load(R"(, "access": "group", "group": 5)");
+  ASSERT_FALSE(group.has_value());
+  EXPECT_THAT(group.error().message, HasSubstr("group must be a group name"));
+}
+
 // ---- the ledger-bound policy ---------------------------------------------------
 
 TEST(PolicyJsonTest, BoundPolicyJsonHoldsTheLedgerBoundKeys) {
