@@ -3,8 +3,11 @@ BUILD ?= build
 PREFIX ?= /usr/local
 ARGS ?=
 JOBS ?= $(shell nproc)
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 30
+FUZZ_TARGETS ?=
 
-.PHONY: all deps configure build run check bench soak install clean format tidy
+.PHONY: all deps configure build run check bench soak fuzz install clean format tidy
 
 all: build
 
@@ -38,6 +41,18 @@ SOAK_CLIENTS ?= 48
 soak: build
 	bench/soak.py $(BUILD)/bk --seconds $(SOAK_SECONDS) --clients $(SOAK_CLIENTS)
 
+# libFuzzer targets (src/*/*_fuzz.cc) built by clang-19 with ASan and UBSan in
+# their own build directory, each run FUZZ_SECONDS seconds (fuzz/run.sh).
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang-19 CXX=clang++-19 cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DBK_FUZZ=ON -DBK_TESTS=OFF
+
+fuzz:
+	@scripts/install-deps fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) --target fuzzers -j $(JOBS)
+	fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
@@ -48,4 +63,4 @@ tidy: configure
 	clang-tidy -p $(BUILD) --quiet $$(git ls-files 'src/*.cc' | grep -v _test.cc)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD)

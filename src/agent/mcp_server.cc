@@ -35,6 +35,14 @@ constexpr const char* kContextUri = "bk://context";
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// The string at `key`, or "" when it is absent or not a string: json::value()
+// would throw on a number there, and a client's type mistake must get an
+// answer, not end the server.
+std::string StringOr(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 // A failed request: code, message and optional data.
 struct RpcError {
   int code;
@@ -115,7 +123,7 @@ class Request {
 
  private:
   std::expected<json, RpcError> Initialize() {
-    std::string requested = params_.value("protocolVersion", "");
+    std::string requested = StringOr(params_, "protocolVersion");
     std::string chosen(kLegacyProtocols[0]);
     for (auto v : kLegacyProtocols)
       if (requested == v) chosen = requested;
@@ -157,7 +165,7 @@ class Request {
   }
 
   std::expected<json, RpcError> GetPrompt() {
-    std::string name = params_.value("name", "");
+    std::string name = StringOr(params_, "name");
     if (name != "plan_gpu_experiment")
       return std::unexpected(RpcError{kInvalidParams, "Unknown prompt: " + name, json()});
     json args = params_.contains("arguments") ? params_["arguments"] : json::object();
@@ -225,7 +233,7 @@ std::optional<std::string> McpServer::HandleLine(std::string_view line) {
     if (is_request && !id.is_string() && !id.is_number_integer())
       return ErrorResponse(json(),
                            {kInvalidRequest, "Invalid Request: id must be a string or an integer", json()});
-    if (!m["method"].is_string() || m.value("jsonrpc", "") != "2.0") {
+    if (!m["method"].is_string() || StringOr(m, "jsonrpc") != "2.0") {
       if (!is_request) return std::nullopt;
       return ErrorResponse(id,
                            {kInvalidRequest, "Invalid Request: needs jsonrpc \"2.0\" and a method", json()});

@@ -76,6 +76,19 @@ TEST_F(McpTest, NotificationsAndResponsesGetNoReply) {
   EXPECT_FALSE(server_->HandleLine("   \r\n"));
 }
 
+// Found by fuzzing: {"jsonrpc": 1} made json::value() throw out of
+// HandleLine, ending `bk mcp`.
+TEST_F(McpTest, MembersOfTheWrongTypeGetAnAnswer) {
+  json bad = json::parse(*server_->HandleLine(R"({"jsonrpc": 1, "id": 3, "method": "ping"})"));
+  EXPECT_EQ(bad["id"], 3);
+  EXPECT_EQ(bad["error"]["code"], -32600) << bad.dump();
+  EXPECT_FALSE(server_->HandleLine(R"({"jsonrpc": 1, "method": "prompts/get"})"));
+  json prompt = Request("prompts/get", {{"name", 5}});
+  EXPECT_EQ(prompt["error"]["code"], -32602) << prompt.dump();
+  json init = Request("initialize", {{"protocolVersion", 20250618}});
+  EXPECT_EQ(init["result"]["protocolVersion"], "2025-11-25") << init.dump();
+}
+
 TEST_F(McpTest, ProtocolErrorsKeepTheServerAlive) {
   json bad = json::parse(*server_->HandleLine("{not json"));
   EXPECT_EQ(bad["error"]["code"], -32700);

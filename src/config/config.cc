@@ -389,17 +389,6 @@ int DetectGpuCount(const std::string& sim_file) {
   return n > 0 ? n : 1;
 }
 
-Result<json> ReadConfigFile(const std::string& path, uid_t uid) {
-  BK_TRY(sys::CheckDataFile(path, uid));
-  BK_ASSIGN_OR_RETURN(std::string text, sys::ReadSmallFile(path, 1 << 20));
-  auto doc = ParseStrictJson(text);
-  if (!doc && doc.error().problem == JsonProblem::kSyntax)
-    return Invalid(fmt::format("config file {} is not valid JSON; fix or remove it", path));
-  if (!doc) return Invalid(fmt::format("config file {} {}", path, doc.error().Phrase()));
-  if (!doc->is_object()) return Invalid(fmt::format("config file {} must hold a JSON object", path));
-  return std::move(*doc);
-}
-
 // Environment values are text; show "4" as 4 and "[1,3]" as a list.
 std::string AsJsonText(const std::string& v) {
   try {
@@ -469,6 +458,27 @@ std::string OriginalLedger(const Config& c, const EnvFn& env) {
   return "";
 }
 
+Status ApplyConfigText(std::string_view text, const std::string& path, Config& c) {
+  auto doc = ParseStrictJson(text);
+  if (!doc && doc.error().problem == JsonProblem::kSyntax)
+    return Invalid(fmt::format("config file {} is not valid JSON; fix or remove it", path));
+  if (!doc) return Invalid(fmt::format("config file {} {}", path, doc.error().Phrase()));
+  if (!doc->is_object()) return Invalid(fmt::format("config file {} must hold a JSON object", path));
+  return ApplyDocument(*doc, path, c, {});
+}
+
+Result<std::string> ParseConnection(std::string_view text, const std::string& path) {
+  auto parsed = ParseStrictJson(text);
+  if (!parsed)
+    return Invalid(
+        fmt::format("{} {}; run `bk server disconnect` and connect again", path, parsed.error().Phrase()));
+  const json& j = *parsed;
+  if (!j.is_object() || !j.contains("config") || !j["config"].is_string())
+    return Invalid(
+        fmt::format("{} does not name a server config; run `bk server connect CONFIG` again", path));
+  return j["config"].get<std::string>();
+}
+
 std::string ConnectionFile(const EnvFn& env) {
   auto xdg = env("XDG_CONFIG_HOME");
   std::string base = (xdg && StartsWith(*xdg, "/")) ? *xdg : sys::HomeDir() + "/.config";
@@ -498,14 +508,26 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
     return Invalid(fmt::format("server config {} is not valid JSON", path));
   if (!parsed) return Invalid(fmt::format("server config {} {}", path, parsed.error().Phrase()));
   json doc = std::move(*parsed);
-  if (!doc.is_object() || doc.value("schema_version", "") != "gpubk.server.v1")
+  // A string key, `absent` when missing, nothing when of another type
+  // (json::value() would throw on a number there).
+  auto str_or = [&](const char* key, const char* absent) -> std::optional<std::string> {
+    if (!doc.contains(key)) return absent;
+    if (!doc[key].is_string()) return std::nullopt;
+    return doc[key].get<std::string>();
+  };
+  if (!doc.is_object() || str_or("schema_version", "") != "gpubk.server.v1")
     return Invalid(fmt::format("{} is not a GPUBK server config (schema_version gpubk.server.v1)", path));
   auto str = [&](const char* key) -> Result<std::string> {
     if (!doc.contains(key) || !doc[key].is_string() || doc[key].get<std::string>().empty())
       return Invalid(fmt::format("{}: {} must be a non-empty string", path, key));
     return doc[key].get<std::string>();
   };
-  if (!doc.contains("owner_uid") || !doc["owner_uid"].is_number_unsigned())
+  // A UID is below 2^32 - 1 ((uid_t)-1 means "none"); anything larger would
+  // wrap to some other user's UID.
+  auto id = [&](const char* key) {
+    return doc[key].is_number_unsigned() && doc[key].get<uint64_t>() < UINT32_MAX;
+  };
+  if (!doc.contains("owner_uid") || !id("owner_uid"))
     return Invalid(fmt::format("{}: owner_uid must be a UID", path));
   c.owner_uid = doc["owner_uid"].get<uint32_t>();
   c.owner = sys::UserName(c.owner_uid);
@@ -514,11 +536,15 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
   // Checked on every load, not only at connect: a few lstat calls.
   BK_TRY(sys::CheckSocketDirectory(c.socket_path, c.owner_uid));
   BK_ASSIGN_OR_RETURN(c.data_dir, str("data_dir"));
-  c.access = doc.value("access", "world");
-  if (c.access != "world" && c.access != "group")
+  auto access = str_or("access", "world");
+  if (!access || (*access != "world" && *access != "group"))
     return Invalid(fmt::format("{}: access must be world or group", path));
-  c.group = doc.value("group", "");
-  if (doc.contains("gid") && doc["gid"].is_number_unsigned()) c.gid = doc["gid"].get<uint32_t>();
+  c.access = *access;
+  auto group = str_or("group", "");
+  if (!group) return Invalid(fmt::format("{}: group must be a group name", path));
+  c.group = *group;
+  if (doc.contains("gid") && !id("gid")) return Invalid(fmt::format("{}: gid must be a GID", path));
+  if (doc.contains("gid")) c.gid = doc["gid"].get<uint32_t>();
 #ifdef BK_TEST_HOOKS
   if (doc.contains("test_now") && doc["test_now"].is_string())
     c.server_test_now = doc["test_now"].get<std::string>();
@@ -587,15 +613,7 @@ Result<Config> Load(const EnvFn& env) {
       why = "BK_CONFIG_FILE is set";
     } else if (std::string conn = ConnectionFile(env); sys::Exists(conn)) {
       auto text = sys::ReadSmallFile(conn, 64 * 1024);
-      auto parsed = ParseStrictJson(text.value_or(""));
-      if (!parsed)
-        return Invalid(fmt::format("{} {}; run `bk server disconnect` and connect again", conn,
-                                   parsed.error().Phrase()));
-      json j = std::move(*parsed);
-      if (!j.is_object() || !j.contains("config") || !j["config"].is_string())
-        return Invalid(
-            fmt::format("{} does not name a server config; run `bk server connect CONFIG` again", conn));
-      server = j["config"].get<std::string>();
+      BK_ASSIGN_OR_RETURN(server, ParseConnection(text.value_or(""), conn));
       why = fmt::format("connected with `bk server connect` ({})", conn);
     } else if (sys::Exists("/etc/gpubk/config.json")) {
       server = "/etc/gpubk/config.json";
@@ -637,8 +655,9 @@ Result<Config> Load(const EnvFn& env) {
 
   if (sys::Exists(c.config_file)) {
     c.config_file_present = true;
-    BK_ASSIGN_OR_RETURN(json doc, ReadConfigFile(c.config_file, uid));
-    BK_TRY(ApplyDocument(doc, c.config_file, c, {}));
+    BK_TRY(sys::CheckDataFile(c.config_file, uid));
+    BK_ASSIGN_OR_RETURN(std::string text, sys::ReadSmallFile(c.config_file, 1 << 20));
+    BK_TRY(ApplyConfigText(text, c.config_file, c));
   }
   for (const auto& k : Keys()) {
     std::string name = EnvName(k.name);

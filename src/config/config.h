@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -71,6 +72,14 @@ std::string ConnectionFile(const EnvFn& env);
 // else the original's default ($XDG_DATA_HOME/bk or ~/.local/share/bk) when
 // BK_DATA_DIR is unset. Empty when there is none or this is not private mode.
 std::string OriginalLedger(const Config& config, const EnvFn& env);
+// The server config path named by the text of that file (`path` names it in
+// errors): {"config": "/abs/config.json", ...}.
+Result<std::string> ParseConnection(std::string_view text, const std::string& path);
+
+// Applies the text of a private ledger's config.json (`path` names it in
+// errors) over `c`: a JSON object of known keys, each parsed and range-checked;
+// unknown keys are refused. Load() reads the file and calls this.
+Status ApplyConfigText(std::string_view text, const std::string& path, Config& c);
 
 // The documented server config format (gpubk.server.v1), written by `bk server init`.
 struct ServerSpec {

@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -433,6 +434,54 @@ TEST_F(ConfigTest, GroupWritableFileIsRefused) {
   auto c = LoadWith({});
   ASSERT_FALSE(c.has_value());
   EXPECT_THAT(c.error().message, HasSubstr(dir_ + "/config.json"));
+}
+
+TEST_F(ConfigTest, ServerConfigIdsBeyond32BitsAreRefusedNotWrapped) {
+  // 4294968296 is 2^32 + 1000: read as uint32 it would name UID 1000.
+  std::string path = dir_ + "/server.json";
+  auto load = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    return LoadServer(path, EnvOf({}), /*trusted=*/false);
+  };
+  const std::string head =
+      R"({"schema_version": "gpubk.server.v1", "socket": "/nonexistent/run/broker.sock", )";
+  auto uid = load(head + R"("owner_uid": 4294968296})");
+  ASSERT_FALSE(uid.has_value());
+  EXPECT_THAT(uid.error().message, HasSubstr("owner_uid must be a UID"));
+  EXPECT_FALSE(load(head + R"("owner_uid": 4294967295})").has_value());
+  std::filesystem::create_directory(dir_ + "/run");
+  std::filesystem::permissions(dir_ + "/run", std::filesystem::perms(0711));
+  auto gid = load(fmt::format(R"({{"schema_version": "gpubk.server.v1", "socket": "{}/run/broker.sock", )"
+                              R"("owner_uid": {}, "data_dir": "{}/data", "gid": 4294967396}})",
+                              dir_, getuid(), dir_));
+  ASSERT_FALSE(gid.has_value());
+  EXPECT_THAT(gid.error().message, HasSubstr("must be a GID")) << gid.error().message;
+}
+
+// Found by fuzzing: a number where a string belongs made json::value() throw
+// out of LoadServer, ending bk and the daemon.
+TEST_F(ConfigTest, ServerConfigStringsOfAnotherTypeAreRefused) {
+  std::string path = dir_ + "/server.json";
+  std::filesystem::create_directory(dir_ + "/run");
+  std::filesystem::permissions(dir_ + "/run", std::filesystem::perms(0711));
+  auto load = [&](const std::string& extra) {
+    std::ofstream(path) << fmt::format(
+        R"({{"schema_version": "gpubk.server.v1", "socket": "{}/run/broker.sock", "owner_uid": {}, )"
+        R"("data_dir": "{}/data"{}}})",
+        dir_, getuid(), dir_, extra);
+    return LoadServer(path, EnvOf({{"BK_GPU_SIM_FILE", "/nonexistent.json"}}), /*trusted=*/false);
+  };
+  ASSERT_TRUE(load("").has_value()) << load("").error().message;
+  std::ofstream(path) << R"({"schema_version": 1})";
+  auto schema = LoadServer(path, EnvOf({}), false);
+  ASSERT_FALSE(schema.has_value());
+  EXPECT_THAT(schema.error().message, HasSubstr("is not a GPUBK server config"));
+  auto access = load(R"(, "access": 5)");
+  ASSERT_FALSE(access.has_value());
+  EXPECT_THAT(access.error().message, HasSubstr("access must be world or group"));
+  auto group = load(R"(, "access": "group", "group": 5)");
+  ASSERT_FALSE(group.has_value());
+  EXPECT_THAT(group.error().message, HasSubstr("group must be a group name"));
 }
 
 // ---- the ledger-bound policy ---------------------------------------------------

@@ -191,15 +191,26 @@ Result<JobSpec> ReadSpec(const std::string& dir, const std::string& spec_id, uid
   if (!safe || text.size() > kMaxSpecBytes)
     return Fail(ErrorKind::kPermission,
                 fmt::format("private job spec {} is not a private file of yours", file));
+  return ParseSpec(text, spec_id, uid, digest);
+}
+
+Result<JobSpec> ParseSpec(std::string_view text, const std::string& spec_id, uid_t uid,
+                          const std::string& digest) {
   JobSpec s;
   try {
     auto parsed = ParseStrictJson(text);
     if (!parsed) return Fail(ErrorKind::kCorrupt, "private job spec integrity check failed");
     json j = std::move(*parsed);
-    int version = j.at("version").get<int>();
-    if (version != 2) return Fail(ErrorKind::kCorrupt, "private job spec integrity check failed");
+    // Numbers are checked before get<>(): converting a float such as 1e300 to
+    // an integer is undefined, and a UID beyond 32 bits would wrap to another.
+    const json& version = j.at("version");
+    if (!version.is_number_integer() || version.get<int64_t>() != 2)
+      return Fail(ErrorKind::kCorrupt, "private job spec integrity check failed");
     s.spec_id = j.at("spec_id").get<std::string>();
-    s.uid = j.at("uid").get<uid_t>();
+    const json& owner = j.at("uid");
+    if (!owner.is_number_unsigned() || owner.get<uint64_t>() > UINT32_MAX)
+      return Fail(ErrorKind::kCorrupt, "private job spec integrity check failed");
+    s.uid = owner.get<uid_t>();
     s.argv = j.at("argv").get<std::vector<std::string>>();
     s.cwd = j.at("cwd").get<std::string>();
     const json& env = j.at("environment");

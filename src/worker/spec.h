@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -49,6 +50,10 @@ Status WriteSpec(const std::string& specs_dir, const JobSpec& spec);
 // most 128 KiB, matching IDs, and a digest equal to its own and `digest`.
 Result<JobSpec> ReadSpec(const std::string& specs_dir, const std::string& spec_id, uid_t uid,
                          const std::string& digest);
+// The checks of ReadSpec on the file's text: a version 2 spec whose IDs match
+// and whose digest equals both its own and `digest`.
+Result<JobSpec> ParseSpec(std::string_view text, const std::string& spec_id, uid_t uid,
+                          const std::string& digest);
 // Removes a spec if it is a safe file of `uid`; absent is fine.
 Status RemoveSpec(const std::string& specs_dir, const std::string& spec_id, uid_t uid);
 

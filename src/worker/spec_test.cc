@@ -6,6 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sys/sha256.h"
 
@@ -117,6 +120,34 @@ TEST_F(SpecTest, LooseModesAndLinksAreRefused) {
   EXPECT_TRUE(RemoveSpec(dir_, s.spec_id, getuid()).has_value());
   EXPECT_FALSE(std::filesystem::exists(file));
   EXPECT_FALSE(ReadSpec(dir_, "../../etc/passwd", getuid(), s.digest).has_value());
+}
+
+// Found by fuzzing: numbers of the wrong kind are refused as corrupt, not
+// converted (1e300 into an int is undefined behaviour; 2^32 + UID wrapped).
+TEST(ParseSpecTest, NumbersOfTheWrongKindAreCorrupt) {
+  JobSpec s;
+  s.spec_id = "79133ddf-0000-4000-8000-000000000001";
+  s.uid = 1000;
+  s.argv = {"python", "train.py"};
+  s.cwd = "/tmp";
+  s.path = "/usr/bin:/bin";
+  s.digest = Digest(s);  // as if the file named UID 1000
+  auto text = [&](const std::string& version, const std::string& uid) {
+    return R"({"version":)" + version + R"(,"spec_id":")" + s.spec_id + R"(","uid":)" + uid +
+           R"(,"argv":["python","train.py"],"cwd":"/tmp","environment":{"PATH":"/usr/bin:/bin"},"digest":")" +
+           s.digest + R"("})";
+  };
+  ASSERT_TRUE(ParseSpec(text("2", "1000"), s.spec_id, 1000, s.digest).has_value());
+  for (const auto& [version, uid] : std::vector<std::pair<std::string, std::string>>{{"1e300", "1000"},
+                                                                                     {"2.0", "1000"},
+                                                                                     {"2", "-1e300"},
+                                                                                     {"2", "1000.0"},
+                                                                                     {"2", "4294968296"},
+                                                                                     {"2", "-1"}}) {
+    auto r = ParseSpec(text(version, uid), s.spec_id, 1000, s.digest);
+    ASSERT_FALSE(r.has_value()) << version << " " << uid;
+    EXPECT_EQ(r.error().kind, ErrorKind::kCorrupt);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,101 @@
+// libFuzzer target: one MCP message (or batch) line as `bk mcp` reads it from
+// its client, through the tools against a real private ledger in a temporary
+// directory. One server and ledger serve many inputs (an initialize in one
+// input holds for the next, as in a session); both start afresh every few
+// thousand inputs to keep the ledger small.
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "agent/mcp_server.h"
+#include "client/ledger.h"
+#include "config/config.h"
+#include "engine/civil_time.h"
+#include "sys/clock.h"
+
+namespace {
+
+using namespace bk;
+
+constexpr engine::Seconds kNow = 1'795'000'320;  // 2026-11-18T11:12:00Z
+constexpr int kInputsPerLedger = 5000;
+
+struct Fixture {
+  std::string dir;
+  config::Config config;
+  sys::FixedClock clock{kNow};
+  engine::FixedZone zone{0};
+  std::unique_ptr<client::Ledger> ledger;
+  std::unique_ptr<agent::McpServer> server;
+  int inputs = 0;
+
+  Fixture() {
+    // tmpfs where there is one: every write to the ledger is fsynced.
+    std::string tmpl =
+        access("/dev/shm", W_OK) == 0 ? "/dev/shm/bk-mcp-fuzz-XXXXXX" : "/tmp/bk-mcp-fuzz-XXXXXX";
+    if (!mkdtemp(tmpl.data())) abort();
+    dir = tmpl;
+    std::map<std::string, std::string> env = {
+        {"BK_DATA_DIR", dir}, {"BK_GPU_COUNT", "8"}, {"BK_HOST_CPUS", "64"}, {"BK_HOST_RAM_MB", "512g"}};
+    auto cfg = config::Load([&](const std::string& k) -> std::optional<std::string> {
+      auto it = env.find(k);
+      if (it == env.end()) return std::nullopt;
+      return it->second;
+    });
+    if (!cfg) abort();
+    config = *cfg;
+    Start();
+  }
+  ~Fixture() {
+    Stop();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  void Start() {
+    auto opened = client::OpenDirect(config, clock);
+    if (!opened) abort();
+    ledger = std::move(*opened);
+    agent::ToolEnv env;
+    env.ledger = [this]() -> Result<client::Ledger*> { return ledger.get(); };
+    env.config = &config;
+    env.zone = &zone;
+    server = std::make_unique<agent::McpServer>(std::move(env));
+  }
+  void Stop() {
+    server.reset();
+    ledger.reset();
+  }
+  void Reset() {
+    Stop();
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+      std::filesystem::remove_all(entry.path(), ec);
+    Start();
+  }
+};
+
+Fixture& Get() {
+  static Fixture* f = new Fixture;
+  static const int registered = atexit([] { delete f; });
+  (void)registered;
+  return *f;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Fixture& f = Get();
+  if (++f.inputs % kInputsPerLedger == 0) f.Reset();
+  (void)f.server->HandleLine(std::string_view(reinterpret_cast<const char*>(data), size));
+  return 0;
+}

@@ -1,0 +1,97 @@
+// libFuzzer target: one JSON-RPC line from a socket peer through decode,
+// validation and dispatch against a real BookingService on a temporary
+// ledger, as the daemon runs it. The first byte picks the peer (a user, another
+// user, the owner). One service serves many inputs, so bookings made by one
+// input meet the next; the ledger is started afresh every few thousand inputs
+// to keep it small.
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "config/config.h"
+#include "server/dispatcher.h"
+#include "service/booking_service.h"
+#include "sys/clock.h"
+
+namespace {
+
+using namespace bk;
+
+constexpr engine::Seconds kNow = 1'795'000'320;  // 2026-11-18T11:12:00Z
+constexpr int kInputsPerLedger = 5000;
+
+struct Fixture {
+  std::string root;
+  config::Config config;
+  sys::FixedClock clock{kNow};
+  std::unique_ptr<service::BookingService> service;
+  std::unique_ptr<server::Dispatcher> dispatcher;
+  int inputs = 0;
+
+  Fixture() {
+    // tmpfs where there is one: every write to the ledger is fsynced.
+    std::string tmpl = access("/dev/shm", W_OK) == 0 ? "/dev/shm/bk-dispatcher-fuzz-XXXXXX"
+                                                     : "/tmp/bk-dispatcher-fuzz-XXXXXX";
+    if (!mkdtemp(tmpl.data())) abort();
+    root = tmpl;
+    config.deployment = config::Deployment::kServer;
+    config.data_dir = root + "/data";
+    config.ledger_path = config.data_dir + "/ledger.db";
+    config.config_file = root + "/config.json";
+    config.policy.gpu_count = 4;
+    config.policy.host_cpus = 64;
+    config.policy.host_ram_mb = 512 * 1024;
+    config.owner_uid = static_cast<uint32_t>(getuid());
+    config.owner = "owner";
+    Start();
+  }
+  ~Fixture() {
+    Stop();
+    std::error_code ec;
+    std::filesystem::remove_all(root, ec);
+  }
+  void Start() {
+    service = std::make_unique<service::BookingService>(service::BookingService::Deps{
+        &config, &clock, nullptr, static_cast<uid_t>(getuid()), /*exclusive_store=*/true});
+    dispatcher = std::make_unique<server::Dispatcher>(*service, config);
+  }
+  void Stop() {
+    dispatcher.reset();
+    service.reset();
+  }
+  void Reset() {
+    Stop();
+    std::error_code ec;
+    std::filesystem::remove_all(config.data_dir, ec);
+    Start();
+  }
+};
+
+Fixture& Get() {
+  static Fixture* f = new Fixture;
+  static const int registered = atexit([] { delete f; });
+  (void)registered;
+  return *f;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  Fixture& f = Get();
+  if (++f.inputs % kInputsPerLedger == 0) f.Reset();
+  const uint32_t uid = static_cast<uint32_t>(getuid());
+  static const service::Actor kActors[] = {
+      {uid, "alice", false}, {uid + 1, "bob", false}, {uid + 2, "owner", true}};
+  const service::Actor& actor = kActors[data[0] % 3];
+  std::string line(reinterpret_cast<const char*>(data + 1), size - 1);
+  (void)f.dispatcher->Handle(actor, line);
+  return 0;
+}

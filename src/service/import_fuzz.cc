@@ -1,0 +1,76 @@
+// libFuzzer target: `bk admin data import LEDGER.json`, the Python original's
+// ledger, into an empty temporary ledger. A successful import fills the
+// ledger, so the next input starts from an empty one again.
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "config/config.h"
+#include "service/booking_service.h"
+#include "sys/clock.h"
+
+namespace {
+
+using namespace bk;
+
+constexpr engine::Seconds kNow = 1'795'000'320;  // 2026-11-18T11:12:00Z
+
+struct Fixture {
+  std::string dir;
+  config::Config config;
+  sys::FixedClock clock{kNow};
+  std::unique_ptr<service::BookingService> service;
+
+  Fixture() {
+    // tmpfs where there is one: every write to the ledger is fsynced.
+    std::string tmpl =
+        access("/dev/shm", W_OK) == 0 ? "/dev/shm/bk-import-fuzz-XXXXXX" : "/tmp/bk-import-fuzz-XXXXXX";
+    if (!mkdtemp(tmpl.data())) abort();
+    dir = tmpl;
+    config.data_dir = dir + "/data";
+    config.ledger_path = config.data_dir + "/ledger.db";
+    config.policy.gpu_count = 4;
+    config.policy.host_cpus = 64;
+    config.policy.host_ram_mb = 512 * 1024;
+    Start();
+  }
+  ~Fixture() {
+    service.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  void Start() {
+    service = std::make_unique<service::BookingService>(
+        service::BookingService::Deps{&config, &clock, nullptr, static_cast<uid_t>(getuid()), false});
+  }
+  void Reset() {
+    service.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(config.data_dir, ec);
+    Start();
+  }
+};
+
+Fixture& Get() {
+  static Fixture* f = new Fixture;
+  static const int registered = atexit([] { delete f; });
+  (void)registered;
+  return *f;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Fixture& f = Get();
+  static const service::Actor kRoot{0, "root", true};
+  std::string text(reinterpret_cast<const char*>(data), size);
+  if (f.service->ImportUpstream(kRoot, text)) f.Reset();
+  return 0;
+}
