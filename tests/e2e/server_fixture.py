@@ -404,9 +404,14 @@ class Server:
             self.drain_notify(0.05)
             if os.path.exists(self.socket):
                 try:
-                    return self.ping(timeout=2.0)
+                    result = self.ping(timeout=2.0)
                 except (OSError, EOFError, TimeoutError, ValueError) as e:
                     last = e
+                    continue
+                # The socket listens before the daemon is ready, so a slow start answers this
+                # ping after READY=1 was sent but before it was collected: collect it now.
+                self.drain_notify(0.0)
+                return result
         self.kill()
         raise AssertionError("bk server serve not ready within %.0f s (last error %r):\n%s"
                              % (timeout, last, self.log()))
