@@ -7,7 +7,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS ?=
 
-.PHONY: all deps configure build run check bench soak fuzz install clean format tidy
+.PHONY: all deps configure build run check check-asan check-tsan bench soak fuzz install clean format tidy
 
 all: build
 
@@ -30,6 +30,21 @@ run: build
 check: build
 	scripts/npm-test-deps
 	ctest --test-dir $(BUILD) --output-on-failure -j 2
+
+# The same tests on instrumented builds, each in its own directory: AddressSanitizer with
+# UndefinedBehaviorSanitizer (build-asan) and ThreadSanitizer (build-tsan). The runtime
+# options are compiled in (tests/sanitizer/hooks.cc): any report fails the run.
+check-asan: deps
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DBK_SANITIZE=address
+	cmake --build build-asan -j $(JOBS)
+	scripts/npm-test-deps
+	ctest --test-dir build-asan --output-on-failure -j 2
+
+check-tsan: deps
+	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Release -DBK_SANITIZE=thread
+	cmake --build build-tsan -j $(JOBS)
+	scripts/npm-test-deps
+	ctest --test-dir build-tsan --output-on-failure -j 2
 
 bench: build
 	bench/run.sh $(BUILD)
@@ -63,4 +78,4 @@ tidy: configure
 	clang-tidy -p $(BUILD) --quiet $$(git ls-files 'src/*.cc' | grep -v _test.cc)
 
 clean:
-	rm -rf $(BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD) build-asan build-tsan
