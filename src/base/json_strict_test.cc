@@ -15,7 +15,8 @@ TEST(StrictJsonTest, ParsesOrdinaryDocuments) {
 }
 
 TEST(StrictJsonTest, RefusesADuplicateKeyAtAnyDepth) {
-  for (std::string_view text : {R"({"a":1,"a":2})", R"({"x":{"k":1,"k":1}})", R"([{"ok":1},{"k":1,"j":2,"k":3}])"}) {
+  for (std::string_view text :
+       {R"({"a":1,"a":2})", R"({"x":{"k":1,"k":1}})", R"([{"ok":1},{"k":1,"j":2,"k":3}])"}) {
     auto j = ParseStrictJson(text);
     ASSERT_FALSE(j.has_value()) << text;
     EXPECT_EQ(j.error().problem, JsonProblem::kDuplicate) << text;
@@ -42,7 +43,8 @@ TEST(StrictJsonTest, SyntaxErrorsSayWhere) {
   auto j = ParseStrictJson("{\"a\":}");
   ASSERT_FALSE(j.has_value());
   EXPECT_EQ(j.error().problem, JsonProblem::kSyntax);
-  EXPECT_EQ(j.error().Phrase().rfind("is not valid JSON (parse error at line 1, column 6: syntax error", 0), 0u)
+  EXPECT_EQ(j.error().Phrase().rfind("is not valid JSON (parse error at line 1, column 6: syntax error", 0),
+            0u)
       << j.error().Phrase();
 }
 
