@@ -1,4 +1,4 @@
-// Placement cost on large calendars (upstream-engine.md section 9): the
+// Placement cost on large calendars: the
 // upstream search is quadratic in the number of reservations; ours should stay
 // near O(R log R).
 

@@ -1,4 +1,4 @@
-// The monitor's cost (issue 4): CPU time per sample with 8 simulated GPUs and
+// The monitor's cost: CPU time per sample with 8 simulated GPUs and
 // 200 processes, including the usage.db write, and `bk u users --since 30d`
 // on 30 days of 8-GPU history.
 //

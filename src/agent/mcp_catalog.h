@@ -20,7 +20,7 @@ struct ToolParam {
   std::string_view description;
 };
 
-// The original's annotation presets (upstream-surfaces.md 1.2).
+// The original's annotation presets.
 enum class ToolKind { kReadOnly, kIdempotentWrite, kDestructiveWrite };
 
 struct ToolSpec {

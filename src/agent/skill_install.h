@@ -25,7 +25,7 @@ struct SkillEnv {
 };
 SkillEnv ProcessSkillEnv();
 
-// Where each client discovers personal skills today (anchors.md 5):
+// Where each client discovers personal skills today:
 // Codex $HOME/.agents/skills/gpubk, Claude Code $HOME/.claude/skills/gpubk.
 Result<std::string> SkillDir(SkillAgent agent, const SkillEnv& env);
 // Codex's older, deprecated location, still read for compatibility:

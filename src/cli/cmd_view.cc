@@ -63,7 +63,7 @@ struct TimelineArgs {
   std::optional<std::string> from, window, step;
 };
 
-// Renders the aligned timeline of upstream-cli.md 6.8.
+// Renders the aligned timeline of `bk tl`: day, hour and minute header rows, one row per GPU.
 Result<std::string> Timeline(const Context& ctx, const service::StatusView& view, uint32_t me,
                              const engine::Policy& p, const TimelineArgs& a, const std::vector<int>& gpus,
                              Seconds default_window) {

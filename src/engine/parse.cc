@@ -291,7 +291,7 @@ Result<Seconds> IsoInstant(const IsoTime& t, const Zone& zone) {
 }
 
 // ---------------------------------------------------------------------------
-// Friendly times (upstream-cli.md 2.7 b)
+// Friendly times
 
 // An empty option value is a mistake (an unset shell variable, say), never "now".
 constexpr std::string_view kEmptyTime =

@@ -50,8 +50,8 @@ Result<std::vector<int>> ParseGpuList(std::string_view text, std::string_view la
 // are local time in `zone`. Fractional seconds are truncated.
 Result<Seconds> ParseIsoTime(std::string_view text, const Zone& zone);
 
-// The friendly start grammar of -t/--at (upstream-cli.md 2.7; --start may use
-// it too, or ParseExactStart for upstream's narrower now-or-ISO grammar):
+// The friendly start grammar of -t/--at (--start may use it too, or
+// ParseExactStart for the original's narrower now-or-ISO grammar):
 // now; +DUR (rounded up to the grid); H, HH, H:MM, HH:MM with optional am/pm
 // (today, rolling to tomorrow when already past); today|tod / tomorrow|tom|tmr|t
 // + clock; M-D HH:MM (this year, next year when past); ISO 8601 (naive = local).

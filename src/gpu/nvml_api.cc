@@ -1,4 +1,4 @@
-// Loading libnvidia-ml with dlopen/dlsym (anchors.md 3.1).
+// Loading libnvidia-ml with dlopen/dlsym.
 
 #include "gpu/nvml_api.h"
 

@@ -1,9 +1,8 @@
 #pragma once
 // Our own declarations of the slice of the NVML C ABI that bk uses. We never
 // include nvml.h: bk builds without the CUDA toolkit and loads
-// libnvidia-ml.so.1 at run time. Field order and sizes are the ABI
-// (shared/spec/anchors.md 3.3); the static_asserts pin them for x86-64/aarch64
-// LP64.
+// libnvidia-ml.so.1 at run time. Field order and sizes are the ABI; the
+// static_asserts pin them for x86-64/aarch64 LP64.
 //
 // Every entry point is a plain function pointer in `nvml::Api`, filled either
 // by dlsym (Load) or by a unit test with fakes, so the sampler above it never
@@ -96,7 +95,7 @@ struct ProcessInfoV2 {
 static_assert(sizeof(ProcessInfoV2) == 24);
 // Some R535 drivers wrote 32-byte records from the _v3 functions without a
 // version bump; buffers are sized for that stride so such a driver can never
-// write past our allocation (anchors.md 3.3).
+// write past our allocation.
 inline constexpr size_t kMaxProcessRecordBytes = 32;
 
 // nvmlProcessUtilizationSample_t.

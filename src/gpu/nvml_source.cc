@@ -1,5 +1,6 @@
 // The NVML sampler: session life cycle, per-device metrics, process lists.
-// Protocols from shared/spec/anchors.md 3.4.
+// The call protocols follow NVML's documented versioned structs (memory v2,
+// process lists v3 -> v2 -> v1).
 
 #include "gpu/nvml_source.h"
 

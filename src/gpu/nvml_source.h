@@ -1,7 +1,7 @@
 #pragma once
 // Telemetry from NVIDIA's NVML, loaded with dlopen (no CUDA toolkit needed).
-// shared/spec/upstream-runtime.md 1.3 says what is sampled; anchors.md 3 says
-// how the ABI is called.
+// Sampled per GPU: identity (UUID, name, total memory), used memory,
+// utilization and the process list; nvml_api.h pins how the ABI is called.
 //
 // Degradation, never a crash:
 //  - no libnvidia-ml, a failed nvmlInit or a session-wide error (driver
@@ -52,7 +52,7 @@ struct NvmlOptions {
   // in microseconds for NVML's per-process utilisation cursor.
   std::function<int64_t()> monotonic_ns;
   std::function<int64_t()> wall_us;
-  int64_t retry_ns = 30'000'000'000;  // upstream-runtime.md 1.10
+  int64_t retry_ns = 30'000'000'000;  // a failed nvmlInit is retried after 30 s
 };
 
 // What a sample could and could not read, per device; for the monitor's

@@ -1,4 +1,4 @@
-// PID attribution through /proc (upstream-runtime.md 1.7) and container
+// PID attribution through /proc and container
 // attribution against bookings (1.8 rule 4).
 
 #include "gpu/procfs.h"

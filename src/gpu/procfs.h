@@ -1,8 +1,8 @@
 #pragma once
 // Who owns a GPU process: NVML gives host PIDs, /proc turns them into a UID, a
-// command line, a PID-reuse token and, for containers, a runtime and an id
-// (upstream-runtime.md 1.7). Container processes running as root are then
-// attributed to the user holding the booking on that GPU (1.8, rule 4).
+// command line, a PID-reuse token and, for containers, a runtime and an id.
+// Container processes running as root are then attributed to the user
+// holding the booking on that GPU, when exactly one does.
 //
 // /proc is read through a ProcReader so tests can fake it; the monitor gets
 // the real one. Nothing here ever signals a process.
@@ -110,7 +110,7 @@ struct HostIdentity {
 // again. Not thread-safe: owned by one sampler.
 class ProcIdentities {
  public:
-  static constexpr int64_t kTtlNs = 5'000'000'000;  // upstream-runtime.md 1.10
+  static constexpr int64_t kTtlNs = 5'000'000'000;  // a process's identity is re-read after 5 s
   static constexpr size_t kMaxEntries = 4096;
 
   // `user_name` maps a UID to a name (sys::UserName by default); names are

@@ -1,4 +1,4 @@
-// BK_GPU_SIM_FILE: the upstream simulation format (upstream-runtime.md 1.5)
+// BK_GPU_SIM_FILE: the upstream simulation format
 // plus the "error" extension. User documentation: docs/simulation.md.
 
 #include <fcntl.h>

@@ -44,7 +44,7 @@ bool IsValidDeviceUuid(std::string_view uuid) {
 namespace {
 
 // The process a busy reason names: highest SM utilization, then most memory,
-// then lowest pid (upstream-runtime.md 1.9).
+// then lowest pid.
 bool Outranks(const ProcessSample& a, const ProcessSample& b) {
   int sa = a.sm_utilization_percent.value_or(-1), sb = b.sm_utilization_percent.value_or(-1);
   if (sa != sb) return sa > sb;

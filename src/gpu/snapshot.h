@@ -48,7 +48,7 @@ struct Snapshot {
   bool ok() const { return error.empty(); }
 };
 
-// Live state of one GPU for placement advice and `bk st` (upstream-engine.md 4.6).
+// Live state of one GPU for placement advice and `bk st`.
 struct LiveState {
   std::string status = "unknown";  // idle | busy | unknown
   std::string reason;              // "user=alice pid=4242", "util=87%", "live state unavailable"
@@ -60,9 +60,8 @@ LiveState ClassifyLive(const DeviceSample& device);
 // Matches the basename of the command's first word, case-insensitively.
 bool IsSystemProcess(const std::string& command);
 
-// A stable device identifier usable in CUDA_VISIBLE_DEVICES (upstream-runtime.md
-// 1.6): ASCII, starts with "GPU-" or "MIG-", at most 256 bytes, only
-// alphanumerics and -_/.: characters.
+// A stable device identifier usable in CUDA_VISIBLE_DEVICES: ASCII, starts
+// with "GPU-" or "MIG-", at most 256 bytes, only alphanumerics and -_/.: characters.
 bool IsValidDeviceUuid(std::string_view uuid);
 
 }  // namespace bk::gpu

@@ -1,5 +1,5 @@
 #pragma once
-// Where GPU telemetry comes from: NVML (issue 4), a simulation file, or
+// Where GPU telemetry comes from: NVML, a simulation file, or
 // nothing but a configured count.
 
 #include <memory>
@@ -25,7 +25,7 @@ class CountOnlySource : public GpuSource {
 };
 
 // BK_GPU_SIM_FILE, re-read on every sample so tests can script processes
-// appearing and leaving. Format: docs/simulation.md (upstream-runtime.md 1.5,
+// appearing and leaving. Format: docs/simulation.md (the original's format,
 // plus a top-level "error": "text" that makes the sample fail like NVML).
 class SimFileSource : public GpuSource {
  public:

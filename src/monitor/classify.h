@@ -1,5 +1,5 @@
 #pragma once
-// Which booking, if any, covers a GPU process (upstream-runtime.md 1.8, after
+// Which booking, if any, covers a GPU process (after
 // gpu::Attribute has resolved container processes):
 //   system      display servers and NVIDIA daemons (gpu::IsSystemProcess)
 //   unknown     no UID, or a container process of ambiguous owner

@@ -1,7 +1,6 @@
 #pragma once
-// How a reader classifies the monitor's heartbeat row in usage.db
-// (upstream-runtime.md 2.7, simplified): the monitor rewrites it with every
-// sample, so a row older than stale_after means the monitor is gone or hung.
+// How a reader classifies the monitor's heartbeat row in usage.db: the
+// monitor rewrites it with every sample, so a row older than stale_after means the monitor is gone or hung.
 //
 //   not-seen    no heartbeat was ever written
 //   running     fresh, every GPU sampled with process telemetry

@@ -1,5 +1,5 @@
 #pragma once
-// usage.lock: one writer of usage.db at a time (upstream-runtime.md 2.2 step 4).
+// usage.lock: one writer of usage.db at a time.
 // A non-blocking flock held for the writer's life; the file names the holder.
 
 #include <string>

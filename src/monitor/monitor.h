@@ -1,5 +1,5 @@
 #pragma once
-// The monitor (DESIGN.md section 7; upstream-runtime.md 2): turns GPU samples
+// The monitor: turns GPU samples
 // into usage history, events, a heartbeat and no-show reclamation.
 //
 // Sampling and ingesting are separate steps so the daemon can sample on its

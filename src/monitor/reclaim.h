@@ -1,6 +1,6 @@
 #pragma once
 // The no-show rule, as pure functions over samples so every case is a unit
-// test (seed: "The monitor can reclaim bookings..."; DESIGN.md section 7).
+// test.
 //
 // A booking is reclaimed when its owner had no process on any of its GPUs
 // through `reclaim_after` of consecutive TRUSTWORTHY samples since its start.

@@ -4,7 +4,7 @@
 // its booking ended) and unbooked-use (a user starts using a GPU they hold no
 // booking on). A process is keyed by (GPU, PID, PID-reuse token), so a reused
 // PID is a stop and a start. GPUs without trustworthy process telemetry keep
-// their previous state: an outage never invents stops (upstream-runtime.md 2.4).
+// their previous state: an outage never invents stops.
 
 #include <cstdint>
 #include <map>

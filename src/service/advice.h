@@ -1,5 +1,5 @@
 #pragma once
-// Placement advice from live telemetry (upstream-engine.md 4.6): GPU order,
+// Placement advice from live telemetry: GPU order,
 // scores and VRAM capacities, plus the per-GPU view shown to users.
 
 #include <vector>

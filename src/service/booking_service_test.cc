@@ -611,8 +611,8 @@ TEST_F(BookingServiceTest, CancelOpIdReplay) {
 // BUG (reported): Cancel's replay check compares the stored signature with
 // CancelSignature(op->reservation_id), i.e. with itself, so an op-id reused to
 // cancel a *different* reservation "replays" the first one instead of being
-// refused (upstream-engine.md 5.3: "hit must be a cancel on the same
-// reservation ... else the different write error").
+// refused (an op-id replay of a cancel must name the same reservation, else it
+// is a different write).
 TEST_F(BookingServiceTest, CancelOpIdReusedForAnotherReservationIsRefused) {
   engine::Reservation a = Book(me_, Req(1, 1 * kH));
   engine::Reservation b = Book(me_, Req(1, 1 * kH));

@@ -1,5 +1,5 @@
 #pragma once
-// Canonical request fingerprints (upstream-engine.md 5.2): SHA-256 of the
+// Canonical request fingerprints: SHA-256 of the
 // request as JSON with sorted keys and no spaces. An identical retry under the
 // same operation ID matches; a different request does not.
 

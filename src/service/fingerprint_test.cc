@@ -128,7 +128,7 @@ TEST(CreateSignatureTest, QueuedRequestsDoNotDependOnTime) {
   EXPECT_EQ(at_first, Sig(Base()));
 }
 
-// BUG (reported): upstream-engine.md 5.2 gives this request's fingerprint as
+// BUG (reported): the original computes this request's fingerprint as
 // 1195ee74...1e87 (also the op_signature stored in the captured ledger), but
 // CreateSignature always adds "cpus":null and "ram_mb":null, so an imported
 // create retried with its op-id is refused as "a different write".

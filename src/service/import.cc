@@ -1,5 +1,5 @@
 // `bk admin data import LEDGER.json`: loads a ledger.json of the Python
-// original (upstream-engine.md 1.2-1.7) into an empty ledger. Every record is
+// original into an empty ledger. Every record is
 // validated before anything is opened for writing; the import is then one
 // write transaction, so a refused file leaves the target exactly as it was.
 

@@ -1,5 +1,4 @@
-// Jobs bound to bookings: the ledger side of managed launches
-// (upstream-runtime.md 4.6-4.11). A worker proposes each change as a
+// Jobs bound to bookings: the ledger side of managed launches. A worker proposes each change as a
 // compare-and-swap patch; the service checks ownership, the transition and
 // the booking window, stamps the times and writes the audit event.
 

@@ -1,5 +1,5 @@
 #pragma once
-// The ledger in SQLite (DESIGN.md section 5): WAL, synchronous=FULL, every
+// The ledger in SQLite: WAL, synchronous=FULL, every
 // read-modify-write inside BEGIN IMMEDIATE, schema versions in user_version,
 // an append-only event history, operation IDs, the policy bound at first write.
 

@@ -60,8 +60,8 @@ struct Notification {
 };
 
 // A command bound to a reservation (schema v2). The command itself stays in the
-// owner's private spec file; the ledger keeps its digest and a short summary
-// (upstream-runtime.md 4.1, 4.9). Optional times are unset until they happen.
+// owner's private spec file; the ledger keeps its digest and a short summary.
+// Optional times are unset until they happen.
 struct JobRecord {
   std::string reservation_id;
   uint32_t uid = 0;

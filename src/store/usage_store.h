@@ -1,5 +1,5 @@
 #pragma once
-// usage.db: what the monitor observed, beside ledger.db (DESIGN.md section 5).
+// usage.db: what the monitor observed, beside ledger.db.
 // Written only by the monitor (one writer: `bk server serve`, or `bk m` under
 // usage.lock); read by `bk u`. Same file rules as the ledger: 0600, directory
 // 0700, symlinks and foreign owners refused, WAL.

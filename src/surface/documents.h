@@ -21,7 +21,7 @@ std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, 
 // With a bound job: `worker_doc` is the gpubk.worker.v1 status (JSON text).
 std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, const engine::Policy& p,
                              engine::Seconds now, const std::string& worker_doc);
-// `bk j --json` (upstream-cli.md 5.7); the JSON texts may be "null".
+// `bk j --json`; the JSON texts may be "null".
 std::string JobsDoc(const std::vector<service::JobView>& jobs, uint32_t caller, const engine::Policy& p,
                     engine::Seconds now, const std::string& worker_doc, const std::string& spec_cleanup,
                     const std::string& log_cleanup);

@@ -1,5 +1,5 @@
 #pragma once
-// Private spec and log cleanup (upstream-runtime.md 4.12): a spec or log is
+// Private spec and log cleanup: a spec or log is
 // kept while its job may still run or be retried; finished ones go (logs
 // after job_log_retention_days), unreferenced specs after 24 hours. Only
 // regular single-link files of the user are ever removed.

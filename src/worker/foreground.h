@@ -1,5 +1,5 @@
 #pragma once
-// `bk run [REF] -- CMD` (upstream-runtime.md 4.14): the command runs attached
+// `bk run [REF] -- CMD`: the command runs attached
 // to the terminal on the caller's current bookings, without a shell, in its
 // own session, and is stopped when the booking as it stands now ends (TERM at
 // end - grace, KILL at end; exit 124) or is cancelled. Ctrl-C is forwarded.

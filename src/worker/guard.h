@@ -1,5 +1,5 @@
 #pragma once
-// The live launch guard (upstream-runtime.md 4.7): just before a managed job
+// The live launch guard: just before a managed job
 // starts, one fresh sample of its GPUs must show nothing that the monitor would
 // flag. It accepts exactly what the monitor's attribution accepts: a process
 // of a user who holds a booking on that GPU now, including a root container

@@ -1,5 +1,5 @@
 #pragma once
-// The user's private job directory (upstream-runtime.md 4.2): specs/ with the
+// The user's private job directory: specs/ with the
 // command specs, <reservation>.log(.1) with the logs, the worker leases.
 // Directories are 0700 and must belong to the user; files are 0600.
 

@@ -1,5 +1,5 @@
 #pragma once
-// The private rolling log of one job (upstream-runtime.md 4.12): a header line,
+// The private rolling log of one job: a header line,
 // then the command's stdout and stderr, drained from a pipe by a thread so the
 // command never blocks. When a segment would pass half of job_log_max_mb it
 // becomes <id>.log.1 and a new segment starts. Files are 0600.

@@ -183,7 +183,7 @@ WorkerStatus Inspect(const std::string& root, const std::string& identity, uid_t
 
 namespace {
 
-// Whether this user's worker survives logout (upstream-runtime.md 4.3).
+// Whether this user's worker survives logout.
 json Persistence(const std::string& user) {
   // This bk has no `bk admin worker-persistence`: linger is systemd's own switch.
   json admin = {"sudo", "loginctl", "enable-linger", user};

@@ -1,5 +1,5 @@
 #pragma once
-// One worker per user and data directory (upstream-runtime.md 4.3): two kernel
+// One worker per user and data directory: two kernel
 // flock leases in the private job directory, worker.lock (any worker of this
 // user) and worker.instance.<hash>.lock (this data directory or server). The
 // metadata in worker.lock is diagnostics only; the locks decide.

@@ -35,7 +35,7 @@ std::vector<ProcInfo> GroupMembers(const std::vector<ProcInfo>& all, int pgid);
 int SignalGroup(int pgid, int sig, uid_t uid);
 
 // Process groups (pgid -> lowest pid) of `uid` whose environment holds exactly
-// BK_RESERVATION_ID=<reservation_id> (upstream-runtime.md 4.10). Groups <= 1 and
+// BK_RESERVATION_ID=<reservation_id>. Groups <= 1 and
 // `exclude_pgid` are skipped. `available` is false when /proc cannot be read.
 std::map<int, int> FindMarkedGroups(const std::string& reservation_id, uid_t uid, int exclude_pgid,
                                     bool* available = nullptr, const std::string& proc_root = "/proc");

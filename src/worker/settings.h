@@ -1,5 +1,5 @@
 #pragma once
-// The worker's settings (upstream-runtime.md section 0): each key has a
+// The worker's settings: each key has a
 // BK_<KEY> environment override. Values a configuration file set win when the
 // config layer knows the key; otherwise the environment, then the default.
 

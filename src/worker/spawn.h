@@ -1,5 +1,5 @@
 #pragma once
-// Starting a command without a shell (upstream-runtime.md 4.8): argv[0] is
+// Starting a command without a shell: argv[0] is
 // resolved through the submitter's PATH, the child gets a new session (its
 // PGID is its PID), default signal handling, only the listed environment, and
 // no file descriptor of ours besides its stdio.

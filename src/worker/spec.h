@@ -1,5 +1,5 @@
 #pragma once
-// The private spec of a scheduled command (upstream-runtime.md 4.1, 4.2): the
+// The private spec of a scheduled command: the
 // argv, working directory and PATH of the submitter, in a 0600 file under the
 // user's private job directory. The shared ledger only ever sees its digest
 // (SHA-256 of the canonical JSON) and a short summary.

@@ -1,5 +1,5 @@
 #pragma once
-// The private half of `bk N DUR -- CMD` (upstream-runtime.md 4.1): the spec
+// The private half of `bk N DUR -- CMD`: the spec
 // is written before the booking transaction and withdrawn again when the
 // booking fails or does not use it, so no command outlives its booking.
 

@@ -1,5 +1,5 @@
 #pragma once
-// The per-user worker (upstream-runtime.md 4.5-4.10): launches this user's due
+// The per-user worker: launches this user's due
 // jobs on exactly their booked GPUs and supervises them until the booking as
 // it stands now ends. Each iteration re-reads the jobs and their bookings, so
 // a renewal or edit moves a running job's deadline and a cancel stops it.

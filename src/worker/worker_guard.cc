@@ -1,4 +1,4 @@
-// The worker's live launch guard and claim (upstream-runtime.md 4.6, 4.7).
+// The worker's live launch guard and claim.
 
 #include <fmt/format.h>
 #include <unistd.h>

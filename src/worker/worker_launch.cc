@@ -1,4 +1,4 @@
-// Launching a claimed job (upstream-runtime.md 4.8): the private spec is read
+// Launching a claimed job: the private spec is read
 // and verified against the ledger's digest, the GPU environment is set, the
 // command starts without a shell in its own session, and only then is the job
 // committed as running. Public messages never carry paths or argv.

@@ -1,4 +1,4 @@
-// Recovery after an unclean worker exit (upstream-runtime.md 4.10): jobs left
+// Recovery after an unclean worker exit: jobs left
 // claimed or running by a previous worker of this user are looked up through
 // /proc by their exact BK_RESERVATION_ID marker, stopped (TERM, then KILL),
 // and left uncertain: nobody knows whether they finished their work.

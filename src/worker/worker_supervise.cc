@@ -1,4 +1,4 @@
-// Supervising running jobs (upstream-runtime.md 4.8), against the booking as
+// Supervising running jobs, against the booking as
 // it stands now: TERM at end - grace and KILL at end of the *current* end (a
 // renewal or edit moves both), TERM then KILL after the grace on a cancel or
 // a worker stop. A job is finished when its whole process group is gone and

@@ -1,5 +1,5 @@
 """Bad input: one `bk: ...` line on stderr naming the problem and the fix, exit 2, and
-nothing written; with --json the error document on stdout instead (upstream-cli.md 2, 4)."""
+nothing written; with --json the error document on stdout instead."""
 
 import os
 import shutil

@@ -1,4 +1,4 @@
-"""Booking: bk N DUR [MEM], book, s, x and their options (upstream-cli.md 2, 6.2)."""
+"""Booking: bk N DUR [MEM], book, s, x and their options."""
 
 import os
 import re

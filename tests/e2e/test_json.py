@@ -1,4 +1,4 @@
-"""Machine-readable output: --json / --compact documents and JSON errors (upstream-cli.md 4, 5)."""
+"""Machine-readable output: --json / --compact documents and JSON errors."""
 
 import json
 import re

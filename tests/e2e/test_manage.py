@@ -1,5 +1,4 @@
-"""Managing own reservations: bk e, bk renew, bk d and reservation references
-(upstream-cli.md 2.8, 6.10, 6.11)."""
+"""Managing own reservations: bk e, bk renew, bk d and reservation references."""
 
 import re
 import unittest

@@ -1,4 +1,4 @@
-"""Foreground `bk run` (upstream-runtime.md 4.14, upstream-cli.md 6.19): the command runs attached
+"""Foreground `bk run`: the command runs attached
 to the terminal on exactly the booked GPUs; bk's own lines go to stderr."""
 
 import fcntl

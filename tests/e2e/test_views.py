@@ -1,5 +1,4 @@
-"""Read-only views: l, st, tl, slots, g, history, lg, config, version and help
-(upstream-cli.md 3, 6.5-6.9, 6.12, 6.13, 6.17)."""
+"""Read-only views: l, st, tl, slots, g, history, lg, config, version and help."""
 
 import re
 import shlex

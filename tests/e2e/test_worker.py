@@ -1,5 +1,5 @@
-"""Managed launches: `bk N DUR -- CMD`, the per-user worker, `bk j`, `bk jl`, `bk jr`
-(upstream-runtime.md section 4). Real processes (small sh scripts) on simulated GPUs.
+"""Managed launches: `bk N DUR -- CMD`, the per-user worker, `bk j`, `bk jl`, `bk jr`.
+Real processes (small sh scripts) on simulated GPUs.
 
 Time: the worker's clock starts at BK_TEST_NOW and advances in real time, so a
 booking whose end lies a few seconds ahead gives real, short waits where the

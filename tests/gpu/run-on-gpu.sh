@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hardware check of bk's GPU telemetry (issue 4, item 6).
+# Hardware check of bk's GPU telemetry.
 #
 #   tests/gpu/run-on-gpu.sh path/to/bk        (or BK_BIN=path/to/bk)
 #
