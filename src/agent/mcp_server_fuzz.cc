@@ -19,6 +19,7 @@
 
 #include "agent/mcp_server.h"
 #include "client/ledger.h"
+#include "base/fuzz_support.h"
 #include "config/config.h"
 #include "engine/civil_time.h"
 #include "sys/clock.h"
@@ -40,11 +41,7 @@ struct Fixture {
   int inputs = 0;
 
   Fixture() {
-    // tmpfs where there is one: every write to the ledger is fsynced.
-    std::string tmpl =
-        access("/dev/shm", W_OK) == 0 ? "/dev/shm/bk-mcp-fuzz-XXXXXX" : "/tmp/bk-mcp-fuzz-XXXXXX";
-    if (!mkdtemp(tmpl.data())) abort();
-    dir = tmpl;
+    dir = fuzz::ScratchDir("mcp-fuzz");
     std::map<std::string, std::string> env = {
         {"BK_DATA_DIR", dir}, {"BK_GPU_COUNT", "8"}, {"BK_HOST_CPUS", "64"}, {"BK_HOST_RAM_MB", "512g"}};
     auto cfg = config::Load([&](const std::string& k) -> std::optional<std::string> {
@@ -77,24 +74,15 @@ struct Fixture {
   }
   void Reset() {
     Stop();
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
-      std::filesystem::remove_all(entry.path(), ec);
+    fuzz::Empty(dir);
     Start();
   }
 };
 
-Fixture& Get() {
-  static Fixture* f = new Fixture;
-  static const int registered = atexit([] { delete f; });
-  (void)registered;
-  return *f;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  Fixture& f = Get();
+  Fixture& f = fuzz::Fixture<Fixture>();
   if (++f.inputs % kInputsPerLedger == 0) f.Reset();
   (void)f.server->HandleLine(std::string_view(reinterpret_cast<const char*>(data), size));
   return 0;

@@ -15,6 +15,7 @@
 #include <string>
 #include <system_error>
 
+#include "base/fuzz_support.h"
 #include "config/config.h"
 #include "server/dispatcher.h"
 #include "service/booking_service.h"
@@ -36,11 +37,7 @@ struct Fixture {
   int inputs = 0;
 
   Fixture() {
-    // tmpfs where there is one: every write to the ledger is fsynced.
-    std::string tmpl = access("/dev/shm", W_OK) == 0 ? "/dev/shm/bk-dispatcher-fuzz-XXXXXX"
-                                                     : "/tmp/bk-dispatcher-fuzz-XXXXXX";
-    if (!mkdtemp(tmpl.data())) abort();
-    root = tmpl;
+    root = fuzz::ScratchDir("dispatcher-fuzz");
     config.deployment = config::Deployment::kServer;
     config.data_dir = root + "/data";
     config.ledger_path = config.data_dir + "/ledger.db";
@@ -68,24 +65,16 @@ struct Fixture {
   }
   void Reset() {
     Stop();
-    std::error_code ec;
-    std::filesystem::remove_all(config.data_dir, ec);
+    fuzz::Empty(root);
     Start();
   }
 };
-
-Fixture& Get() {
-  static Fixture* f = new Fixture;
-  static const int registered = atexit([] { delete f; });
-  (void)registered;
-  return *f;
-}
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  Fixture& f = Get();
+  Fixture& f = fuzz::Fixture<Fixture>();
   if (++f.inputs % kInputsPerLedger == 0) f.Reset();
   const uint32_t uid = static_cast<uint32_t>(getuid());
   static const service::Actor kActors[] = {

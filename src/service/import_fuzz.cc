@@ -12,6 +12,7 @@
 #include <string>
 #include <system_error>
 
+#include "base/fuzz_support.h"
 #include "config/config.h"
 #include "service/booking_service.h"
 #include "sys/clock.h"
@@ -29,11 +30,7 @@ struct Fixture {
   std::unique_ptr<service::BookingService> service;
 
   Fixture() {
-    // tmpfs where there is one: every write to the ledger is fsynced.
-    std::string tmpl =
-        access("/dev/shm", W_OK) == 0 ? "/dev/shm/bk-import-fuzz-XXXXXX" : "/tmp/bk-import-fuzz-XXXXXX";
-    if (!mkdtemp(tmpl.data())) abort();
-    dir = tmpl;
+    dir = fuzz::ScratchDir("import-fuzz");
     config.data_dir = dir + "/data";
     config.ledger_path = config.data_dir + "/ledger.db";
     config.policy.gpu_count = 4;
@@ -52,23 +49,15 @@ struct Fixture {
   }
   void Reset() {
     service.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(config.data_dir, ec);
+    fuzz::Empty(dir);
     Start();
   }
 };
 
-Fixture& Get() {
-  static Fixture* f = new Fixture;
-  static const int registered = atexit([] { delete f; });
-  (void)registered;
-  return *f;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  Fixture& f = Get();
+  Fixture& f = fuzz::Fixture<Fixture>();
   static const service::Actor kRoot{0, "root", true};
   std::string text(reinterpret_cast<const char*>(data), size);
   if (f.service->ImportUpstream(kRoot, text)) f.Reset();

@@ -1,0 +1,41 @@
+#pragma once
+// Shared by the libFuzzer targets (src/*/*_fuzz.cc) that run real ledgers;
+// nothing in bk itself includes it.
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace bk::fuzz {
+
+// A new directory for one target's ledger: on tmpfs where there is one, since
+// every ledger write is fsynced and the fuzzer makes millions of them.
+inline std::string ScratchDir(std::string_view target) {
+  std::string base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  std::string tmpl = base + "/bk-" + std::string(target) + "-XXXXXX";
+  if (!mkdtemp(tmpl.data())) abort();
+  return tmpl;
+}
+
+// Removes what is inside `dir` (a ledger and what lies beside it), keeping `dir`.
+inline void Empty(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    std::filesystem::remove_all(entry.path(), ec);
+}
+
+// The one fixture of a target, built at the first input and destroyed at exit
+// (which removes its directory): libFuzzer never returns from its loop.
+template <class F>
+F& Fixture() {
+  static F* f = new F;
+  static const int registered = atexit([] { delete f; });
+  (void)registered;
+  return *f;
+}
+
+}  // namespace bk::fuzz
