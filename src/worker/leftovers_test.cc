@@ -13,23 +13,13 @@
 #include <thread>
 
 #include "worker/procs.h"
+#include "worker/procs_testing.h"
 #include "worker/spawn.h"
 
 namespace bk::worker {
 namespace {
 
 using std::chrono::milliseconds;
-
-pid_t StartMarked(const std::string& id, const std::string& script) {
-  SpawnOptions o;
-  o.argv = {"sh", "-c", script};
-  o.cwd = "/";
-  o.path = "/usr/bin:/bin";
-  o.env = MergeEnvironment({{"BK_RESERVATION_ID", id}});
-  auto pid = Spawn(o);
-  EXPECT_TRUE(pid.has_value()) << (pid ? "" : pid.error().message);
-  return pid.value_or(-1);
-}
 
 void ReapAll() {
   int st;

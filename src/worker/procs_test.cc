@@ -12,21 +12,11 @@
 #include <chrono>
 #include <thread>
 
+#include "worker/procs_testing.h"
 #include "worker/spawn.h"
 
 namespace bk::worker {
 namespace {
-
-pid_t StartMarked(const std::string& id, const std::string& script) {
-  SpawnOptions o;
-  o.argv = {"sh", "-c", script};
-  o.cwd = "/";
-  o.path = "/usr/bin:/bin";
-  o.env = MergeEnvironment({{"BK_RESERVATION_ID", id}});
-  auto pid = Spawn(o);
-  EXPECT_TRUE(pid.has_value()) << (pid ? "" : pid.error().message);
-  return pid.value_or(-1);
-}
 
 bool WaitGone(int pgid, int ms) {
   for (int i = 0; i < ms / 20; ++i) {
