@@ -262,7 +262,7 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
     const auto& r = mine[i];
     std::string req = r.mode == engine::Mode::kShared ? fmt::format("req={} ", r.share_units) : "all   ";
     surface::ShortRange range = surface::ShortRangeText(r.start, r.end, *ctx.zone);
-    if (range.end.size() == 11) range.end = WhenText(r.end, r.start, *ctx.zone);  // no DST change between
+    if (!range.offsets) range.end = WhenText(r.end, r.start, *ctx.zone);
     out += fmt::format("{:>4} {} {:<9} {}G={:<8} {}->{}\n", i + 1, r.ShortId(), engine::ModeName(r.mode), req,
                        JoinInts(r.gpus), range.start, range.end);
   }

@@ -20,7 +20,8 @@ std::string ShareText(const engine::Reservation& r, const engine::Policy& p) {
 
 ShortRange ShortRangeText(engine::Seconds start, engine::Seconds end, const engine::Zone& zone) {
   ShortRange r{engine::FormatLocalShort(start, zone), engine::FormatLocalShort(end, zone)};
-  if (zone.OffsetAt(start) != zone.OffsetAt(end)) {
+  r.offsets = zone.OffsetAt(start) != zone.OffsetAt(end);
+  if (r.offsets) {
     r.start += " " + engine::FormatLocal(start, zone).substr(17);
     r.end += " " + engine::FormatLocal(end, zone).substr(17);
   }

@@ -19,6 +19,7 @@ std::string RangeText(engine::Seconds start, engine::Seconds end, const engine::
 struct ShortRange {
   std::string start;
   std::string end;
+  bool offsets = false;  // a DST change lies between: both carry their offset
 };
 ShortRange ShortRangeText(engine::Seconds start, engine::Seconds end, const engine::Zone& zone);
 // "1/2" or "all"

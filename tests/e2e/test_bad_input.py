@@ -421,6 +421,8 @@ class TimeTextTest(BkTestCase):
         row = [l for l in self.ok("l", env=env).splitlines() if rid[:8] in l][0]
         self.assertIn("11-01 01:30 -0400", row)
         self.assertIn("11-01 01:15 -0500", row)
+        row = [l for l in self.ok("st", env=env).splitlines() if rid[:8] in l][0]
+        self.assertIn("11-01 01:30 -0400->11-01 01:15 -0500", row)
 
     def test_server_directory_too_long_for_a_socket(self):
         long_dir = os.path.join(self.tmp, "s" * (120 - len(self.tmp)))
