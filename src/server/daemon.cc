@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -169,8 +170,15 @@ class Loop {
     return c.HasLine();
   }
 
+  // At most kAcceptsPerRound a round: a burst of connects is taken in steps,
+  // with the requests of those already accepted read in between, so a client
+  // that has spoken is never the longest idle just because the burst came
+  // before the loop could read it. The listening socket stays readable, so
+  // the next poll returns at once.
+  static constexpr int kAcceptsPerRound = 32;
+
   void Accept(int listen_fd) {
-    while (true) {
+    for (int taken = 0; taken < kAcceptsPerRound; ++taken) {
       int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) return;
       auto cred = PeerCredentials(fd);
@@ -178,7 +186,9 @@ class Loop {
         close(fd);
         continue;
       }
-      if (conns_.size() >= opt_.max_clients) DropLongestIdle();
+      // Closed connections stay in conns_ until the round's Reap: count the
+      // open ones, or a burst of connects evicts one live client per accept.
+      if (OpenCount() >= opt_.max_clients) DropLongestIdle();
       auto c = std::make_unique<Conn>();
       c->fd = fd;
       c->actor.uid = cred->uid;
@@ -188,6 +198,11 @@ class Loop {
       c->last_activity = Steady::now();
       conns_.push_back(std::move(c));
     }
+  }
+
+  size_t OpenCount() const {
+    return static_cast<size_t>(std::count_if(conns_.begin(), conns_.end(),
+                                             [](const std::unique_ptr<Conn>& c) { return c->fd >= 0; }));
   }
 
   void DropLongestIdle() {
