@@ -1,16 +1,20 @@
 """Floods against the shared-server daemon: one client must neither stall the others nor grow the daemon.
 
 * A client that writes `server.ping` lines as fast as it can and never reads: meanwhile another
-  client's pings are each answered within 100 ms, and the daemon's peak resident memory (VmHWM)
-  stays under 64 MB.
+  client's pings are answered promptly (nine in ten within 100 ms, none after a second: a stalled
+  client would wait for the whole three-second flood), and the daemon's peak resident memory
+  (VmHWM) stays under 64 MB.
 * The same with 50 such clients at once.
 * The same with a client that reads its answers (so the daemon is busy with it all along).
-* SIGTERM during either flood stops the daemon within a second.
+* SIGTERM during either flood stops the daemon within two seconds.
 * Pipelined `reservations.list` requests on a ledger of thousands of rows, and many distinct
   (so separately cached) lists of it: the daemon's peak memory stays under 64 MB.
 
 Each test has its own server (the daemon as bksrvown when root, else as the current account);
-the test talks to the socket itself. Run:
+the test talks to the socket itself. The bounds are wide enough for a loaded two-core machine;
+they catch a stall, not a slow moment, which the benchmarks under bench/ measure. Under a
+sanitizer (BK_E2E_SANITIZER set) the time bounds are five times wider and the memory bound is not
+checked: the sanitizer's own shadow memory and quarantine dominate the figure. Run:
 
     cd tests/e2e && BK_BIN=/path/to/bk python3 -m unittest -v test_server_flood
 """
@@ -28,9 +32,12 @@ import unittest
 from server_fixture import (BK_BIN, NOW, OWNER, Account, Rpc, Server, bk_ok, describe, is_root, make_base_dir,
                             poll_until, remove_tree, write_upstream_ledger)
 
-PING_BOUND = 0.1           # seconds: another client's ping during a flood
-RSS_BOUND_KB = 64 * 1024   # the daemon's peak resident memory during any flood
-STOP_BOUND = 1.0           # seconds from SIGTERM to exit during a flood
+SANITIZED = bool(os.environ.get("BK_E2E_SANITIZER"))
+SLOWDOWN = 5 if SANITIZED else 1
+PING_BOUND = 0.1 * SLOWDOWN   # seconds: nine in ten of another client's pings during a flood
+STALL_BOUND = 1.0 * SLOWDOWN  # seconds: every ping of another client during a (3 s) flood
+RSS_BOUND_KB = 64 * 1024      # the daemon's peak resident memory during any flood
+STOP_BOUND = 2.0 * SLOWDOWN   # seconds from SIGTERM to exit during a flood
 ROWS = 3000                # reservations in the large ledger
 PING_LINE = b'{"jsonrpc":"2.0","id":1,"method":"server.ping"}\n'
 
@@ -160,15 +167,21 @@ class Flood(unittest.TestCase):
         return vm_kb(self.pid, "VmHWM")
 
     def assertSmall(self, what):
+        if SANITIZED:
+            return
         hwm = self.hwm_kb()
         self.assertLess(hwm, RSS_BOUND_KB, "%s: the daemon peaked at %.1f MB resident" % (what, hwm / 1024))
 
     def assertNoSlowPings(self, took):
         self.assertTrue(took, "no ping was tried: the flood was over before it was seen under way")
-        slow = [round(t, 3) for t in took if t >= PING_BOUND]
-        self.assertEqual(slow, [], "pings slower than %.0f ms during the flood (of %d, median %.1f ms)"
-                         % (PING_BOUND * 1000, len(took), statistics.median(took) * 1000))
         self.assertGreater(len(took), 10, "too few pings during the flood")
+        median = statistics.median(took) * 1000
+        stalled = [round(t, 3) for t in took if t >= STALL_BOUND]
+        self.assertEqual(stalled, [], "pings slower than %.0f ms during the flood (of %d, median %.1f ms)"
+                         % (STALL_BOUND * 1000, len(took), median))
+        p90 = statistics.quantiles(took, n=10)[-1]
+        self.assertLess(p90, PING_BOUND, "one ping in ten took over %.0f ms during the flood (of %d, median %.1f ms)"
+                        % (PING_BOUND * 1000, len(took), median))
 
     def timed_ping(self, conn):
         t0 = time.monotonic()
@@ -212,7 +225,7 @@ class Flood(unittest.TestCase):
         # The flood left nothing behind: the daemon answers a fresh connection.
         fresh = Rpc(self.srv.socket)
         self.addCleanup(fresh.close)
-        self.assertLess(self.timed_ping(fresh), PING_BOUND)
+        self.assertLess(self.timed_ping(fresh), STALL_BOUND)
 
     def test_a_ping_flood_that_reads_its_answers_does_not_stall_another_client(self):
         self.start()
