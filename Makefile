@@ -3,7 +3,7 @@ BUILD ?= build
 PREFIX ?= /usr/local
 ARGS ?=
 JOBS ?= $(shell nproc)
-FUZZ_BUILD ?= build-fuzz
+ASAN_BUILD ?= build-asan
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS ?=
 
@@ -31,14 +31,21 @@ check: build
 	scripts/npm-test-deps
 	ctest --test-dir $(BUILD) --output-on-failure -j 2
 
-# The same tests on instrumented builds, each in its own directory: AddressSanitizer with
-# UndefinedBehaviorSanitizer (build-asan) and ThreadSanitizer (build-tsan). The runtime
-# options are compiled in (tests/sanitizer/hooks.cc): any report fails the run.
+# The same tests on instrumented builds, each in its own directory. check-asan:
+# AddressSanitizer with UndefinedBehaviorSanitizer, built by clang-19 with the
+# libFuzzer targets in the same build (build-asan), so that `make fuzz` after it
+# compiles nothing again. check-tsan: ThreadSanitizer (build-tsan, g++). The
+# runtime options are compiled in (tests/sanitizer/hooks.cc): any report fails the run.
+$(ASAN_BUILD)/build.ninja:
+	@scripts/install-deps fuzz
+	CC=clang-19 CXX=clang++-19 cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DBK_SANITIZE=address -DBK_FUZZ=ON
+
 check-asan: deps
-	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DBK_SANITIZE=address
-	cmake --build build-asan -j $(JOBS)
+	@$(MAKE) --no-print-directory $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	scripts/npm-test-deps
-	ctest --test-dir build-asan --output-on-failure -j 2
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j 2
 
 check-tsan: deps
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Release -DBK_SANITIZE=thread
@@ -56,17 +63,12 @@ SOAK_CLIENTS ?= 48
 soak: build
 	bench/soak.py $(BUILD)/bk --seconds $(SOAK_SECONDS) --clients $(SOAK_CLIENTS)
 
-# libFuzzer targets (src/*/*_fuzz.cc) built by clang-19 with ASan and UBSan in
-# their own build directory, each run FUZZ_SECONDS seconds (fuzz/run.sh).
-$(FUZZ_BUILD)/build.ninja:
-	CC=clang-19 CXX=clang++-19 cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
-	  -DBK_FUZZ=ON -DBK_TESTS=OFF
-
+# libFuzzer targets (src/*/*_fuzz.cc), built in the ASan build directory,
+# each run FUZZ_SECONDS seconds (fuzz/run.sh).
 fuzz:
-	@scripts/install-deps fuzz
-	@$(MAKE) --no-print-directory $(FUZZ_BUILD)/build.ninja
-	cmake --build $(FUZZ_BUILD) --target fuzzers -j $(JOBS)
-	fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	@$(MAKE) --no-print-directory $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) --target fuzzers -j $(JOBS)
+	fuzz/run.sh $(ASAN_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
@@ -78,4 +80,4 @@ tidy: configure
 	clang-tidy -p $(BUILD) --quiet $$(git ls-files 'src/*.cc' | grep -v _test.cc)
 
 clean:
-	rm -rf $(BUILD) $(FUZZ_BUILD) build-asan build-tsan
+	rm -rf $(BUILD) $(ASAN_BUILD) build-tsan

@@ -1,8 +1,6 @@
 #include "agent/skill_install.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +11,7 @@
 
 #include "agent/skill_bundle.h"
 #include "base/strings.h"
+#include "sys/file_system.h"
 #include "sys/fs.h"
 #include "sys/random.h"
 #include "sys/users.h"
@@ -28,17 +27,6 @@ std::unexpected<Error> IoFail(const std::string& what, int err) {
   return Fail(ErrorKind::kIo, fmt::format("{}: {}", what, Errno(err)));
 }
 
-// Test builds can make one step of the staged copy fail, to prove rollback.
-bool Injected(std::string_view step) {
-#ifdef BK_TEST_HOOKS
-  const char* v = std::getenv("BK_TEST_SKILL_FAIL");
-  return v != nullptr && step == v;
-#else
-  (void)step;
-  return false;
-#endif
-}
-
 bool ValidDir(const std::string& path) {
   if (path.empty() || path.size() > 4096 || path[0] != '/') return false;
   for (unsigned char c : path)
@@ -51,7 +39,7 @@ bool ValidDir(const std::string& path) {
 // sticky (/tmp). The anchor (the home directory) and its ancestors are the
 // account's business and are not judged. Missing components are fine: we
 // create them.
-Status CheckComponents(const std::string& dir, const std::string& anchor) {
+Status CheckComponents(sys::FileSystem& fs, const std::string& dir, const std::string& anchor) {
   std::string a = anchor;
   while (a.size() > 1 && a.back() == '/') a.pop_back();
   bool inside = a.size() > 1 && StartsWith(dir + "/", a + "/");
@@ -63,17 +51,16 @@ Status CheckComponents(const std::string& dir, const std::string& anchor) {
       return Invalid(fmt::format("skill path must not contain . or .. components: {}", dir));
     path += "/" + part;
     if (inside && StartsWith(a + "/", path + "/")) continue;
-    struct stat st {};
-    if (lstat(path.c_str(), &st) != 0) {
-      if (errno == ENOENT) return Ok();
-      return IoFail(fmt::format("cannot inspect {}", path), errno);
+    auto st = fs.Lstat(path);
+    if (!st) {
+      if (st.error() == ENOENT) return Ok();
+      return IoFail(fmt::format("cannot inspect {}", path), st.error());
     }
-    if (S_ISLNK(st.st_mode)) return Invalid(fmt::format("refusing to install through a symlink: {}", path));
-    if (!S_ISDIR(st.st_mode)) return Invalid(fmt::format("not a directory: {}", path));
-    if (st.st_uid != me && st.st_uid != 0)
-      return Fail(ErrorKind::kPermission,
-                  fmt::format("{} belongs to another user (uid {})", path, st.st_uid));
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+    if (st->IsLink()) return Invalid(fmt::format("refusing to install through a symlink: {}", path));
+    if (!st->IsDir()) return Invalid(fmt::format("not a directory: {}", path));
+    if (st->uid != me && st->uid != 0)
+      return Fail(ErrorKind::kPermission, fmt::format("{} belongs to another user (uid {})", path, st->uid));
+    if ((st->mode & (S_IWGRP | S_IWOTH)) && !(st->mode & S_ISVTX))
       return Fail(ErrorKind::kPermission,
                   fmt::format("{} is writable by other users; run chmod go-w {} first", path, path));
   }
@@ -82,62 +69,24 @@ Status CheckComponents(const std::string& dir, const std::string& anchor) {
 
 // mkdir -p with exactly 0755 on what we create; existing directories stay as
 // they are (CheckComponents judges them, before and after).
-Status MakeParents(const std::string& dir) {
+Status MakeParents(sys::FileSystem& fs, const std::string& dir) {
   std::string path;
   for (const auto& part : Split(dir, '/')) {
     if (part.empty()) continue;
     path += "/" + part;
-    if (mkdir(path.c_str(), 0755) == 0) {
-      if (chmod(path.c_str(), 0755) != 0)
-        return IoFail(fmt::format("cannot set the mode of {}", path), errno);
-      continue;
-    }
-    if (errno != EEXIST) return IoFail(fmt::format("cannot create {}", path), errno);
-    struct stat st {};
-    if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      return Invalid(fmt::format("not a directory: {}", path));
+    auto made = fs.MakeDir(path, 0755);
+    if (made) continue;
+    if (made.error() != EEXIST) return IoFail(fmt::format("cannot create {}", path), made.error());
+    auto st = fs.Stat(path);
+    if (!st || !st->IsDir()) return Invalid(fmt::format("not a directory: {}", path));
   }
-  return Ok();
-}
-
-Status FsyncPath(const std::string& path, int flags) {
-  int fd = open(path.c_str(), flags | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return IoFail(fmt::format("cannot open {}", path), errno);
-  int rc = fsync(fd);
-  int err = errno;
-  close(fd);
-  if (rc != 0) return IoFail(fmt::format("cannot sync {}", path), err);
-  return Ok();
-}
-
-Status WriteNewFile(const std::string& path, std::string_view content) {
-  if (Injected("write")) return Fail(ErrorKind::kIo, fmt::format("cannot write {}: injected failure", path));
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return IoFail(fmt::format("cannot create {}", path), errno);
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      close(fd);
-      return IoFail(fmt::format("cannot write {}", path), err);
-    }
-    done += static_cast<size_t>(n);
-  }
-  // The umask must not decide the mode of an installed file.
-  if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
-    int err = errno;
-    close(fd);
-    return IoFail(fmt::format("cannot finish {}", path), err);
-  }
-  if (close(fd) != 0) return IoFail(fmt::format("cannot close {}", path), errno);
   return Ok();
 }
 
 // Writes the bundle into a fresh directory `root` (which must not exist).
-Status WriteBundle(const std::string& root) {
-  if (mkdir(root.c_str(), 0700) != 0) return IoFail(fmt::format("cannot create {}", root), errno);
+Status WriteBundle(sys::FileSystem& fs, const std::string& root) {
+  if (auto made = fs.MakeDir(root, 0700); !made)
+    return IoFail(fmt::format("cannot create {}", root), made.error());
   std::vector<std::string> dirs = {root};
   for (const SkillFile& f : BundledSkill()) {
     std::string rel(f.path);
@@ -145,32 +94,21 @@ Status WriteBundle(const std::string& root) {
     std::vector<std::string> parts = Split(rel, '/');
     for (size_t i = 0; i + 1 < parts.size(); ++i) {
       dir += "/" + parts[i];
-      if (mkdir(dir.c_str(), 0755) == 0) {
-        if (chmod(dir.c_str(), 0755) != 0)
-          return IoFail(fmt::format("cannot set the mode of {}", dir), errno);
+      auto made = fs.MakeDir(dir, 0755);
+      if (made)
         dirs.push_back(dir);
-      } else if (errno != EEXIST) {
-        return IoFail(fmt::format("cannot create {}", dir), errno);
-      }
+      else if (made.error() != EEXIST)
+        return IoFail(fmt::format("cannot create {}", dir), made.error());
     }
-    BK_TRY(WriteNewFile(root + "/" + rel, f.content));
+    std::string path = root + "/" + rel;
+    if (auto w = fs.WriteNewFile(path, f.content, 0644); !w)
+      return IoFail(fmt::format("cannot write {}", path), w.error());
   }
-  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) BK_TRY(FsyncPath(*it, O_DIRECTORY));
-  if (chmod(root.c_str(), 0755) != 0) return IoFail(fmt::format("cannot set the mode of {}", root), errno);
-  return Ok();
-}
-
-int RemoveEntry(const char* path, const struct stat*, int type, struct FTW*) {
-  return (type == FTW_DP ? rmdir(path) : unlink(path)) == 0 ? 0 : -1;
-}
-
-// rm -r that never follows a symlink (FTW_PHYS) and tolerates absence.
-Status RemoveTree(const std::string& path) {
-  struct stat st {};
-  if (lstat(path.c_str(), &st) != 0) return errno == ENOENT ? Ok() : IoFail("cannot inspect " + path, errno);
-  if (!S_ISDIR(st.st_mode)) return unlink(path.c_str()) == 0 ? Ok() : IoFail("cannot remove " + path, errno);
-  if (nftw(path.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-    return IoFail("cannot remove " + path, errno);
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it)
+    if (auto synced = fs.Sync(*it); !synced)
+      return IoFail(fmt::format("cannot sync {}", *it), synced.error());
+  if (auto m = fs.SetMode(root, 0755); !m)
+    return IoFail(fmt::format("cannot set the mode of {}", root), m.error());
   return Ok();
 }
 
@@ -190,37 +128,28 @@ Status CheckNotCwd(const std::string& dest) {
   return Ok();
 }
 
-bool Exists(const std::string& path) {
-  struct stat st {};
-  return lstat(path.c_str(), &st) == 0;
-}
-
 // Moves the staged copy into place, keeping the previous copy until the new
 // one is in: on failure the previous copy is put back.
-Status Swap(const std::string& stage, const std::string& dest, const std::string& backup, bool replacing) {
+Status Swap(sys::FileSystem& fs, const std::string& stage, const std::string& dest, const std::string& backup,
+            bool replacing) {
   if (replacing) {
-    if (Injected("backup") || rename(dest.c_str(), backup.c_str()) != 0) {
-      int err = Injected("backup") ? EIO : errno;
-      return IoFail(fmt::format("cannot move the previous skill aside ({})", dest), err);
-    }
+    if (auto moved = fs.Rename(dest, backup); !moved)
+      return IoFail(fmt::format("cannot move the previous skill aside ({})", dest), moved.error());
   }
-  if (Injected("rename") || rename(stage.c_str(), dest.c_str()) != 0) {
-    int err = Injected("rename") ? EIO : errno;
-    if (!replacing) return IoFail(fmt::format("cannot install {}", dest), err);
-    if (Exists(dest))
-      return Fail(ErrorKind::kIo,
-                  fmt::format("skill replacement failed; the previous copy is retained at {}", backup));
-    if (Injected("rollback") || rename(backup.c_str(), dest.c_str()) != 0) {
-      int rerr = Injected("rollback") ? EIO : errno;
-      return Fail(ErrorKind::kIo,
-                  fmt::format("skill replacement and rollback failed ({}; {}); the previous copy may "
-                              "remain at {}",
-                              Errno(err), Errno(rerr), backup));
-    }
+  auto installed = fs.Rename(stage, dest);
+  if (installed) return Ok();
+  int err = installed.error();
+  if (!replacing) return IoFail(fmt::format("cannot install {}", dest), err);
+  if (fs.Lstat(dest))
     return Fail(ErrorKind::kIo,
-                fmt::format("cannot install {}: {}; the previous copy was restored", dest, Errno(err)));
-  }
-  return Ok();
+                fmt::format("skill replacement failed; the previous copy is retained at {}", backup));
+  if (auto restored = fs.Rename(backup, dest); !restored)
+    return Fail(ErrorKind::kIo,
+                fmt::format("skill replacement and rollback failed ({}; {}); the previous copy may "
+                            "remain at {}",
+                            Errno(err), Errno(restored.error()), backup));
+  return Fail(ErrorKind::kIo,
+              fmt::format("cannot install {}: {}; the previous copy was restored", dest, Errno(err)));
 }
 
 }  // namespace
@@ -269,38 +198,42 @@ Result<std::string> InstallSkill(const InstallOptions& o) {
     return Invalid(fmt::format("skill directory must be an absolute path: {}", Printable(dest)));
   if (sys::Basename(dest) != kSkillName)
     return Invalid(fmt::format("the skill directory must be named gpubk (its SKILL.md name): {}", dest));
+  sys::FileSystem& fs = o.fs != nullptr ? *o.fs : sys::RealFileSystem();
   std::string parent = sys::Dirname(dest);
-  BK_TRY(CheckComponents(parent, o.anchor));
+  BK_TRY(CheckComponents(fs, parent, o.anchor));
 
   bool replacing = false;
-  struct stat st {};
-  if (lstat(dest.c_str(), &st) == 0) {
-    if (S_ISLNK(st.st_mode)) return Invalid(fmt::format("refusing to replace a symlink: {}", dest));
+  auto st = fs.Lstat(dest);
+  if (st) {
+    if (st->IsLink()) return Invalid(fmt::format("refusing to replace a symlink: {}", dest));
     if (!o.force) return Invalid(fmt::format("skill already exists: {}; pass --force to replace it", dest));
-    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid())
+    if (!st->IsDir() || st->uid != getuid())
       return Invalid(fmt::format("refusing to replace an unrecognized directory: {}", dest));
     auto skill_md = sys::ReadSmallFile(dest + "/SKILL.md", 1 << 20);
     if (!skill_md || !IsGpubkSkillMd(*skill_md))
       return Invalid(fmt::format("refusing to replace an unrecognized skill: {}", dest));
     BK_TRY(CheckNotCwd(dest));
     replacing = true;
-  } else if (errno != ENOENT) {
-    return IoFail(fmt::format("cannot inspect {}", dest), errno);
+  } else if (st.error() != ENOENT) {
+    return IoFail(fmt::format("cannot inspect {}", dest), st.error());
   }
 
-  BK_TRY(MakeParents(parent));
-  BK_TRY(CheckComponents(parent, o.anchor));  // what we just walked through is still real
+  BK_TRY(MakeParents(fs, parent));
+  BK_TRY(CheckComponents(fs, parent, o.anchor));  // what we just walked through is still real
   std::string hex = sys::NewUuid();
   std::erase(hex, '-');
   std::string stage = sys::JoinPath(parent, fmt::format(".gpubk.{}.tmp", hex));
   std::string backup = sys::JoinPath(parent, fmt::format(".gpubk.{}.backup", hex));
 
-  Status done = WriteBundle(stage);
-  if (done) done = Swap(stage, dest, backup, replacing);
-  if (done) done = FsyncPath(parent, O_DIRECTORY);
-  (void)RemoveTree(stage);  // whatever happened, no staging copy stays behind
+  Status done = WriteBundle(fs, stage);
+  if (done) done = Swap(fs, stage, dest, backup, replacing);
+  if (done) {
+    if (auto synced = fs.Sync(parent); !synced)
+      done = IoFail(fmt::format("cannot sync {}", parent), synced.error());
+  }
+  (void)fs.RemoveTree(stage);  // whatever happened, no staging copy stays behind
   if (!done) return std::unexpected(done.error());
-  if (replacing && !RemoveTree(backup))
+  if (replacing && !fs.RemoveTree(backup))
     return Fail(ErrorKind::kIo,
                 fmt::format("skill installed but the previous copy could not be removed: {}", backup));
   return dest;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "sys/file_system.h"
 
 namespace bk::agent {
 
@@ -34,9 +35,10 @@ Result<std::string> SkillDir(SkillAgent agent, const SkillEnv& env);
 Result<std::string> LegacyCodexSkillDir(const SkillEnv& env);
 
 struct InstallOptions {
-  std::string dest;    // the skill directory itself (basename gpubk)
-  std::string anchor;  // symlink and ownership checks start below this (the home directory)
-  bool force = false;  // replace an existing GPUBK skill
+  std::string dest;               // the skill directory itself (basename gpubk)
+  std::string anchor;             // symlink and ownership checks start below this (the home directory)
+  bool force = false;             // replace an existing GPUBK skill
+  sys::FileSystem* fs = nullptr;  // where to write; the real file system when null
 };
 
 // Installs the bundled files (0644 in 0755 directories) and returns `dest`.

@@ -37,23 +37,61 @@ mode_t ModeOf(const fs::path& p) {
   return st.st_mode & 07777;
 }
 
+// The real file system, but for one step of the install that fails with EIO.
+enum class Step { kWrite, kSync, kMoveAside, kSwapIn, kRollback };
+class FailingFileSystem : public sys::FileSystem {
+ public:
+  explicit FailingFileSystem(std::initializer_list<Step> steps) : steps_(steps) {}
+  explicit FailingFileSystem(Step step) : steps_{step} {}
+  int failed = 0;
+
+  sys::ErrnoResult<sys::FileInfo> Lstat(const std::string& p) override { return real_.Lstat(p); }
+  sys::ErrnoResult<sys::FileInfo> Stat(const std::string& p) override { return real_.Stat(p); }
+  sys::ErrnoResult<void> MakeDir(const std::string& p, mode_t m) override { return real_.MakeDir(p, m); }
+  sys::ErrnoResult<void> WriteNewFile(const std::string& p, std::string_view c, mode_t m) override {
+    if (Fails(Step::kWrite)) return std::unexpected(EIO);
+    return real_.WriteNewFile(p, c, m);
+  }
+  sys::ErrnoResult<void> Rename(const std::string& from, const std::string& to) override {
+    Step step = from.ends_with(".tmp")      ? Step::kSwapIn
+                : from.ends_with(".backup") ? Step::kRollback
+                                            : Step::kMoveAside;
+    if (Fails(step)) return std::unexpected(EIO);
+    return real_.Rename(from, to);
+  }
+  sys::ErrnoResult<void> SetMode(const std::string& p, mode_t m) override { return real_.SetMode(p, m); }
+  sys::ErrnoResult<void> Sync(const std::string& p) override {
+    if (Fails(Step::kSync)) return std::unexpected(EIO);
+    return real_.Sync(p);
+  }
+  sys::ErrnoResult<void> RemoveTree(const std::string& p) override { return real_.RemoveTree(p); }
+
+ private:
+  // Each chosen step fails once.
+  bool Fails(Step step) {
+    if (std::erase(steps_, step) == 0) return false;
+    ++failed;
+    return true;
+  }
+  std::vector<Step> steps_;
+  sys::FileSystem& real_ = sys::RealFileSystem();
+};
+
 class SkillInstallTest : public ::testing::Test {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/bk-skill-test-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     home_ = tmpl;
-    unsetenv("BK_TEST_SKILL_FAIL");
   }
   void TearDown() override {
-    unsetenv("BK_TEST_SKILL_FAIL");
     std::error_code ec;
     fs::remove_all(home_, ec);
   }
   SkillEnv Env() const { return SkillEnv{home_, std::nullopt}; }
   std::string Dest(SkillAgent a) const { return *SkillDir(a, Env()); }
-  Result<std::string> Install(const std::string& dest, bool force = false) {
-    return InstallSkill({dest, home_, force});
+  Result<std::string> Install(const std::string& dest, bool force = false, sys::FileSystem* fs = nullptr) {
+    return InstallSkill({dest, home_, force, fs});
   }
   // Names in the skills directory other than gpubk: staging or backup leftovers.
   std::vector<std::string> Leftovers(const std::string& dest) const {
@@ -201,32 +239,47 @@ TEST_F(SkillInstallTest, RollsBackWhenTheStagedCopyCannotBeSwappedIn) {
   std::string previous = "---\nname: gpubk\ndescription: previous\n---\nkeep me\n";
   Spit(fs::path(dest) / "SKILL.md", previous);
 
-  setenv("BK_TEST_SKILL_FAIL", "rename", 1);
-  auto r = Install(dest, true);
+  FailingFileSystem rename_fails(Step::kSwapIn);
+  auto r = Install(dest, true, &rename_fails);
   ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(rename_fails.failed, 1);
   EXPECT_THAT(r.error().message, HasSubstr("previous copy was restored"));
   EXPECT_EQ(Slurp(fs::path(dest) / "SKILL.md"), previous);
   EXPECT_THAT(Leftovers(dest), IsEmpty());
 
-  setenv("BK_TEST_SKILL_FAIL", "write", 1);
-  EXPECT_FALSE(Install(dest, true).has_value());
-  EXPECT_EQ(Slurp(fs::path(dest) / "SKILL.md"), previous);
-  EXPECT_THAT(Leftovers(dest), IsEmpty());
+  for (Step step : {Step::kWrite, Step::kMoveAside, Step::kSync}) {
+    FailingFileSystem failing(step);
+    EXPECT_FALSE(Install(dest, true, &failing).has_value());
+    EXPECT_EQ(failing.failed, 1);
+    EXPECT_EQ(Slurp(fs::path(dest) / "SKILL.md"), previous);
+    EXPECT_THAT(Leftovers(dest), IsEmpty());
+  }
 
-  setenv("BK_TEST_SKILL_FAIL", "backup", 1);
-  EXPECT_FALSE(Install(dest, true).has_value());
-  EXPECT_EQ(Slurp(fs::path(dest) / "SKILL.md"), previous);
-  EXPECT_THAT(Leftovers(dest), IsEmpty());
-
-  unsetenv("BK_TEST_SKILL_FAIL");
   ASSERT_TRUE(Install(dest, true).has_value());
   EXPECT_EQ(InspectSkill(dest).state, SkillState::kCurrent);
 }
 
+TEST_F(SkillInstallTest, SaysWhereThePreviousCopyIsWhenTheRollbackFailsToo) {
+  std::string dest = Dest(SkillAgent::kCodex);
+  ASSERT_TRUE(Install(dest).has_value());
+  std::string previous = "---\nname: gpubk\ndescription: previous\n---\nkeep me\n";
+  Spit(fs::path(dest) / "SKILL.md", previous);
+  FailingFileSystem failing({Step::kSwapIn, Step::kRollback});
+  auto r = Install(dest, true, &failing);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(failing.failed, 2);
+  EXPECT_THAT(r.error().message, HasSubstr("rollback failed"));
+  auto left = Leftovers(dest);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_THAT(r.error().message, HasSubstr(left[0]));
+  EXPECT_EQ(Slurp(fs::path(dest).parent_path() / left[0] / "SKILL.md"), previous);
+}
+
 TEST_F(SkillInstallTest, FailedFreshInstallLeavesNothing) {
   std::string dest = Dest(SkillAgent::kClaude);
-  setenv("BK_TEST_SKILL_FAIL", "write", 1);
-  EXPECT_FALSE(Install(dest).has_value());
+  FailingFileSystem failing(Step::kWrite);
+  EXPECT_FALSE(Install(dest, false, &failing).has_value());
+  EXPECT_EQ(failing.failed, 1);
   EXPECT_FALSE(fs::exists(dest));
   EXPECT_THAT(Leftovers(dest), IsEmpty());
 }

@@ -1,5 +1,7 @@
 #include "base/result.h"
 
+#include "base/exit_codes.h"
+
 namespace bk {
 
 std::string_view ErrorKindName(ErrorKind kind) {
@@ -21,9 +23,9 @@ std::string_view ErrorKindName(ErrorKind kind) {
 
 int ExitCode(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kNoSlot: return 3;
-    case ErrorKind::kBusy: return 75;
-    default: return 2;
+    case ErrorKind::kNoSlot: return exit_code::kNoSlot;
+    case ErrorKind::kBusy: return exit_code::kBusy;
+    default: return exit_code::kUsage;
   }
 }
 

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <set>
 
+#include "base/exit_codes.h"
 #include "base/strings.h"
 #include "cli/booking_args.h"
 #include "cli/context.h"
@@ -142,9 +143,9 @@ Result<int> RunNow(Context& ctx, const std::optional<std::string>& ref,
 }
 
 int ExitFor(const std::string& status, std::optional<int> code) {
-  if (status == "succeeded") return 0;
-  if (status == "timed-out" || status == "cancelled" || status == "missed") return 124;
-  if (status == "interrupted") return 130;
+  if (status == "succeeded") return exit_code::kOk;
+  if (status == "timed-out" || status == "cancelled" || status == "missed") return exit_code::kTimedOut;
+  if (status == "interrupted") return exit_code::kInterrupted;
   if (code && *code > 0) return *code;
   if (code && *code < 0) return 128 - *code;
   return 2;
@@ -238,8 +239,8 @@ Result<int> RunBooked(Context& ctx, const service::BookingOutcome& o) {
   opts.max_parallel = 1;
   worker::Worker w(*ledger, *clock, ctx.config, settings, opts, *ctx.zone, ctx.err, ctx.err);
   int rc = w.Run();
-  if (rc == 75) return Follow(ctx, *ledger, settings, r.id);  // a worker started meanwhile
-  if (rc == 78) return 78;
+  if (rc == exit_code::kBusy) return Follow(ctx, *ledger, settings, r.id);  // a worker started meanwhile
+  if (rc == exit_code::kPolicyDrift) return exit_code::kPolicyDrift;
   const worker::ForegroundOutcome& f = w.foreground();
   if (f.status.empty()) {
     if (worker::StopRequested()) {

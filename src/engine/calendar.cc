@@ -8,37 +8,10 @@
 #include <utility>
 
 #include "base/strings.h"
+#include "engine/parse.h"
 
 namespace bk::engine {
 namespace {
-
-// 2026-11-29T18:45:00Z. Local so the engine core does not depend on parse.cc.
-std::string IsoUtc(Seconds t) {
-  Seconds days = t / kDay;
-  Seconds secs = t % kDay;
-  if (secs < 0) {
-    secs += kDay;
-    --days;
-  }
-  // Civil-from-days (H. Hinnant), proleptic Gregorian.
-  int64_t z = days + 719468;
-  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  int64_t doe = z - era * 146097;
-  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  int64_t mp = (5 * doy + 2) / 153;
-  int64_t day = doy - (153 * mp + 2) / 5 + 1;
-  int64_t month = mp < 10 ? mp + 3 : mp - 9;
-  int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", year, month, day, secs / kHour,
-                     secs / kMinute % 60, secs % kMinute);
-}
-
-// 32.0GiB from 1024 MiB up, else 512MiB.
-std::string SizeText(int64_t mb) {
-  if (mb >= 1024) return fmt::format("{:.1f}GiB", static_cast<double>(mb) / 1024.0);
-  return fmt::format("{}MiB", mb);
-}
 
 std::optional<int64_t> MemoryTotal(const GpuAdvice& advice, int gpu) {
   if (gpu < 0 || static_cast<std::size_t>(gpu) >= advice.memory_total_mb.size()) return std::nullopt;
@@ -76,7 +49,7 @@ std::string NoPlacement::Message() const {
   if (!out.empty()) out += "; ";
   if (nearest) {
     out += fmt::format("nearest available: GPU={} {} -> {}", JoinInts(nearest->gpus, ","),
-                       IsoUtc(nearest->start), IsoUtc(nearest->end));
+                       FormatIsoUtc(nearest->start), FormatIsoUtc(nearest->end));
   } else {
     out += fmt::format("no available slot within next {} hours", search_hours);
   }
@@ -90,11 +63,12 @@ std::optional<std::string> PolicyConflict(const Policy& policy, Seconds now, Sec
   }
   if (end > now + policy.horizon) {
     return fmt::format("reservation ends beyond the {}-day booking horizon ({})", policy.horizon / kDay,
-                       IsoUtc(now + policy.horizon));
+                       FormatIsoUtc(now + policy.horizon));
   }
   for (const Blackout& b : policy.blackouts) {
     if (start < b.end && end > b.start) {
-      return fmt::format("administrator blackout {} -> {}: {}", IsoUtc(b.start), IsoUtc(b.end), b.reason);
+      return fmt::format("administrator blackout {} -> {}: {}", FormatIsoUtc(b.start), FormatIsoUtc(b.end),
+                         b.reason);
     }
   }
   return std::nullopt;
@@ -354,8 +328,8 @@ std::vector<std::string> Calendar::HostReasons(const PlacementRequest& request, 
   }
   if (policy_.host_ram_mb && peak[kRamMb] + request.ram_mb > *policy_.host_ram_mb) {
     out.push_back(fmt::format("host RAM budget full (request {}, already declared {} of {})",
-                              SizeText(request.ram_mb), SizeText(peak[kRamMb]),
-                              SizeText(*policy_.host_ram_mb)));
+                              FormatSizeMb(request.ram_mb), FormatSizeMb(peak[kRamMb]),
+                              FormatSizeMb(*policy_.host_ram_mb)));
   }
   return out;
 }

@@ -74,7 +74,7 @@ Result<Seconds> ParseExactStart(std::string_view text, Seconds now, const SlotGr
 Result<Seconds> ParseViewTime(std::string_view text, Seconds now, const Zone& zone);
 
 // 2026-11-29T18:45:00Z
-std::string FormatIsoUtc(Seconds t);
+using ::bk::FormatIsoUtc;
 // 2026-11-29 18:50 +0800
 std::string FormatLocal(Seconds t, const Zone& zone);
 // 11-29 18:50

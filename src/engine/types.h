@@ -6,13 +6,15 @@
 #include <optional>
 #include <string_view>
 
+#include "base/civil_time.h"
+
 namespace bk::engine {
 
 // Unix time or a duration, in whole seconds (UTC; the slot grid is epoch-aligned).
-using Seconds = int64_t;
-inline constexpr Seconds kMinute = 60;
-inline constexpr Seconds kHour = 3600;
-inline constexpr Seconds kDay = 86400;
+using ::bk::kDay;
+using ::bk::kHour;
+using ::bk::kMinute;
+using ::bk::Seconds;
 
 enum class Mode { kShared, kExclusive };
 std::string_view ModeName(Mode mode);  // "shared" | "exclusive"

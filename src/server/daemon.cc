@@ -17,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/exit_codes.h"
 #include "engine/parse.h"
 #include "gpu/source.h"
 #include "monitor/runner.h"
@@ -400,13 +401,13 @@ int Serve(const ServeOptions& options) {
     std::fprintf(stderr,
                  "bk: `bk server serve` must run as the server owner %s (UID %u); you are %s (UID %u)\n",
                  c.owner.c_str(), c.owner_uid, sys::UserName(me).c_str(), me);
-    return 77;
+    return exit_code::kNotOwner;
   }
   std::string run_dir = sys::Dirname(c.socket_path);
   auto lock = TakeLock(sys::JoinPath(run_dir, "serve.lock"));
   if (!lock) {
     std::fprintf(stderr, "bk: %s\n", lock.error().message.c_str());
-    return lock.error().kind == ErrorKind::kBusy ? 75 : 2;
+    return lock.error().kind == ErrorKind::kBusy ? exit_code::kBusy : exit_code::kUsage;
   }
 
   std::unique_ptr<sys::Clock> clock = std::make_unique<sys::RealClock>();
@@ -451,7 +452,7 @@ int Serve(const ServeOptions& options) {
     std::fprintf(stderr, "bk: %s\n", st.error().message.c_str());
     close(*listen_fd);
     unlink(c.socket_path.c_str());
-    return st.error().kind == ErrorKind::kBusy ? 75 : 2;
+    return st.error().kind == ErrorKind::kBusy ? exit_code::kBusy : exit_code::kUsage;
   }
   Log(fmt::format("listening on {} (owner {}, {} GPUs, access {}, ledger {})", c.socket_path, c.owner,
                   c.policy.gpu_count, c.access, c.ledger_path));

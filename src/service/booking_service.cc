@@ -368,39 +368,6 @@ Status AdmitExtension(const engine::Policy& p, const engine::Calendar& cal, cons
   return Ok();
 }
 
-BookingOutcome Replay(const Reservation& r) {
-  BookingOutcome out;
-  out.status = "exists";
-  out.reservation = r;
-  out.replayed = true;
-  out.allocator_source = "idempotent-replay";
-  out.message = "operation already applied";
-  // The GPUs the first answer selected, as a script reads them; a replay is
-  // answered from the ledger alone, so their live state is not sampled again.
-  for (int g : r.gpus) {
-    GpuView v;
-    v.gpu = g;
-    v.live_reason = "not sampled again for a replay";
-    out.selected.push_back(v);
-  }
-  return out;
-}
-
-std::string DifferentWrite(const std::string& op_id) {
-  return fmt::format("operation ID {} was already used for a different write; choose a new --op-id", op_id);
-}
-
-// A retry whose reservation the retention has since removed: the operation
-// happened, so it is refused rather than performed a second time.
-std::unexpected<Error> Forgotten(const store::Operation& op) {
-  return Fail(
-      ErrorKind::kConflict,
-      fmt::format("operation ID {} already did its {} of reservation {} on {}; that reservation has "
-                  "since been removed by the ledger's retention, so nothing was done again; choose a "
-                  "new --op-id",
-                  op.op_id, op.action, op.reservation_id.substr(0, 8), engine::FormatIsoUtc(op.created_at)));
-}
-
 }  // namespace
 
 // ---- BookingService ---------------------------------------------------------
@@ -432,15 +399,11 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   std::string signature = CreateSignature(request, req.mode, req.share_units.value_or(1));
 
   // A replay is answered before telemetry is sampled or anything is placed.
+  auto same_create = [&](const std::string&) { return signature; };
   if (req.op_id) {
     BK_ASSIGN_OR_RETURN(store::LedgerStore * reader, impl_->Reader());
-    BK_ASSIGN_OR_RETURN(auto op, reader->FindOperation(actor.uid, *req.op_id));
-    if (op) {
-      if (op->action != "create" || op->signature != signature) return Invalid(DifferentWrite(*req.op_id));
-      BK_ASSIGN_OR_RETURN(auto r, reader->Get(op->reservation_id));
-      if (r) return Replay(*r);
-      return Forgotten(*op);
-    }
+    BK_ASSIGN_OR_RETURN(auto prior, impl_->PriorOperation(*reader, actor, req.op_id, "create", same_create));
+    if (prior) return Replay(*prior);
   }
   BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
   Advice advice = BuildAdvice(snap, p);
@@ -450,15 +413,8 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   Seconds now = impl_->Now();
   BK_TRY(impl_->CheckPolicy(*s, true));
   BK_TRY(impl_->Prune(*s, now));
-  if (req.op_id) {
-    BK_ASSIGN_OR_RETURN(auto op, s->FindOperation(actor.uid, *req.op_id));
-    if (op) {
-      if (op->action != "create" || op->signature != signature) return Invalid(DifferentWrite(*req.op_id));
-      BK_ASSIGN_OR_RETURN(auto r, s->Get(op->reservation_id));
-      if (r) return Replay(*r);
-      return Forgotten(*op);
-    }
-  }
+  BK_ASSIGN_OR_RETURN(auto prior, impl_->PriorOperation(*s, actor, req.op_id, "create", same_create));
+  if (prior) return Replay(*prior);
   BK_ASSIGN_OR_RETURN(Seconds start, NormaliseStart(p, req.start, now));
   bool exact = req.start.has_value();
   if (exact) {
@@ -544,14 +500,109 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
 
 namespace {
 
-// The part of an edit that depends on whether the reservation has started.
+// An edit's result before it is written: the changed reservation and, for a
+// future one placed anew, where it went.
 struct EditPlan {
-  Reservation updated;
+  Reservation next;
   std::string message;
   bool queued = false;
   std::optional<engine::Placement> placement;
-  CreateRequest as_create;
+  CreateRequest shape;
 };
+
+// A started reservation may only move its end: elapsed time and what it holds are fixed.
+Result<EditPlan> PlanStartedEdit(const engine::Policy& p, const engine::Calendar& cal, const Advice& advice,
+                                 const Reservation& cur, const EditRequest& req, Seconds now) {
+  engine::SlotGrid grid = p.grid();
+  int slot_min = static_cast<int>(p.slot / 60);
+  bool other = req.start || req.mode || !req.gpus.empty() || !req.exclude.empty() || req.count ||
+               req.update_memory || req.share_units || req.cpus || req.ram_mb || req.allow_queue;
+  if (other)
+    return Invalid(
+        "a started reservation may only change its end time; elapsed time, GPUs, mode, share, memory "
+        "and host budgets are immutable (use --duration or `bk renew`)");
+  if (!req.duration) return Invalid("a started reservation edit must give a new total duration (--duration)");
+  if (*req.duration <= 0 || *req.duration % p.slot != 0)
+    return Invalid(fmt::format("duration must be a positive multiple of {} minutes", slot_min));
+  Seconds new_end = cur.start + *req.duration;
+  if (new_end < grid.Ceil(now) || new_end <= now)
+    return Invalid(fmt::format("cannot edit elapsed time; the new end must be at or after {}",
+                               engine::FormatIsoUtc(std::max(grid.Ceil(now), grid.Floor(now) + p.slot))));
+  if (new_end > cur.end) {
+    BK_TRY(
+        AdmitExtension(p, cal, advice.engine, cur, new_end, now, [&](Seconds from, const std::string& why) {
+          return fmt::format(
+              "cannot extend this reservation because its GPUs are unavailable from {} to {}{}",
+              engine::FormatIsoUtc(from), engine::FormatIsoUtc(new_end), why.empty() ? "" : " (" + why + ")");
+        }));
+  }
+  EditPlan plan{.next = cur};
+  plan.next.end = new_end;
+  plan.message = "updated future end of started reservation";
+  return plan;
+}
+
+// A future reservation is placed again as if booked anew, without itself.
+Result<EditPlan> PlanFutureEdit(const engine::Policy& p, const engine::Calendar& cal, const Advice& advice,
+                                const Reservation& cur, const EditRequest& req, Seconds now) {
+  engine::SlotGrid grid = p.grid();
+  int slot_min = static_cast<int>(p.slot / 60);
+  CreateRequest r;
+  r.mode = req.mode.value_or(cur.mode);
+  r.duration = req.duration.value_or(cur.end - cur.start);
+  r.memory_mb = req.update_memory ? req.memory_mb : cur.memory_mb;
+  if (r.mode == Mode::kShared)
+    r.share_units = req.share_units
+                        ? req.share_units
+                        : (cur.mode == Mode::kShared ? std::optional(cur.share_units) : std::nullopt);
+  else if (req.share_units)
+    return Invalid("--share applies only to shared reservations; drop it or keep the reservation shared");
+  r.cpus = req.cpus ? req.cpus : (cur.cpus ? std::optional(cur.cpus) : std::nullopt);
+  r.ram_mb = req.ram_mb ? req.ram_mb : (cur.ram_mb ? std::optional(cur.ram_mb) : std::nullopt);
+  if (!req.gpus.empty()) {
+    r.gpus = req.gpus;
+    r.count = static_cast<int>(req.gpus.size());
+  } else if (req.count || !req.exclude.empty()) {
+    r.count = req.count.value_or(static_cast<int>(cur.gpus.size()));
+    r.exclude = req.exclude;
+  } else {
+    r.gpus = cur.gpus;
+    r.count = static_cast<int>(cur.gpus.size());
+  }
+  BK_TRY(ValidateCreate(p, r, nullptr));
+  FillBudgets(p, r);
+  Seconds start = req.start.value_or(cur.start);
+  if (!grid.Aligned(start))
+    return Invalid(fmt::format("start time must align to a {}-minute boundary", slot_min));
+  Seconds earliest = grid.Floor(now) + p.slot;
+  if (start < earliest) {
+    if (req.start && !req.allow_queue)
+      return Invalid(fmt::format("edit start must not be in the past; earliest editable slot is {}",
+                                 engine::FormatIsoUtc(earliest)));
+    start = earliest;
+  }
+  if (!req.allow_queue) {
+    if (auto conflict = engine::PolicyConflict(p, now, start, start + r.duration))
+      return Fail(ErrorKind::kConflict, *conflict);
+  }
+  BK_TRY(FillRequiredMemory(p, advice, cal, r));
+  auto placed = cal.FindEarliest(ToPlacement(r, start, req.allow_queue), advice.engine);
+  if (!placed) return Fail(ErrorKind::kConflict, placed.error().Message());
+  EditPlan plan{.next = cur};
+  plan.next.gpus = placed->gpus;
+  plan.next.mode = r.mode;
+  plan.next.share_units = r.mode == Mode::kShared ? r.share_units.value_or(1) : p.share_capacity;
+  plan.next.memory_mb = r.memory_mb;
+  plan.next.cpus = r.cpus.value_or(0);
+  plan.next.ram_mb = r.ram_mb.value_or(0);
+  plan.next.start = placed->start;
+  plan.next.end = placed->end;
+  plan.queued = placed->start != start;
+  plan.message = plan.queued ? "queued" : "updated";
+  plan.placement = *placed;
+  plan.shape = r;
+  return plan;
+}
 
 }  // namespace
 
@@ -579,21 +630,13 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
   Seconds now = impl_->Now();
   BK_TRY(impl_->CheckPolicy(*s, true));
-  engine::SlotGrid grid = p.grid();
-  int slot_min = static_cast<int>(p.slot / 60);
 
   // An op-id replay is recognised before the reference is resolved again: the
   // list numbering may have changed since the first attempt.
-  if (request.op_id) {
-    BK_ASSIGN_OR_RETURN(auto op, s->FindOperation(actor.uid, *request.op_id));
-    if (op) {
-      if (op->action != "edit" || op->signature != EditSignature(request, op->reservation_id))
-        return Invalid(DifferentWrite(*request.op_id));
-      BK_ASSIGN_OR_RETURN(auto r, s->Get(op->reservation_id));
-      if (r) return Replay(*r);
-      return Forgotten(*op);
-    }
-  }
+  BK_ASSIGN_OR_RETURN(
+      auto prior, impl_->PriorOperation(*s, actor, request.op_id, "edit",
+                                        [&](const std::string& id) { return EditSignature(request, id); }));
+  if (prior) return Replay(*prior);
   BK_ASSIGN_OR_RETURN(Reservation cur, impl_->Resolve(*s, actor, request.ref, RefScope::kOwnActive, now));
   if (cur.uid != actor.uid)
     return Fail(ErrorKind::kPermission,
@@ -610,104 +653,21 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now, cur.id));
   engine::Calendar cal(p, std::move(footprints), now);
 
-  Reservation next = cur;
-  std::string message;
-  bool queued = false;
-  std::optional<engine::Placement> placement;
-  CreateRequest shape;
-  if (cur.Started(now)) {
-    bool other = req.start || req.mode || !req.gpus.empty() || !req.exclude.empty() || req.count ||
-                 req.update_memory || req.share_units || req.cpus || req.ram_mb || req.allow_queue;
-    if (other)
-      return Invalid(
-          "a started reservation may only change its end time; elapsed time, GPUs, mode, share, memory "
-          "and host budgets are immutable (use --duration or `bk renew`)");
-    if (!req.duration)
-      return Invalid("a started reservation edit must give a new total duration (--duration)");
-    if (*req.duration <= 0 || *req.duration % p.slot != 0)
-      return Invalid(fmt::format("duration must be a positive multiple of {} minutes", slot_min));
-    Seconds new_end = cur.start + *req.duration;
-    if (new_end < grid.Ceil(now) || new_end <= now)
-      return Invalid(fmt::format("cannot edit elapsed time; the new end must be at or after {}",
-                                 engine::FormatIsoUtc(std::max(grid.Ceil(now), grid.Floor(now) + p.slot))));
-    if (new_end > cur.end) {
-      BK_TRY(
-          AdmitExtension(p, cal, advice.engine, cur, new_end, now, [&](Seconds from, const std::string& why) {
-            return fmt::format(
-                "cannot extend this reservation because its GPUs are unavailable from {} to {}{}",
-                engine::FormatIsoUtc(from), engine::FormatIsoUtc(new_end),
-                why.empty() ? "" : " (" + why + ")");
-          }));
-    }
-    next.end = new_end;
-    message = "updated future end of started reservation";
-  } else {
-    // A future reservation: re-place it as if booked anew, without itself.
-    CreateRequest r;
-    r.mode = req.mode.value_or(cur.mode);
-    r.duration = req.duration.value_or(cur.end - cur.start);
-    r.memory_mb = req.update_memory ? req.memory_mb : cur.memory_mb;
-    if (r.mode == Mode::kShared)
-      r.share_units = req.share_units
-                          ? req.share_units
-                          : (cur.mode == Mode::kShared ? std::optional(cur.share_units) : std::nullopt);
-    else if (req.share_units)
-      return Invalid("--share applies only to shared reservations; drop it or keep the reservation shared");
-    r.cpus = req.cpus ? req.cpus : (cur.cpus ? std::optional(cur.cpus) : std::nullopt);
-    r.ram_mb = req.ram_mb ? req.ram_mb : (cur.ram_mb ? std::optional(cur.ram_mb) : std::nullopt);
-    if (!req.gpus.empty()) {
-      r.gpus = req.gpus;
-      r.count = static_cast<int>(req.gpus.size());
-    } else if (req.count || !req.exclude.empty()) {
-      r.count = req.count.value_or(static_cast<int>(cur.gpus.size()));
-      r.exclude = req.exclude;
-    } else {
-      r.gpus = cur.gpus;
-      r.count = static_cast<int>(cur.gpus.size());
-    }
-    BK_TRY(ValidateCreate(p, r, nullptr));
-    FillBudgets(p, r);
-    Seconds start = req.start.value_or(cur.start);
-    if (!grid.Aligned(start))
-      return Invalid(fmt::format("start time must align to a {}-minute boundary", slot_min));
-    Seconds earliest = grid.Floor(now) + p.slot;
-    if (start < earliest) {
-      if (req.start && !req.allow_queue)
-        return Invalid(fmt::format("edit start must not be in the past; earliest editable slot is {}",
-                                   engine::FormatIsoUtc(earliest)));
-      start = earliest;
-    }
-    if (!req.allow_queue) {
-      if (auto conflict = engine::PolicyConflict(p, now, start, start + r.duration))
-        return Fail(ErrorKind::kConflict, *conflict);
-    }
-    BK_TRY(FillRequiredMemory(p, advice, cal, r));
-    auto placed = cal.FindEarliest(ToPlacement(r, start, req.allow_queue), advice.engine);
-    if (!placed) return Fail(ErrorKind::kConflict, placed.error().Message());
-    next.gpus = placed->gpus;
-    next.mode = r.mode;
-    next.share_units = r.mode == Mode::kShared ? r.share_units.value_or(1) : p.share_capacity;
-    next.memory_mb = r.memory_mb;
-    next.cpus = r.cpus.value_or(0);
-    next.ram_mb = r.ram_mb.value_or(0);
-    next.start = placed->start;
-    next.end = placed->end;
-    queued = placed->start != start;
-    message = queued ? "queued" : "updated";
-    placement = *placed;
-    shape = r;
-  }
+  BK_ASSIGN_OR_RETURN(EditPlan plan, cur.Started(now) ? PlanStartedEdit(p, cal, advice, cur, req, now)
+                                                      : PlanFutureEdit(p, cal, advice, cur, req, now));
+  Reservation& next = plan.next;
   next.updated_at = now;
   next.edit_count = cur.edit_count + 1;
-  BK_TRY(impl_->RecordChange(*s, actor, "edit", cur, next, req.op_id, signature, message, now));
+  BK_TRY(impl_->RecordChange(*s, actor, "edit", cur, next, req.op_id, signature, plan.message, now));
   BK_TRY(txn.Commit());
 
   BookingOutcome out;
-  out.status = queued ? "queued" : "updated";
-  out.message = message;
+  out.status = plan.queued ? "queued" : "updated";
+  out.message = plan.message;
   out.reservation = next;
   out.allocator_source = req.gpus.empty() ? "builtin" : "fixed-gpu";
-  if (placement) Describe(out, cal, advice, *placement, shape, p, Eligible(p, shape.exclude));
+  if (plan.placement)
+    Describe(out, cal, advice, *plan.placement, plan.shape, p, Eligible(p, plan.shape.exclude));
   return out;
 }
 
@@ -727,16 +687,10 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
   Seconds now = impl_->Now();
   BK_TRY(impl_->CheckPolicy(*s, true));
-  if (request.op_id) {
-    BK_ASSIGN_OR_RETURN(auto op, s->FindOperation(actor.uid, *request.op_id));
-    if (op) {
-      if (op->action != "renew" || op->signature != RenewSignature(request, op->reservation_id))
-        return Invalid(DifferentWrite(*request.op_id));
-      BK_ASSIGN_OR_RETURN(auto r, s->Get(op->reservation_id));
-      if (r) return Replay(*r);
-      return Forgotten(*op);
-    }
-  }
+  BK_ASSIGN_OR_RETURN(
+      auto prior, impl_->PriorOperation(*s, actor, request.op_id, "renew",
+                                        [&](const std::string& id) { return RenewSignature(request, id); }));
+  if (prior) return Replay(*prior);
   BK_ASSIGN_OR_RETURN(Reservation cur, impl_->Resolve(*s, actor, request.ref, RefScope::kOwnActive, now));
   if (cur.uid != actor.uid) return Fail(ErrorKind::kPermission, "only the owner can renew a reservation");
   std::string signature = RenewSignature(request, cur.id);
@@ -778,22 +732,15 @@ Result<CancelOutcome> BookingService::CancelImpl(const Actor& actor, const Cance
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
   Seconds now = impl_->Now();
   BK_TRY(impl_->CheckPolicy(*s, false));
-  std::optional<store::Operation> prior;
-  if (request.op_id) {
-    BK_ASSIGN_OR_RETURN(prior, s->FindOperation(actor.uid, *request.op_id));
-    if (prior && prior->action != "cancel") return Invalid(DifferentWrite(*request.op_id));
-  }
   // A replay names the same reservation it cancelled; once cancelled it is no
-  // longer in the active list, so look it up by the operation first.
+  // longer in the active list, so it is found by the operation first. A list
+  // number cannot be re-resolved after the cancel moved the list on, so it
+  // replays; an ID must name the reservation the operation cancelled.
+  BK_ASSIGN_OR_RETURN(auto prior, impl_->PriorOperation(*s, actor, request.op_id, "cancel", CancelSignature));
   if (prior) {
-    BK_ASSIGN_OR_RETURN(auto r, s->Get(prior->reservation_id));
     std::string ref(Trim(request.ref));
-    // A list number cannot be re-resolved after the cancel moved the list on,
-    // so it replays; an ID must name the reservation the operation cancelled.
-    bool same = r && prior->signature == CancelSignature(r->id) && (StartsWith(r->id, ref) || AllDigits(ref));
-    if (!r) return Forgotten(*prior);
-    if (!same) return Invalid(DifferentWrite(*request.op_id));
-    return CancelOutcome{*r, true};
+    if (!StartsWith(prior->id, ref) && !AllDigits(ref)) return Invalid(DifferentWrite(*request.op_id));
+    return CancelOutcome{*prior, true};
   }
   BK_ASSIGN_OR_RETURN(Reservation cur, impl_->Resolve(*s, actor, request.ref, RefScope::kOwnActive, now));
   bool foreign = cur.uid != actor.uid;
@@ -804,37 +751,23 @@ Result<CancelOutcome> BookingService::CancelImpl(const Actor& actor, const Cance
   if (foreign && !request.reason)
     return Invalid(
         fmt::format("cancelling {}'s reservation needs --reason TEXT; the owner is notified", cur.username));
-  std::string op_id = request.op_id.value_or(sys::NewUuid());
-  std::string reason =
-      foreign ? std::string(Trim(*request.reason))
-              : std::string(request.reason ? Trim(*request.reason) : "cancelled by reservation owner");
-  Reservation next = cur;
-  next.status = engine::Status::kCancelled;
-  next.updated_at = now;
-  next.cancellation = engine::Cancellation{
-      now, foreign ? "administrator" : "owner", reason, actor.uid, actor.username, op_id};
-  BK_TRY(s->Update(next));
-  BK_TRY(s->InsertOperation({actor.uid, op_id, "cancel", cur.id, CancelSignature(cur.id), now}));
-  BK_TRY(CancelJob(*s, next, now));
-  store::Event e = impl_->MakeEvent(foreign ? "admin-cancel" : "cancel", next, actor, op_id,
-                                    foreign ? reason : "cancelled", now);
-  e.transaction_id = sys::NewUuid();
-  e.before = StateJson(cur);
-  BK_TRY(s->AppendEvent(e));
+  CancelStep step{.actor = actor, .cur = cur};
+  step.kind = foreign ? "administrator" : "owner";
+  step.reason = foreign
+                    ? std::string(Trim(*request.reason))
+                    : std::string(request.reason ? Trim(*request.reason) : "cancelled by reservation owner");
+  step.op_id = request.op_id.value_or(sys::NewUuid());
+  step.signature = CancelSignature(cur.id);
+  step.action = "cancel";
+  step.event_action = foreign ? "admin-cancel" : "cancel";
+  step.event_message = foreign ? step.reason : "cancelled";
   if (foreign) {
-    store::Notification n;
-    n.id = sys::NewUuid();
-    n.uid = cur.uid;
-    n.reservation_id = cur.id;
-    n.type = "reservation-admin-cancelled";
-    n.created_at = now;
-    n.actor_uid = actor.uid;
-    n.actor_username = actor.username;
-    n.reason = reason;
-    n.message = fmt::format("Reservation {} was cancelled by administrator {}: {}", cur.ShortId(),
-                            actor.username, reason);
-    BK_TRY(s->InsertNotification(n));
+    step.notification_type = "reservation-admin-cancelled";
+    step.notification_message = fmt::format("Reservation {} was cancelled by administrator {}: {}",
+                                            cur.ShortId(), actor.username, step.reason);
   }
+  Reservation next;
+  BK_TRY(impl_->CancelReservation(*s, step, next, now));
   BK_TRY(txn.Commit());
   return CancelOutcome{next, false};
 }

@@ -2,9 +2,11 @@
 // Internals shared by the service's source files; not part of its interface.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "service/advice.h"
@@ -15,6 +17,22 @@ namespace bk::service {
 enum class RefScope {
   kOwnActive,  // edit, renew, cancel: the caller's active reservations (administrators: anyone's)
   kOwnAny,     // history: any status
+};
+
+// What one cancellation writes: who, why, and how the history and the owner hear of it.
+struct CancelStep {
+  Actor actor;
+  engine::Reservation cur;
+  std::string kind;          // the cancellation's kind: owner, administrator, reclaimed
+  std::string reason;        // stored with the cancellation
+  std::string op_id;         // the operation's ID
+  std::string signature;     // the operation's signature ("" when it cannot be replayed)
+  std::string action;        // the operation's action: cancel, reclaim
+  std::string event_action;  // the audit event's: cancel, admin-cancel, reclaim
+  std::string event_message;
+  // The owner's notification; none when type is empty.
+  std::string notification_type;
+  std::string notification_message;
 };
 
 struct BookingService::Impl {
@@ -96,7 +114,28 @@ struct BookingService::Impl {
                             const std::string& message, engine::Seconds now);
   store::Event MakeEvent(const std::string& action, const engine::Reservation& r, const Actor& actor,
                          const std::string& op_id, const std::string& message, engine::Seconds now) const;
+
+  // The reservation an operation ID already wrote, when the caller's `op_id`
+  // was used before: nullopt for a new operation. The same ID used for
+  // another action, or whose signature (a function of the reservation the
+  // operation wrote) differs, is refused; so is one whose reservation the
+  // retention has since removed, since the operation did happen.
+  Result<std::optional<engine::Reservation>> PriorOperation(
+      store::LedgerStore& s, const Actor& actor, const std::optional<std::string>& op_id,
+      std::string_view action, const std::function<std::string(const std::string&)>& signature);
+
+  // Cancels `cur` inside the caller's transaction: the reservation with its
+  // cancellation, the operation, the bound job (a pending one is settled, a
+  // running one asked to stop), the audit event and, for a cancel by someone
+  // else than the owner, the owner's notification.
+  ::bk::Status CancelReservation(store::LedgerStore& s, const CancelStep& step, engine::Reservation& next,
+                                 engine::Seconds now);
 };
+
+// The answer to a write replayed by its operation ID, from the ledger alone.
+BookingOutcome Replay(const engine::Reservation& r);
+// The refusal of an operation ID reused for another write.
+std::string DifferentWrite(const std::string& op_id);
 
 // {"end_at":..,"expected_memory_mb":..,"gpus":[..],"mode":..,"share_units":..,"start_at":..,"cpus":..,"ram_mb":..}
 std::string StateJson(const engine::Reservation& r);

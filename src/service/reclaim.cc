@@ -2,6 +2,8 @@
 // the monitor's (monitor/reclaim.h); this only commits it, in one ledger
 // transaction, re-checking under the write lock that the booking is still
 // active and started, since the owner may have cancelled or edited it since.
+// It cancels as `bk cancel` does (CancelReservation): a job bound to the
+// booking is settled or asked to stop, too.
 
 #include <fmt/format.h>
 
@@ -44,30 +46,17 @@ Result<CancelOutcome> BookingService::ReclaimImpl(const std::string& reservation
     return Fail(ErrorKind::kConflict,
                 fmt::format("reservation {} has not started; it cannot be a no-show yet", cur.ShortId()));
 
-  std::string op_id = sys::NewUuid();
-  engine::Reservation next = cur;
-  next.status = engine::Status::kCancelled;
-  next.updated_at = now;
-  next.cancellation = engine::Cancellation{now, "reclaimed", reason, actor.uid, actor.username, op_id};
-  BK_TRY(s->Update(next));
-  BK_TRY(s->InsertOperation({actor.uid, op_id, "reclaim", cur.id, "", now}));
-  store::Event e = impl_->MakeEvent("reclaim", next, actor, op_id, reason, now);
-  e.transaction_id = sys::NewUuid();
-  e.before = StateJson(cur);
-  BK_TRY(s->AppendEvent(e));
-
-  store::Notification n;
-  n.id = sys::NewUuid();
-  n.uid = cur.uid;
-  n.reservation_id = cur.id;
-  n.type = "reservation-reclaimed";
-  n.created_at = now;
-  n.actor_uid = actor.uid;
-  n.actor_username = actor.username;
-  n.reason = reason;
-  n.message = fmt::format("Reservation {} on GPU {} was reclaimed by the monitor: {}", cur.ShortId(),
-                          JoinInts(cur.gpus), reason);
-  BK_TRY(s->InsertNotification(n));
+  CancelStep step{.actor = actor, .cur = cur};
+  step.kind = "reclaimed";
+  step.reason = reason;
+  step.op_id = sys::NewUuid();
+  step.action = step.event_action = "reclaim";
+  step.event_message = reason;
+  step.notification_type = "reservation-reclaimed";
+  step.notification_message = fmt::format("Reservation {} on GPU {} was reclaimed by the monitor: {}",
+                                          cur.ShortId(), JoinInts(cur.gpus), reason);
+  engine::Reservation next;
+  BK_TRY(impl_->CancelReservation(*s, step, next, now));
   BK_TRY(txn.Commit());
   return CancelOutcome{next, false};
 }

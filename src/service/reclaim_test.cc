@@ -82,6 +82,25 @@ TEST_F(ReclaimTest, CancelsWithKindReclaimedAnEventAndANotification) {
   EXPECT_EQ(again.error().kind, ErrorKind::kConflict);
 }
 
+// A reclaimed booking is cancelled as `bk cancel` cancels: a job bound to it
+// that never started is settled, so no worker launches it later.
+TEST_F(ReclaimTest, SettlesTheBoundJobAsACancelDoes) {
+  CreateRequest req;
+  req.count = 1;
+  req.gpus = {1};
+  req.duration = 3600;
+  req.job = JobBinding{"79133ddf-0000-4000-8000-000000000001", std::string(64, 'a'), "python train.py"};
+  auto booked = service_->Create(alice_, req);
+  ASSERT_TRUE(booked.has_value()) << booked.error().message;
+  clock_->Set(T("2026-11-29T19:49:00Z"));
+  ASSERT_TRUE(service_->Reclaim(booked->reservation.id, "no-show").has_value());
+  auto jobs = service_->Jobs(alice_, {});
+  ASSERT_TRUE(jobs.has_value()) << jobs.error().message;
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].job.status, "cancelled");
+  EXPECT_EQ((*jobs)[0].job.finished_at, T("2026-11-29T19:49:00Z"));
+}
+
 TEST_F(ReclaimTest, RefusesFutureEndedAndUnknownBookings) {
   auto future = Book(T("2026-11-29T21:00:00Z"));
   auto e = service_->Reclaim(future.id, "no-show");

@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
+#include "base/civil_time.h"
 #include "base/result.h"
-#include "engine/types.h"
 
 namespace bk::sys {
 
@@ -13,22 +13,22 @@ class Clock {
  public:
   virtual ~Clock() = default;
   // Whole seconds since the Unix epoch (UTC).
-  virtual engine::Seconds Now() const = 0;
+  virtual Seconds Now() const = 0;
 };
 
 class RealClock : public Clock {
  public:
-  engine::Seconds Now() const override;
+  Seconds Now() const override;
 };
 
 class FixedClock : public Clock {
  public:
-  explicit FixedClock(engine::Seconds t) : t_(t) {}
-  engine::Seconds Now() const override { return t_; }
-  void Set(engine::Seconds t) { t_ = t; }
+  explicit FixedClock(Seconds t) : t_(t) {}
+  Seconds Now() const override { return t_; }
+  void Set(Seconds t) { t_ = t; }
 
  private:
-  engine::Seconds t_;
+  Seconds t_;
 };
 
 // BK_TEST_NOW: "2026-11-29T18:49:00Z", an ISO time with offset, or Unix seconds.

@@ -10,7 +10,7 @@ namespace {
 TEST(RealClock, WholeSecondsNearTime) {
   RealClock clock;
   time_t before = time(nullptr);
-  engine::Seconds now = clock.Now();
+  Seconds now = clock.Now();
   time_t after = time(nullptr);
   EXPECT_GE(now, before);
   EXPECT_LE(now, after);
@@ -25,7 +25,7 @@ TEST(FixedClock, ReturnsAndSetsTheTime) {
 
 struct GoodCase {
   const char* text;
-  engine::Seconds want;
+  Seconds want;
 };
 
 class TestNowGood : public ::testing::TestWithParam<GoodCase> {};

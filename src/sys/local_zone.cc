@@ -7,25 +7,7 @@
 
 namespace bk::sys {
 
-namespace {
-
-int64_t DaysFromCivil(int64_t y, int m, int d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-// The civil time read as if it were UTC.
-engine::Seconds AsUtc(const engine::CivilTime& c) {
-  return DaysFromCivil(c.year, c.month, c.day) * 86400 + int64_t{c.hour} * 3600 + int64_t{c.minute} * 60 + c.second;
-}
-
-}  // namespace
-
-int64_t LocalZone::OffsetAt(engine::Seconds utc) const {
+int64_t LocalZone::OffsetAt(Seconds utc) const {
   time_t t = static_cast<time_t>(utc);
   tm local{};
   if (localtime_r(&t, &local) == nullptr) return 0;
@@ -41,8 +23,8 @@ int64_t LocalZone::OffsetAt(engine::Seconds utc) const {
 //  - none fits (the hour skipped when clocks go forward): the wall time is read
 //    with the offset in effect before the change, which lands after the gap:
 //    02:30 on a spring-forward night becomes 03:30, moved forward by the gap.
-engine::Seconds LocalZone::FromLocal(const engine::CivilTime& local) const {
-  const engine::Seconds wall = AsUtc(local);
+Seconds LocalZone::FromLocal(const CivilTime& local) const {
+  const Seconds wall = CivilToEpoch(local);  // the civil time read as if it were UTC
   std::vector<int64_t> offsets = {OffsetAt(wall - 86400), OffsetAt(wall), OffsetAt(wall + 86400)};
   tm parts{};
   parts.tm_year = local.year - 1900;
@@ -53,17 +35,17 @@ engine::Seconds LocalZone::FromLocal(const engine::CivilTime& local) const {
   parts.tm_sec = local.second;
   parts.tm_isdst = -1;
   time_t guess = mktime(&parts);
-  if (guess != static_cast<time_t>(-1)) offsets.push_back(wall - static_cast<engine::Seconds>(guess));
+  if (guess != static_cast<time_t>(-1)) offsets.push_back(wall - static_cast<Seconds>(guess));
 
-  std::optional<engine::Seconds> best;
+  std::optional<Seconds> best;
   for (int64_t off : offsets) {
-    engine::Seconds t = wall - off;
+    Seconds t = wall - off;
     if (OffsetAt(t) == off && (!best || t < *best)) best = t;
   }
   if (best) return *best;
   // In a gap: the offset before the change is the smaller one, so wall - offset
   // is the latest candidate.
-  engine::Seconds latest = wall - offsets.front();
+  Seconds latest = wall - offsets.front();
   for (int64_t off : offsets) latest = std::max(latest, wall - off);
   return latest;
 }

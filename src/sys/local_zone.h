@@ -1,14 +1,14 @@
 #pragma once
-// The process's local time zone (TZ / /etc/localtime) behind engine::Zone.
+// The process's local time zone (TZ / /etc/localtime) behind bk::Zone.
 
-#include "engine/civil_time.h"
+#include "base/civil_time.h"
 
 namespace bk::sys {
 
-class LocalZone : public engine::Zone {
+class LocalZone : public Zone {
  public:
-  int64_t OffsetAt(engine::Seconds utc) const override;
-  engine::Seconds FromLocal(const engine::CivilTime& local) const override;
+  int64_t OffsetAt(Seconds utc) const override;
+  Seconds FromLocal(const CivilTime& local) const override;
 };
 
 }  // namespace bk::sys

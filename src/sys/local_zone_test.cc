@@ -37,7 +37,7 @@ class LocalZoneTest : public ::testing::Test {
   LocalZone zone_;
 };
 
-engine::CivilTime Civil(int y, int mo, int d, int h, int mi, int s = 0) { return {y, mo, d, h, mi, s}; }
+CivilTime Civil(int y, int mo, int d, int h, int mi, int s = 0) { return {y, mo, d, h, mi, s}; }
 
 TEST_F(LocalZoneTest, Utc) {
   ASSERT_TRUE(UseZone("UTC"));
@@ -56,7 +56,7 @@ TEST_F(LocalZoneTest, Shanghai) {
 TEST_F(LocalZoneTest, NewYorkOffsetsAroundSpringForward) {
   if (!UseZone("America/New_York")) GTEST_SKIP() << "no zoneinfo for America/New_York";
   // 2026-03-08 02:00 EST (07:00Z) clocks jump to 03:00 EDT.
-  const engine::Seconds change = 1772953200;
+  const Seconds change = 1772953200;
   EXPECT_EQ(zone_.OffsetAt(change - 1), -5 * 3600);
   EXPECT_EQ(zone_.OffsetAt(change), -4 * 3600);
   EXPECT_EQ(zone_.FromLocal(Civil(2026, 3, 8, 1, 59, 59)), change - 1);
@@ -93,12 +93,12 @@ TEST_F(LocalZoneTest, RoundTripsThroughAYear) {
   for (const char* name :
        {"UTC", "Asia/Shanghai", "America/New_York", "Europe/London", "Australia/Lord_Howe"}) {
     if (!UseZone(name)) continue;
-    for (engine::Seconds t = 1767225600; t < 1767225600 + 366 * 86400; t += 1800) {
+    for (Seconds t = 1767225600; t < 1767225600 + 366 * 86400; t += 1800) {
       int64_t off = zone_.OffsetAt(t);
       time_t shifted = static_cast<time_t>(t + off);
       tm c{};
       gmtime_r(&shifted, &c);
-      engine::Seconds back =
+      Seconds back =
           zone_.FromLocal(Civil(c.tm_year + 1900, c.tm_mon + 1, c.tm_mday, c.tm_hour, c.tm_min, c.tm_sec));
       bool second_pass = zone_.OffsetAt(back) != off && back < t;
       if (!second_pass) {

@@ -92,6 +92,30 @@ class PrivateLedgerOnAFullDisk(BkTestCase):
 
 
 @unittest.skipUnless(MOUNT_OK, "needs root and tmpfs mounts (CI has both)")
+class SkillOnAFullDisk(BkTestCase):
+    """`bk skill install --force` whose staged copy cannot be written keeps the installed copy."""
+
+    def test_a_failed_replacement_keeps_the_previous_copy(self):
+        agents = os.path.join(self.env["HOME"], ".agents")
+        self.assertTrue(mount_tmpfs(agents, "1m"))
+        self.addCleanup(subprocess.run, ["umount", "-l", agents], check=False)
+        dest = os.path.join(agents, "skills", "gpubk")
+        self.assertIn(dest, self.ok("skill", "install", "--agent", "codex"))
+        previous = "---\nname: gpubk\ndescription: the copy that must survive\n---\nkeep\n"
+        with open(os.path.join(dest, "SKILL.md"), "w") as f:
+            f.write(previous)
+        filler = fill(agents)
+        line = self.fails("skill", "install", "--agent", "codex", "--force")
+        self.assertIn("No space left on device", line)
+        with open(os.path.join(dest, "SKILL.md")) as f:
+            self.assertEqual(f.read(), previous)
+        self.assertEqual(os.listdir(os.path.dirname(dest)), ["gpubk"])  # no staged or backup copy left
+        os.unlink(filler)
+        self.ok("skill", "install", "--agent", "codex", "--force")
+        self.assertIn("current", self.ok("skill", "status"))
+
+
+@unittest.skipUnless(MOUNT_OK, "needs root and tmpfs mounts (CI has both)")
 class ServerOnAFullDisk(unittest.TestCase):
 
     def setUp(self):

@@ -138,23 +138,6 @@ class SkillInstallTest(BkTestCase):
         self.assertTrue(os.path.islink(self.codex))
         self.assertIn("symlink", self.ok("skill", "status"))
 
-    def test_failed_replacement_rolls_back(self):
-        self.installed("--agent", "codex", dest=self.codex)
-        previous = "---\nname: gpubk\ndescription: the copy that must survive\n---\nkeep\n"
-        with open(os.path.join(self.codex, "SKILL.md"), "w") as f:
-            f.write(previous)
-        for step in ("rename", "write", "backup"):
-            p = self.install("--agent", "codex", "--force", env={"BK_TEST_SKILL_FAIL": step})
-            self.assertEqual(p.returncode, 2, step + self._describe(("skill", "install"), p))
-            self.assertTrue(p.stderr.startswith("bk: "), p.stderr)
-            with open(os.path.join(self.codex, "SKILL.md")) as f:
-                self.assertEqual(f.read(), previous, step)
-            self.assertNoLeftovers(self.codex)
-        self.assertIn("previous copy was restored",
-                      self.install("--agent", "codex", "--force", env={"BK_TEST_SKILL_FAIL": "rename"}).stderr)
-        self.installed("--agent", "codex", "--force", dest=self.codex)
-        self.assertIsBundle(self.codex)
-
     def test_status_reports_every_location(self):
         out = self.ok("skill", "status")
         self.assertEqual(len(out.splitlines()), 3, out)

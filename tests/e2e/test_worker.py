@@ -420,6 +420,9 @@ class RealTimeTest(WorkerCase):
         self.assertEqual(second.stderr, "bk: another worker is active for %s\n" % self.jobs_dir)
         self.assertIn("worker: running (lease held)", self.ok("w"))
         self.assertTrue(self.json("w", "status", "--json")["running"])
+        # The worker logs "started:" once the child is forked; its exec (which gives the
+        # group its marked environment) may come a moment later on a loaded machine.
+        self.wait_for(lambda: len(marked_groups(rid)) == 1, "the job's process group to carry its marker", log)
         worker.kill()  # an unclean exit: the job's process group is left behind
         worker.wait(timeout=10)
         groups = marked_groups(rid)

@@ -1,8 +1,8 @@
-#include "engine/civil_time.h"
+#include "base/civil_time.h"
 
 #include <gtest/gtest.h>
 
-namespace bk::engine {
+namespace bk {
 namespace {
 
 struct Anchor {
@@ -106,4 +106,4 @@ TEST(CivilTimeTest, FixedZoneConvertsBothWays) {
 }
 
 }  // namespace
-}  // namespace bk::engine
+}  // namespace bk

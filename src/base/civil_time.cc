@@ -1,6 +1,8 @@
-#include "engine/civil_time.h"
+#include "base/civil_time.h"
 
-namespace bk::engine {
+#include <fmt/format.h>
+
+namespace bk {
 
 namespace {
 
@@ -83,4 +85,10 @@ int Weekday(Seconds t) {
   return static_cast<int>(FloorMod(FloorDiv(t, kDay) + 4, 7));
 }
 
-}  // namespace bk::engine
+std::string FormatIsoUtc(Seconds t) {
+  const CivilTime c = EpochToCivil(t);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", c.year, c.month, c.day, c.hour, c.minute,
+                     c.second);
+}
+
+}  // namespace bk

@@ -1,0 +1,49 @@
+#pragma once
+// The file-system calls of code that installs or replaces whole trees, behind
+// an interface (as ninja's DiskInterface and LevelDB's Env) so that a test can
+// make any one step fail and watch the rollback, without a hook in the
+// production code. Failures are errno values: the caller words the message.
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <expected>
+#include <string>
+#include <string_view>
+
+namespace bk::sys {
+
+template <class T>
+using ErrnoResult = std::expected<T, int>;  // the value, or the errno of the failed call
+
+struct FileInfo {
+  mode_t mode = 0;  // type and permission bits, as st_mode
+  uid_t uid = 0;
+  bool IsDir() const { return S_ISDIR(mode); }
+  bool IsLink() const { return S_ISLNK(mode); }
+};
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+  // lstat: a symlink is reported as one, never followed.
+  virtual ErrnoResult<FileInfo> Lstat(const std::string& path) = 0;
+  // stat: follows symlinks (for directories above the data, such as /home).
+  virtual ErrnoResult<FileInfo> Stat(const std::string& path) = 0;
+  // mkdir with exactly `mode`, whatever the umask; EEXIST when it exists.
+  virtual ErrnoResult<void> MakeDir(const std::string& path, mode_t mode) = 0;
+  // Creates a new file (never through a symlink, never over an existing one)
+  // with exactly `mode` and `content`, synced to disk.
+  virtual ErrnoResult<void> WriteNewFile(const std::string& path, std::string_view content, mode_t mode) = 0;
+  virtual ErrnoResult<void> Rename(const std::string& from, const std::string& to) = 0;
+  virtual ErrnoResult<void> SetMode(const std::string& path, mode_t mode) = 0;
+  // fsync of a directory (or file) opened without following a symlink.
+  virtual ErrnoResult<void> Sync(const std::string& path) = 0;
+  // rm -r that never follows a symlink; absence is success.
+  virtual ErrnoResult<void> RemoveTree(const std::string& path) = 0;
+};
+
+// The process's real file system.
+FileSystem& RealFileSystem();
+
+}  // namespace bk::sys
