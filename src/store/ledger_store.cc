@@ -11,44 +11,48 @@
 namespace bk::store {
 namespace {
 
-// Version 1: reservations, operation IDs, the append-only history, notifications.
-std::string SchemaV1() {
-  return std::string(kMetaTableSql) + CreateTableSql(kReservationTable) +
-         R"sql(CREATE INDEX reservations_by_end ON reservations(status, end_at);
+constexpr const char* kReservationIndexes =
+    R"sql(CREATE INDEX reservations_by_end ON reservations(status, end_at);
 CREATE INDEX reservations_by_owner ON reservations(uid, start_at);
-)sql" + CreateTableSql(kOperationTable) +
-         CreateTableSql(kEventTable) + R"sql(CREATE INDEX events_by_uid ON events(uid, seq);
+)sql";
+
+constexpr const char* kEventIndexesAndRules = R"sql(CREATE INDEX events_by_uid ON events(uid, seq);
 CREATE INDEX events_by_reservation ON events(reservation_id, seq);
 CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
   BEGIN SELECT RAISE(ABORT, 'the event history is append-only'); END;
 CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
   BEGIN SELECT RAISE(ABORT, 'the event history is append-only'); END;
-)sql" + CreateTableSql(kNotificationTable) +
+)sql";
+
+// Version 1: reservations, operation IDs, the append-only history, notifications.
+std::string SchemaV1() {
+  return std::string(kMetaTableSql) + CreateTableSql(kReservationTable) + kReservationIndexes +
+         CreateTableSql(kOperationTable) + CreateTableSql(kEventTable) + kEventIndexesAndRules +
+         CreateTableSql(kNotificationTable) +
          "CREATE INDEX notifications_by_uid ON notifications(uid, created_at);\n";
 }
 
 // Version 2: the job bound to a reservation by `bk N DUR -- CMD`. No argv, cwd
 // or environment here: those stay in the owner's private spec. IF NOT EXISTS
 // keeps a re-run of this step harmless (it runs in one transaction anyway).
-std::string SchemaV2() {
-  return CreateTableSql(kJobTable, "CREATE TABLE IF NOT EXISTS") +
-         R"sql(CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs(uid, status);
+constexpr const char* kJobIndexes = R"sql(CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs(uid, status);
 -- Covers "my active reservations" (bk l, list numbers, counts) without table lookups.
 CREATE INDEX IF NOT EXISTS reservations_by_owner_active ON reservations(uid, status, start_at, end_at);
 )sql";
-}
+
+std::string SchemaV2() { return CreateTableSql(kJobTable, "CREATE TABLE IF NOT EXISTS") + kJobIndexes; }
 
 // The statements every caller shares, built once from the tables.
-const std::string& SelectReservations() {
+const std::string& SelectReservations() {  // without FROM: queries may name an index
   static const std::string sql = "SELECT " + ColumnList(kReservationTable);
   return sql;
 }
 const std::string& SelectEvents() {
-  static const std::string sql = "SELECT " + ColumnList(kEventTable) + " FROM events";
+  static const std::string sql = SelectSql(kEventTable);
   return sql;
 }
 const std::string& SelectNotifications() {
-  static const std::string sql = "SELECT " + ColumnList(kNotificationTable) + " FROM notifications";
+  static const std::string sql = SelectSql(kNotificationTable);
   return sql;
 }
 
@@ -278,8 +282,7 @@ Result<int64_t> LedgerStore::CountReservations() {
 }
 
 Result<std::optional<Operation>> LedgerStore::FindOperation(uint32_t uid, const std::string& op_id) {
-  static const std::string sql =
-      "SELECT " + ColumnList(kOperationTable) + " FROM operations WHERE uid = ? AND op_id = ?";
+  static const std::string sql = SelectSql(kOperationTable) + " WHERE uid = ? AND op_id = ?";
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
   st.Bind(1, int64_t{uid}).Bind(2, op_id);
   BK_ASSIGN_OR_RETURN(bool row, st.Step());
@@ -352,7 +355,7 @@ Status LedgerStore::UpdateJob(const JobRecord& job) {
 }
 
 Result<std::optional<JobRecord>> LedgerStore::GetJob(const std::string& reservation_id) {
-  static const std::string sql = "SELECT " + ColumnList(kJobTable) + " FROM jobs WHERE reservation_id = ?";
+  static const std::string sql = SelectSql(kJobTable) + " WHERE reservation_id = ?";
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
   st.Bind(1, reservation_id);
   BK_ASSIGN_OR_RETURN(bool row, st.Step());

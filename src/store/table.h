@@ -161,6 +161,12 @@ std::string ColumnList(const T& table, std::string_view prefix = {}) {
   return out;
 }
 
+// "SELECT a, b, c FROM name": every column of the table.
+template <class T>
+std::string SelectSql(const T& table) {
+  return "SELECT " + ColumnList(table) + " FROM " + std::string(table.info.name);
+}
+
 // "CREATE TABLE name(\n  col decl,\n  ...\n) STRICT;\n"; `head` may add IF NOT EXISTS.
 template <class T>
 std::string CreateTableSql(const T& table, std::string_view head = "CREATE TABLE") {

@@ -13,122 +13,137 @@
 namespace bk::store {
 namespace {
 
-// One line per field, in column order (table.h).
-// The single row: what the monitor last did.
+// The tables of usage.db, one line per field in column order (table.h).
+
+// The heartbeat table's key: it holds one row, what the monitor last did.
 struct OnlyRow {
   static void Bind(Stmt& st, int i, const HeartbeatRow&) { st.Bind(i, int64_t{1}); }
   static void Read(const Stmt&, int, HeartbeatRow&) {}
 };
 
+// clang-format off
 constexpr auto kDeviceTable = [] {
   using D = DeviceRow;
-  return MakeTable(TableInfo{"devices", "ts_ms, gpu", "STRICT, WITHOUT ROWID"},       //
-                   Field<&D::ts_ms>{"ts_ms", "INTEGER NOT NULL"},                     //
-                   Field<&D::gpu>{"gpu", "INTEGER NOT NULL"},                         //
-                   Field<&D::state>{"state", "TEXT NOT NULL"},                        //
-                   Field<&D::source>{"source", "TEXT NOT NULL"},                      //
-                   Field<&D::utilization_percent>{"utilization_percent", "INTEGER"},  //
-                   Field<&D::memory_used_mb>{"memory_used_mb", "INTEGER"},            //
-                   Field<&D::memory_total_mb>{"memory_total_mb", "INTEGER"},          //
+  return MakeTable(TableInfo{"devices", "ts_ms, gpu", "STRICT, WITHOUT ROWID"},
+                   Field<&D::ts_ms>{"ts_ms", "INTEGER NOT NULL"},
+                   Field<&D::gpu>{"gpu", "INTEGER NOT NULL"},
+                   Field<&D::state>{"state", "TEXT NOT NULL"},
+                   Field<&D::source>{"source", "TEXT NOT NULL"},
+                   Field<&D::utilization_percent>{"utilization_percent", "INTEGER"},
+                   Field<&D::memory_used_mb>{"memory_used_mb", "INTEGER"},
+                   Field<&D::memory_total_mb>{"memory_total_mb", "INTEGER"},
                    Field<&D::process_count>{"process_count", "INTEGER NOT NULL"});
 }();
+// clang-format on
 
 // A flush adds into the row of its window (Merge), so partial windows merge.
+// clang-format off
 constexpr auto kRollupTable = [] {
   using R = RollupRow;
   constexpr auto kSum = Merge::kSum, kMax = Merge::kMax;
   constexpr std::string_view kInt = "INTEGER NOT NULL";
   return MakeTable(
       TableInfo{"rollups", "resolution, window_start, gpu, uid, status", "STRICT, WITHOUT ROWID"},
-      Field<&R::resolution>{"resolution", kInt},                    //
-      Field<&R::window_start>{"window_start", kInt},                //
-      Field<&R::gpu>{"gpu", kInt},                                  //
-      Field<&R::uid>{"uid", kInt},                                  //
-      Field<&R::status>{"status", "TEXT NOT NULL"},                 //
-      Field<&R::username>{"username", "TEXT NOT NULL"},             //
-      Field<&R::samples>{"samples", kInt, {}, kSum},                //
-      Field<&R::active_samples>{"active_samples", kInt, {}, kSum},  //
-      Field<&R::observed_ms>{"observed_ms", kInt, {}, kSum},        //
-      Field<&R::active_ms>{"active_ms", kInt, {}, kSum},            //
-      Field<&R::inferred_ms>{"inferred_ms", kInt, {}, kSum},        //
-      Field<&R::process_sum>{"process_sum", kInt, {}, kSum},        //
-      Field<&R::process_max>{"process_max", kInt, {}, kMax},        //
-      Field<&R::sm_sum>{"sm_sum", kInt, {}, kSum},                  //
-      Field<&R::sm_count>{"sm_count", kInt, {}, kSum},              //
-      Field<&R::sm_max>{"sm_max", kInt, {}, kMax},                  //
-      Field<&R::memory_sum_mb>{"memory_sum_mb", kInt, {}, kSum},    //
-      Field<&R::memory_max_mb>{"memory_max_mb", kInt, {}, kMax},    //
-      Field<&R::util_sum>{"util_sum", kInt, {}, kSum},              //
-      Field<&R::util_count>{"util_count", kInt, {}, kSum},          //
+      Field<&R::resolution>{"resolution", kInt},
+      Field<&R::window_start>{"window_start", kInt},
+      Field<&R::gpu>{"gpu", kInt},
+      Field<&R::uid>{"uid", kInt},
+      Field<&R::status>{"status", "TEXT NOT NULL"},
+      Field<&R::username>{"username", "TEXT NOT NULL"},
+      Field<&R::samples>{"samples", kInt, {}, kSum},
+      Field<&R::active_samples>{"active_samples", kInt, {}, kSum},
+      Field<&R::observed_ms>{"observed_ms", kInt, {}, kSum},
+      Field<&R::active_ms>{"active_ms", kInt, {}, kSum},
+      Field<&R::inferred_ms>{"inferred_ms", kInt, {}, kSum},
+      Field<&R::process_sum>{"process_sum", kInt, {}, kSum},
+      Field<&R::process_max>{"process_max", kInt, {}, kMax},
+      Field<&R::sm_sum>{"sm_sum", kInt, {}, kSum},
+      Field<&R::sm_count>{"sm_count", kInt, {}, kSum},
+      Field<&R::sm_max>{"sm_max", kInt, {}, kMax},
+      Field<&R::memory_sum_mb>{"memory_sum_mb", kInt, {}, kSum},
+      Field<&R::memory_max_mb>{"memory_max_mb", kInt, {}, kMax},
+      Field<&R::util_sum>{"util_sum", kInt, {}, kSum},
+      Field<&R::util_count>{"util_count", kInt, {}, kSum},
       Field<&R::util_max>{"util_max", kInt, {}, kMax});
 }();
+// clang-format on
 
+// clang-format off
 constexpr auto kEventTable = [] {
   using E = UsageEvent;
-  return MakeTable(TableInfo{"events"},                                             //
-                   Field<&E::seq>{"seq", "INTEGER PRIMARY KEY AUTOINCREMENT"},      //
-                   Field<&E::ts_ms>{"ts_ms", "INTEGER NOT NULL"},                   //
-                   Field<&E::kind>{"kind", "TEXT NOT NULL"},                        //
-                   Field<&E::gpu>{"gpu", "INTEGER"},                                //
-                   Field<&E::pid>{"pid", "INTEGER"},                                //
-                   Field<&E::uid>{"uid", "INTEGER"},                                //
-                   Field<&E::username>{"username", "TEXT NOT NULL"},                //
-                   Field<&E::identity_source>{"identity_source", "TEXT NOT NULL"},  //
-                   Field<&E::status>{"status", "TEXT NOT NULL"},                    //
-                   Field<&E::reservation_id>{"reservation_id", "TEXT NOT NULL"},    //
+  return MakeTable(TableInfo{"events"},
+                   Field<&E::seq>{"seq", "INTEGER PRIMARY KEY AUTOINCREMENT"},
+                   Field<&E::ts_ms>{"ts_ms", "INTEGER NOT NULL"},
+                   Field<&E::kind>{"kind", "TEXT NOT NULL"},
+                   Field<&E::gpu>{"gpu", "INTEGER"},
+                   Field<&E::pid>{"pid", "INTEGER"},
+                   Field<&E::uid>{"uid", "INTEGER"},
+                   Field<&E::username>{"username", "TEXT NOT NULL"},
+                   Field<&E::identity_source>{"identity_source", "TEXT NOT NULL"},
+                   Field<&E::status>{"status", "TEXT NOT NULL"},
+                   Field<&E::reservation_id>{"reservation_id", "TEXT NOT NULL"},
                    Field<&E::message>{"message", "TEXT NOT NULL"});
 }();
+// clang-format on
 
+// clang-format off
 constexpr auto kProcessTable = [] {
   using P = TrackedProcess;
-  return MakeTable(TableInfo{"processes", "gpu, pid, token"},                       //
-                   Field<&P::gpu>{"gpu", "INTEGER NOT NULL"},                       //
-                   Field<&P::pid>{"pid", "INTEGER NOT NULL"},                       //
-                   Field<&P::token>{"token", "TEXT NOT NULL"},                      //
-                   Field<&P::uid>{"uid", "INTEGER"},                                //
-                   Field<&P::username>{"username", "TEXT NOT NULL"},                //
-                   Field<&P::identity_source>{"identity_source", "TEXT NOT NULL"},  //
-                   Field<&P::status>{"status", "TEXT NOT NULL"},                    //
-                   Field<&P::reservation_id>{"reservation_id", "TEXT NOT NULL"},    //
+  return MakeTable(TableInfo{"processes", "gpu, pid, token"},
+                   Field<&P::gpu>{"gpu", "INTEGER NOT NULL"},
+                   Field<&P::pid>{"pid", "INTEGER NOT NULL"},
+                   Field<&P::token>{"token", "TEXT NOT NULL"},
+                   Field<&P::uid>{"uid", "INTEGER"},
+                   Field<&P::username>{"username", "TEXT NOT NULL"},
+                   Field<&P::identity_source>{"identity_source", "TEXT NOT NULL"},
+                   Field<&P::status>{"status", "TEXT NOT NULL"},
+                   Field<&P::reservation_id>{"reservation_id", "TEXT NOT NULL"},
                    Field<&P::first_seen_ms>{"first_seen_ms", "INTEGER NOT NULL"});
 }();
+// clang-format on
 
+// clang-format off
 constexpr auto kEvidenceTable = [] {
   using E = EvidenceRow;
-  return MakeTable(TableInfo{"evidence"},                                            //
-                   Field<&E::reservation_id>{"reservation_id", "TEXT PRIMARY KEY"},  //
-                   Field<&E::since_ms>{"since_ms", "INTEGER"},                       //
-                   Field<&E::last_ms>{"last_ms", "INTEGER"},                         //
+  return MakeTable(TableInfo{"evidence"},
+                   Field<&E::reservation_id>{"reservation_id", "TEXT PRIMARY KEY"},
+                   Field<&E::since_ms>{"since_ms", "INTEGER"},
+                   Field<&E::last_ms>{"last_ms", "INTEGER"},
                    Field<&E::used_ms>{"used_ms", "INTEGER"});
 }();
+// clang-format on
 
+// clang-format off
 constexpr auto kGpuTable = [] {
   using G = GpuIdentity;
-  return MakeTable(TableInfo{"gpus"},                                         //
-                   Field<&G::gpu>{"gpu", "INTEGER PRIMARY KEY"},              //
-                   Field<&G::uuid>{"uuid", "TEXT NOT NULL"},                  //
-                   Field<&G::name>{"name", "TEXT NOT NULL"},                  //
-                   Field<&G::memory_total_mb>{"memory_total_mb", "INTEGER"},  //
+  return MakeTable(TableInfo{"gpus"},
+                   Field<&G::gpu>{"gpu", "INTEGER PRIMARY KEY"},
+                   Field<&G::uuid>{"uuid", "TEXT NOT NULL"},
+                   Field<&G::name>{"name", "TEXT NOT NULL"},
+                   Field<&G::memory_total_mb>{"memory_total_mb", "INTEGER"},
                    Field<&G::seen_ms>{"seen_ms", "INTEGER NOT NULL"});
 }();
+// clang-format on
 
+// clang-format off
 constexpr auto kHeartbeatTable = [] {
   using H = HeartbeatRow;
-  return MakeTable(TableInfo{"heartbeat"},                                          //
-                   Column<H, OnlyRow>{"id", "INTEGER PRIMARY KEY CHECK (id = 1)"},  //
-                   Field<&H::monitor_id>{"monitor_id", "TEXT NOT NULL"},            //
-                   Field<&H::pid>{"pid", "INTEGER NOT NULL"},                       //
-                   Field<&H::uid>{"uid", "INTEGER NOT NULL"},                       //
-                   Field<&H::status>{"status", "TEXT NOT NULL"},                    //
-                   Field<&H::interval_ms>{"interval_ms", "INTEGER NOT NULL"},       //
-                   Field<&H::started_ms>{"started_ms", "INTEGER NOT NULL"},         //
-                   Field<&H::sampled_ms>{"sampled_ms", "INTEGER NOT NULL"},         //
-                   Field<&H::written_ms>{"written_ms", "INTEGER NOT NULL"},         //
-                   Field<&H::stopped_ms>{"stopped_ms", "INTEGER"},                  //
-                   Field<&H::samples>{"samples", "INTEGER NOT NULL"},               //
-                   Field<&H::detail>{"detail", "TEXT NOT NULL"},                    //
+  return MakeTable(TableInfo{"heartbeat"},
+                   Column<H, OnlyRow>{"id", "INTEGER PRIMARY KEY CHECK (id = 1)"},
+                   Field<&H::monitor_id>{"monitor_id", "TEXT NOT NULL"},
+                   Field<&H::pid>{"pid", "INTEGER NOT NULL"},
+                   Field<&H::uid>{"uid", "INTEGER NOT NULL"},
+                   Field<&H::status>{"status", "TEXT NOT NULL"},
+                   Field<&H::interval_ms>{"interval_ms", "INTEGER NOT NULL"},
+                   Field<&H::started_ms>{"started_ms", "INTEGER NOT NULL"},
+                   Field<&H::sampled_ms>{"sampled_ms", "INTEGER NOT NULL"},
+                   Field<&H::written_ms>{"written_ms", "INTEGER NOT NULL"},
+                   Field<&H::stopped_ms>{"stopped_ms", "INTEGER"},
+                   Field<&H::samples>{"samples", "INTEGER NOT NULL"},
+                   Field<&H::detail>{"detail", "TEXT NOT NULL"},
                    Field<&H::sample_state>{"sample_state", "TEXT NOT NULL"});
 }();
+// clang-format on
 
 std::string SchemaV1() {
   return std::string(kMetaTableSql) + CreateTableSql(kDeviceTable) + CreateTableSql(kRollupTable) +
@@ -136,41 +151,6 @@ std::string SchemaV1() {
          CreateTableSql(kProcessTable) + CreateTableSql(kEvidenceTable) + CreateTableSql(kGpuTable) +
          CreateTableSql(kHeartbeatTable) +
          "INSERT INTO meta(key, value) VALUES('format', 'gpubk.usage.sqlite');\n";
-}
-
-// "SELECT cols FROM table".
-template <class T>
-std::string SelectAll(const T& table) {
-  return "SELECT " + ColumnList(table) + " FROM " + std::string(table.info.name);
-}
-
-// Slots of the prepared-statement cache.
-enum Slot {
-  kInsertDevice,
-  kUpsertRollup,
-  kInsertEvent,
-  kPutHeartbeat,
-  kPutProcess,
-  kDeleteProcess,
-  kPutEvidence,
-  kDeleteEvidence,
-  kSumRange,
-  kPutGpu,
-  kSlotCount
-};
-
-int64_t FloorTo(int64_t t, int64_t step) {
-  int64_t q = t / step;
-  if (t % step != 0 && t < 0) --q;
-  return q * step;
-}
-
-// Runs a statement to completion and resets it, so a cached statement never
-// keeps a read snapshot open between samples.
-Status RunReset(Stmt& st) {
-  auto r = st.Run();
-  st.Reset();
-  return r;
 }
 
 }  // namespace
@@ -335,7 +315,7 @@ Status UsageStore::PutGpu(const GpuIdentity& g) {
 }
 
 Result<std::vector<GpuIdentity>> UsageStore::Gpus() {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(SelectAll(kGpuTable) + " ORDER BY gpu"));
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(SelectSql(kGpuTable) + " ORDER BY gpu"));
   return ReadRows(st, kGpuTable);
 }
 
@@ -359,25 +339,25 @@ Status UsageStore::Prune(int64_t now_ms, const UsageRetention& r) {
 }
 
 Result<std::optional<HeartbeatRow>> UsageStore::Heartbeat() {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(SelectAll(kHeartbeatTable) + " WHERE id = 1"));
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(SelectSql(kHeartbeatTable) + " WHERE id = 1"));
   BK_ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<HeartbeatRow>();
   return std::optional(ReadRow(st, kHeartbeatTable));
 }
 
 Result<std::vector<TrackedProcess>> UsageStore::Processes() {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(SelectAll(kProcessTable) + " ORDER BY gpu, pid, token"));
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(SelectSql(kProcessTable) + " ORDER BY gpu, pid, token"));
   return ReadRows(st, kProcessTable);
 }
 
 Result<std::vector<EvidenceRow>> UsageStore::Evidence() {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(SelectAll(kEvidenceTable) + " ORDER BY reservation_id"));
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(SelectSql(kEvidenceTable) + " ORDER BY reservation_id"));
   return ReadRows(st, kEvidenceTable);
 }
 
 Result<std::vector<RollupRow>> UsageStore::Rollups(const RollupQuery& q) {
   std::string sql =
-      SelectAll(kRollupTable) + " WHERE resolution = ? AND window_start >= ? AND window_start < ?";
+      SelectSql(kRollupTable) + " WHERE resolution = ? AND window_start >= ? AND window_start < ?";
   if (q.uid) sql += " AND uid = ?";
   if (q.gpu) sql += " AND gpu = ?";
   sql += " ORDER BY window_start, gpu, uid, status LIMIT ?";
@@ -475,7 +455,7 @@ Result<std::vector<UserUsage>> UsageStore::Users(int64_t from, int64_t to, std::
 }
 
 Result<std::vector<UsageEvent>> UsageStore::Events(const EventQuery& q) {
-  std::string sql = "SELECT * FROM (" + SelectAll(kEventTable) + " WHERE ts_ms >= ? AND ts_ms < ?";
+  std::string sql = "SELECT * FROM (" + SelectSql(kEventTable) + " WHERE ts_ms >= ? AND ts_ms < ?";
   if (q.uid) sql += " AND uid = ?";
   if (q.gpu) sql += " AND gpu = ?";
   sql += " ORDER BY seq DESC LIMIT ?) ORDER BY seq";
@@ -489,7 +469,7 @@ Result<std::vector<UsageEvent>> UsageStore::Events(const EventQuery& q) {
 }
 
 Result<std::vector<DeviceRow>> UsageStore::Devices(int64_t from_ms, int64_t to_ms, int limit) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT * FROM (" + SelectAll(kDeviceTable) +
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT * FROM (" + SelectSql(kDeviceTable) +
                                             " WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms DESC, gpu DESC "
                                             "LIMIT ?) ORDER BY ts_ms, gpu"));
   st.Bind(1, from_ms).Bind(2, to_ms).Bind(3, int64_t{limit});
