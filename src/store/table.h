@@ -196,7 +196,7 @@ std::string InsertSql(const T& table, std::string_view verb = "INSERT") {
          ")";
 }
 
-// "UPDATE name SET col=?N, ... WHERE first=?1": the whole row, found by its first column.
+// "UPDATE name SET col=?N, ... WHERE first=?1": the whole row, found by its first written column.
 template <class T>
 std::string UpdateSql(const T& table) {
   std::string sets;

@@ -69,7 +69,7 @@ constexpr auto kRollupTable = [] {
 // clang-format on
 
 // clang-format off
-constexpr auto kEventTable = [] {
+constexpr auto kUsageEventTable = [] {
   using E = UsageEvent;
   return MakeTable(TableInfo{"events"},
                    Field<&E::seq>{"seq", "INTEGER PRIMARY KEY AUTOINCREMENT"},
@@ -147,7 +147,7 @@ constexpr auto kHeartbeatTable = [] {
 
 std::string SchemaV1() {
   return std::string(kMetaTableSql) + CreateTableSql(kDeviceTable) + CreateTableSql(kRollupTable) +
-         CreateTableSql(kEventTable) + "CREATE INDEX events_by_time ON events(ts_ms);\n" +
+         CreateTableSql(kUsageEventTable) + "CREATE INDEX events_by_time ON events(ts_ms);\n" +
          CreateTableSql(kProcessTable) + CreateTableSql(kEvidenceTable) + CreateTableSql(kGpuTable) +
          CreateTableSql(kHeartbeatTable) +
          "INSERT INTO meta(key, value) VALUES('format', 'gpubk.usage.sqlite');\n";
@@ -264,10 +264,10 @@ Status UsageStore::AddRollups(std::span<const RollupRow> rows) {
 }
 
 Status UsageStore::AddEvents(std::span<const UsageEvent> events) {
-  static const std::string sql = InsertSql(kEventTable);
+  static const std::string sql = InsertSql(kUsageEventTable);
   for (const UsageEvent& e : events) {
     BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kInsertEvent, sql.c_str()));
-    BindRow(*st, kEventTable, e);
+    BindRow(*st, kUsageEventTable, e);
     BK_TRY(RunReset(*st));
   }
   return Ok();
@@ -455,7 +455,7 @@ Result<std::vector<UserUsage>> UsageStore::Users(int64_t from, int64_t to, std::
 }
 
 Result<std::vector<UsageEvent>> UsageStore::Events(const EventQuery& q) {
-  std::string sql = "SELECT * FROM (" + SelectSql(kEventTable) + " WHERE ts_ms >= ? AND ts_ms < ?";
+  std::string sql = "SELECT * FROM (" + SelectSql(kUsageEventTable) + " WHERE ts_ms >= ? AND ts_ms < ?";
   if (q.uid) sql += " AND uid = ?";
   if (q.gpu) sql += " AND gpu = ?";
   sql += " ORDER BY seq DESC LIMIT ?) ORDER BY seq";
@@ -465,7 +465,7 @@ Result<std::vector<UsageEvent>> UsageStore::Events(const EventQuery& q) {
   if (q.uid) st.Bind(i++, int64_t{*q.uid});
   if (q.gpu) st.Bind(i++, int64_t{*q.gpu});
   st.Bind(i, int64_t{q.limit});
-  return ReadRows(st, kEventTable);
+  return ReadRows(st, kUsageEventTable);
 }
 
 Result<std::vector<DeviceRow>> UsageStore::Devices(int64_t from_ms, int64_t to_ms, int limit) {
