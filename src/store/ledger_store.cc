@@ -259,18 +259,12 @@ Result<std::vector<engine::Reservation>> LedgerStore::ByPrefix(const std::string
 
 Status LedgerStore::Insert(const engine::Reservation& r) {
   changed_.push_back(r.id);
-  static const std::string sql = InsertSql(kReservationTable);
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
-  BindRow(st, kReservationTable, r);
-  return st.Run();
+  return WriteRow(*db_, InsertSql(kReservationTable), kReservationTable, r);
 }
 
 Status LedgerStore::Update(const engine::Reservation& r) {
   changed_.push_back(r.id);
-  static const std::string sql = UpdateSql(kReservationTable);
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
-  BindRow(st, kReservationTable, r);
-  BK_TRY(st.Run());
+  BK_TRY(WriteRow(*db_, UpdateSql(kReservationTable), kReservationTable, r));
   if (db_->Changes() != 1) return Fail(ErrorKind::kNotFound, "reservation not found: " + r.id);
   return Ok();
 }
@@ -285,23 +279,15 @@ Result<std::optional<Operation>> LedgerStore::FindOperation(uint32_t uid, const 
   static const std::string sql = SelectSql(kOperationTable) + " WHERE uid = ? AND op_id = ?";
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
   st.Bind(1, int64_t{uid}).Bind(2, op_id);
-  BK_ASSIGN_OR_RETURN(bool row, st.Step());
-  if (!row) return std::optional<Operation>();
-  return std::optional(ReadRow(st, kOperationTable));
+  return ReadFirstRow(st, kOperationTable);
 }
 
 Status LedgerStore::InsertOperation(const Operation& op) {
-  static const std::string sql = InsertSql(kOperationTable);
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
-  BindRow(st, kOperationTable, op);
-  return st.Run();
+  return WriteRow(*db_, InsertSql(kOperationTable), kOperationTable, op);
 }
 
 Status LedgerStore::AppendEvent(const Event& e) {
-  static const std::string sql = InsertSql(kEventTable);
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
-  BindRow(st, kEventTable, e);
-  return st.Run();
+  return WriteRow(*db_, InsertSql(kEventTable), kEventTable, e);
 }
 
 Result<std::vector<Event>> LedgerStore::EventsForUid(uint32_t uid, int limit) {
@@ -318,10 +304,7 @@ Result<std::vector<Event>> LedgerStore::EventsForReservation(const std::string& 
 }
 
 Status LedgerStore::InsertNotification(const Notification& n) {
-  static const std::string sql = InsertSql(kNotificationTable);
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
-  BindRow(st, kNotificationTable, n);
-  return st.Run();
+  return WriteRow(*db_, InsertSql(kNotificationTable), kNotificationTable, n);
 }
 
 Result<std::vector<Notification>> LedgerStore::NotificationsForUid(uint32_t uid, int limit) {
@@ -339,17 +322,11 @@ Result<std::vector<Notification>> LedgerStore::NotificationsForReservation(const
 }
 
 Status LedgerStore::InsertJob(const JobRecord& job) {
-  static const std::string sql = InsertSql(kJobTable);
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
-  BindRow(st, kJobTable, job);
-  return st.Run();
+  return WriteRow(*db_, InsertSql(kJobTable), kJobTable, job);
 }
 
 Status LedgerStore::UpdateJob(const JobRecord& job) {
-  static const std::string sql = UpdateSql(kJobTable);
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
-  BindRow(st, kJobTable, job);
-  BK_TRY(st.Run());
+  BK_TRY(WriteRow(*db_, UpdateSql(kJobTable), kJobTable, job));
   if (db_->Changes() != 1) return Fail(ErrorKind::kNotFound, "job not found: " + job.reservation_id);
   return Ok();
 }
@@ -358,9 +335,7 @@ Result<std::optional<JobRecord>> LedgerStore::GetJob(const std::string& reservat
   static const std::string sql = SelectSql(kJobTable) + " WHERE reservation_id = ?";
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
   st.Bind(1, reservation_id);
-  BK_ASSIGN_OR_RETURN(bool row, st.Step());
-  if (!row) return std::optional<JobRecord>();
-  return std::optional(ReadRow(st, kJobTable));
+  return ReadFirstRow(st, kJobTable);
 }
 
 Result<std::vector<JobRecord>> LedgerStore::JobsForUid(uint32_t uid, bool open_only) {

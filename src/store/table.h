@@ -247,6 +247,22 @@ typename T::Record ReadRow(const Stmt& s, const T& table) {
   return r;
 }
 
+// Runs `sql`, an insert or update of a whole row (InsertSql, UpdateSql), with r's columns bound.
+template <class T>
+Status WriteRow(Db& db, const std::string& sql, const T& table, const typename T::Record& r) {
+  BK_ASSIGN_OR_RETURN(Stmt st, db.Cached(sql));
+  BindRow(st, table, r);
+  return st.Run();
+}
+
+// The record in the first row of `st`, if there is one.
+template <class T>
+Result<std::optional<typename T::Record>> ReadFirstRow(Stmt& st, const T& table) {
+  BK_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return std::optional<typename T::Record>();
+  return std::optional(ReadRow(st, table));
+}
+
 // Every remaining row of `st`, each read with `read(st)`.
 template <class F>
 auto ReadAll(Stmt& st, F read) -> Result<std::vector<decltype(read(st))>> {

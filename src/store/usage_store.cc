@@ -340,9 +340,7 @@ Status UsageStore::Prune(int64_t now_ms, const UsageRetention& r) {
 
 Result<std::optional<HeartbeatRow>> UsageStore::Heartbeat() {
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(SelectSql(kHeartbeatTable) + " WHERE id = 1"));
-  BK_ASSIGN_OR_RETURN(bool row, st.Step());
-  if (!row) return std::optional<HeartbeatRow>();
-  return std::optional(ReadRow(st, kHeartbeatTable));
+  return ReadFirstRow(st, kHeartbeatTable);
 }
 
 Result<std::vector<TrackedProcess>> UsageStore::Processes() {
