@@ -236,9 +236,7 @@ Result<int64_t> LedgerStore::CountReservations(const ReservationQuery& q) {
 Result<std::optional<engine::Reservation>> LedgerStore::Get(const std::string& id) {
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(SelectReservations() + " FROM reservations WHERE id = ?"));
   st.Bind(1, id);
-  BK_ASSIGN_OR_RETURN(bool row, st.Step());
-  if (!row) return std::optional<engine::Reservation>();
-  return std::optional(ReadRow(st, kReservationTable));
+  return ReadFirstRow(st, kReservationTable);
 }
 
 Result<std::vector<engine::Reservation>> LedgerStore::ByPrefix(const std::string& prefix,
