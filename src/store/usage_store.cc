@@ -153,6 +153,35 @@ std::string SchemaV1() {
          "INSERT INTO meta(key, value) VALUES('format', 'gpubk.usage.sqlite');\n";
 }
 
+// Slots of the prepared-statement cache.
+enum Slot {
+  kInsertDevice,
+  kUpsertRollup,
+  kInsertEvent,
+  kPutHeartbeat,
+  kPutProcess,
+  kDeleteProcess,
+  kPutEvidence,
+  kDeleteEvidence,
+  kSumRange,
+  kPutGpu,
+  kSlotCount
+};
+
+int64_t FloorTo(int64_t t, int64_t step) {
+  int64_t q = t / step;
+  if (t % step != 0 && t < 0) --q;
+  return q * step;
+}
+
+// Runs a statement to completion and resets it, so a cached statement never
+// keeps a read snapshot open between samples.
+Status RunReset(Stmt& st) {
+  auto r = st.Run();
+  st.Reset();
+  return r;
+}
+
 }  // namespace
 
 UsageStore::UsageStore(std::unique_ptr<Db> db, std::string path)
