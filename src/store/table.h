@@ -117,7 +117,6 @@ struct Column {
   using Record = R;
   std::string_view column;
   std::string_view decl;
-  Merge merge = Merge::kReplace;
 
   void Bind(Stmt& st, int i, const R& r) const { Codec::Bind(st, i, r); }
   void Read(const Stmt& s, int i, R& r) const { Codec::Read(s, i, r); }
