@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "base/strings.h"
+#include "rpc/records.h"
 
 namespace bk::rpc {
 namespace {
@@ -183,80 +184,6 @@ engine::Placement DecodePlacement(const json& j) {
   return p;
 }
 
-json EncodeEvent(const store::Event& e) {
-  return {{"seq", e.seq},
-          {"event_id", e.event_id},
-          {"transaction_id", e.transaction_id},
-          {"ts", e.ts},
-          {"uid", e.uid},
-          {"username", e.username},
-          {"actor_uid", e.actor_uid},
-          {"actor_username", e.actor_username},
-          {"action", e.action},
-          {"reservation_id", e.reservation_id},
-          {"op_id", e.op_id},
-          {"gpus", e.gpus},
-          {"mode", e.mode},
-          {"share_units", Opt(e.share_units)},
-          {"start", e.start},
-          {"end", e.end},
-          {"result", e.result},
-          {"message", e.message},
-          {"before", e.before},
-          {"after", e.after},
-          {"signature", e.signature}};
-}
-
-store::Event DecodeEvent(const json& j) {
-  store::Event e;
-  e.seq = j.at("seq").get<int64_t>();
-  e.event_id = j.at("event_id").get<std::string>();
-  e.transaction_id = j.at("transaction_id").get<std::string>();
-  e.ts = j.at("ts").get<Seconds>();
-  e.uid = j.at("uid").get<uint32_t>();
-  e.username = j.at("username").get<std::string>();
-  e.actor_uid = j.at("actor_uid").get<uint32_t>();
-  e.actor_username = j.at("actor_username").get<std::string>();
-  e.action = j.at("action").get<std::string>();
-  e.reservation_id = j.at("reservation_id").get<std::string>();
-  e.op_id = j.at("op_id").get<std::string>();
-  e.gpus = j.at("gpus").get<std::vector<int>>();
-  e.mode = j.at("mode").get<std::string>();
-  e.share_units = OptGet<int64_t>(j, "share_units");
-  e.start = j.at("start").get<Seconds>();
-  e.end = j.at("end").get<Seconds>();
-  e.result = j.at("result").get<std::string>();
-  e.message = j.at("message").get<std::string>();
-  e.before = j.at("before").get<std::string>();
-  e.after = j.at("after").get<std::string>();
-  e.signature = j.at("signature").get<std::string>();
-  return e;
-}
-
-json EncodeNotification(const store::Notification& n) {
-  return {{"id", n.id},
-          {"uid", n.uid},
-          {"reservation_id", n.reservation_id},
-          {"type", n.type},
-          {"created_at", n.created_at},
-          {"actor_uid", n.actor_uid},
-          {"actor_username", n.actor_username},
-          {"reason", n.reason},
-          {"message", n.message}};
-}
-
-store::Notification DecodeNotification(const json& j) {
-  return store::Notification{j.at("id").get<std::string>(),
-                             j.at("uid").get<uint32_t>(),
-                             j.at("reservation_id").get<std::string>(),
-                             j.at("type").get<std::string>(),
-                             j.at("created_at").get<Seconds>(),
-                             j.at("actor_uid").get<uint32_t>(),
-                             j.at("actor_username").get<std::string>(),
-                             j.at("reason").get<std::string>(),
-                             j.at("message").get<std::string>()};
-}
-
 engine::Reservation DecodeReservationUnchecked(const json& j) {
   engine::Reservation r;
   r.id = j.at("id").get<std::string>();
@@ -295,68 +222,8 @@ engine::Reservation DecodeReservationUnchecked(const json& j) {
   return r;
 }
 
-json EncodeJob(const store::JobRecord& j) {
-  return {{"reservation_id", j.reservation_id},
-          {"uid", j.uid},
-          {"spec_id", j.spec_id},
-          {"digest", j.digest},
-          {"summary", j.summary},
-          {"status", j.status},
-          {"submitted_at", j.submitted_at},
-          {"updated_at", j.updated_at},
-          {"claimed_at", Opt(j.claimed_at)},
-          {"started_at", Opt(j.started_at)},
-          {"finished_at", Opt(j.finished_at)},
-          {"waiting_since", Opt(j.waiting_since)},
-          {"cancel_requested_at", Opt(j.cancel_requested_at)},
-          {"recovered_at", Opt(j.recovered_at)},
-          {"exit_code", Opt(j.exit_code)},
-          {"runner_pid", Opt(j.runner_pid)},
-          {"runner_host", j.runner_host},
-          {"worker_id", j.worker_id},
-          {"claim_token", j.claim_token},
-          {"message", j.message},
-          {"launch_guard_state", j.launch_guard_state},
-          {"launch_guard_key", j.launch_guard_key},
-          {"recovery_state", j.recovery_state},
-          {"recovery_worker_id", j.recovery_worker_id},
-          {"log_warning", j.log_warning},
-          {"log_rotated", j.log_rotated}};
-}
-
-store::JobRecord DecodeJobUnchecked(const json& j) {
-  store::JobRecord r;
-  r.reservation_id = j.at("reservation_id").get<std::string>();
-  r.uid = j.at("uid").get<uint32_t>();
-  r.spec_id = j.at("spec_id").get<std::string>();
-  r.digest = j.at("digest").get<std::string>();
-  r.summary = j.at("summary").get<std::string>();
-  r.status = j.at("status").get<std::string>();
-  r.submitted_at = j.at("submitted_at").get<Seconds>();
-  r.updated_at = j.at("updated_at").get<Seconds>();
-  r.claimed_at = OptGet<Seconds>(j, "claimed_at");
-  r.started_at = OptGet<Seconds>(j, "started_at");
-  r.finished_at = OptGet<Seconds>(j, "finished_at");
-  r.waiting_since = OptGet<Seconds>(j, "waiting_since");
-  r.cancel_requested_at = OptGet<Seconds>(j, "cancel_requested_at");
-  r.recovered_at = OptGet<Seconds>(j, "recovered_at");
-  r.exit_code = OptGet<int64_t>(j, "exit_code");
-  r.runner_pid = OptGet<int64_t>(j, "runner_pid");
-  r.runner_host = j.at("runner_host").get<std::string>();
-  r.worker_id = j.at("worker_id").get<std::string>();
-  r.claim_token = j.at("claim_token").get<std::string>();
-  r.message = j.at("message").get<std::string>();
-  r.launch_guard_state = j.at("launch_guard_state").get<std::string>();
-  r.launch_guard_key = j.at("launch_guard_key").get<std::string>();
-  r.recovery_state = j.at("recovery_state").get<std::string>();
-  r.recovery_worker_id = j.at("recovery_worker_id").get<std::string>();
-  r.log_warning = j.at("log_warning").get<std::string>();
-  r.log_rotated = j.at("log_rotated").get<bool>();
-  return r;
-}
-
 service::JobView DecodeJobViewUnchecked(const json& j) {
-  return service::JobView{DecodeReservationUnchecked(j.at("reservation")), DecodeJobUnchecked(j.at("job"))};
+  return service::JobView{DecodeReservationUnchecked(j.at("reservation")), DecodeJob(j.at("job"))};
 }
 
 }  // namespace
@@ -572,7 +439,7 @@ Result<service::BookingOutcome> DecodeBookingOutcome(const json& j) {
     o.selected_busy = j.at("selected_busy").get<std::vector<std::string>>();
     o.warnings = j.at("warnings").get<std::vector<std::string>>();
     o.message = j.at("message").get<std::string>();
-    if (j.contains("job") && !j["job"].is_null()) o.job = DecodeJobUnchecked(j["job"]);
+    if (j.contains("job") && !j["job"].is_null()) o.job = DecodeJob(j["job"]);
     return o;
   });
 }
@@ -661,7 +528,7 @@ Result<service::ListResult> DecodeListResult(const json& j) {
     r.total = j.at("total").get<int>();
     r.truncated = j.at("truncated").get<bool>();
     if (j.contains("jobs"))
-      for (const auto& x : j["jobs"]) r.jobs.push_back(DecodeJobUnchecked(x));
+      for (const auto& x : j["jobs"]) r.jobs.push_back(DecodeJob(x));
     return r;
   });
 }
@@ -935,7 +802,7 @@ json Encode(const service::JobPatchResult& r) {
 }
 
 Result<store::JobRecord> DecodeJobRecord(const json& j) {
-  return Guard([&]() -> Result<store::JobRecord> { return DecodeJobUnchecked(j); });
+  return Guard([&]() -> Result<store::JobRecord> { return DecodeJob(j); });
 }
 
 Result<service::JobView> DecodeJobView(const json& j) {

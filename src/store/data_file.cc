@@ -32,6 +32,12 @@ Result<DataFile> OpenDataFile(const std::string& path, bool create, uid_t owner,
   return f;
 }
 
+Result<int64_t> UserVersion(Db& db) {
+  BK_ASSIGN_OR_RETURN(Stmt st, db.Prepare("PRAGMA user_version"));
+  BK_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.Int(0) : 0;
+}
+
 Status UseWal(Db& db, int busy_timeout_ms) {
   for (int waited_ms = 0;; waited_ms += 5) {
     auto st = db.Prepare("PRAGMA journal_mode=WAL");

@@ -19,6 +19,16 @@ struct DataFile {
   int64_t version = 0;  // PRAGMA user_version (0: new and empty)
 };
 
+// The key-value table both files start with: the usage file's format marker,
+// the ledger's bound policy and last prune.
+inline constexpr std::string_view kMetaTableSql =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;\n";
+
+// PRAGMA user_version, read by a statement finalised before returning: one
+// left open would pin a read snapshot and make BEGIN IMMEDIATE fail at once
+// instead of waiting.
+Result<int64_t> UserVersion(Db& db);
+
 // `what` names the file in errors ("a GPUBK ledger"). SQLite gives the -wal
 // and -shm files the database file's mode. `vfs` as for Db::Open.
 Result<DataFile> OpenDataFile(const std::string& path, bool create, uid_t owner, int busy_timeout_ms,

@@ -131,7 +131,6 @@ class LedgerStore {
   LedgerStore(std::unique_ptr<Db> db, std::string path, bool in_memory)
       : db_(std::move(db)), path_(std::move(path)), in_memory_(in_memory) {}
   Status Migrate();
-  Result<int64_t> UserVersion();
 
   std::unique_ptr<Db> db_;
   std::string path_;

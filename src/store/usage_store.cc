@@ -7,104 +7,151 @@
 #include <set>
 
 #include "store/data_file.h"
+#include "store/table.h"
 #include "sys/fs.h"
 
 namespace bk::store {
 namespace {
 
-constexpr const char* kSchemaV1 = R"sql(
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
-CREATE TABLE devices(
-  ts_ms INTEGER NOT NULL,
-  gpu INTEGER NOT NULL,
-  state TEXT NOT NULL,
-  source TEXT NOT NULL,
-  utilization_percent INTEGER,
-  memory_used_mb INTEGER,
-  memory_total_mb INTEGER,
-  process_count INTEGER NOT NULL,
-  PRIMARY KEY (ts_ms, gpu)
-) STRICT, WITHOUT ROWID;
-CREATE TABLE rollups(
-  resolution INTEGER NOT NULL,
-  window_start INTEGER NOT NULL,
-  gpu INTEGER NOT NULL,
-  uid INTEGER NOT NULL,
-  status TEXT NOT NULL,
-  username TEXT NOT NULL,
-  samples INTEGER NOT NULL,
-  active_samples INTEGER NOT NULL,
-  observed_ms INTEGER NOT NULL,
-  active_ms INTEGER NOT NULL,
-  inferred_ms INTEGER NOT NULL,
-  process_sum INTEGER NOT NULL,
-  process_max INTEGER NOT NULL,
-  sm_sum INTEGER NOT NULL,
-  sm_count INTEGER NOT NULL,
-  sm_max INTEGER NOT NULL,
-  memory_sum_mb INTEGER NOT NULL,
-  memory_max_mb INTEGER NOT NULL,
-  util_sum INTEGER NOT NULL,
-  util_count INTEGER NOT NULL,
-  util_max INTEGER NOT NULL,
-  PRIMARY KEY (resolution, window_start, gpu, uid, status)
-) STRICT, WITHOUT ROWID;
-CREATE TABLE events(
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  ts_ms INTEGER NOT NULL,
-  kind TEXT NOT NULL,
-  gpu INTEGER,
-  pid INTEGER,
-  uid INTEGER,
-  username TEXT NOT NULL,
-  identity_source TEXT NOT NULL,
-  status TEXT NOT NULL,
-  reservation_id TEXT NOT NULL,
-  message TEXT NOT NULL
-) STRICT;
-CREATE INDEX events_by_time ON events(ts_ms);
-CREATE TABLE processes(
-  gpu INTEGER NOT NULL,
-  pid INTEGER NOT NULL,
-  token TEXT NOT NULL,
-  uid INTEGER,
-  username TEXT NOT NULL,
-  identity_source TEXT NOT NULL,
-  status TEXT NOT NULL,
-  reservation_id TEXT NOT NULL,
-  first_seen_ms INTEGER NOT NULL,
-  PRIMARY KEY (gpu, pid, token)
-) STRICT;
-CREATE TABLE evidence(
-  reservation_id TEXT PRIMARY KEY,
-  since_ms INTEGER,
-  last_ms INTEGER,
-  used_ms INTEGER
-) STRICT;
-CREATE TABLE gpus(
-  gpu INTEGER PRIMARY KEY,
-  uuid TEXT NOT NULL,
-  name TEXT NOT NULL,
-  memory_total_mb INTEGER,
-  seen_ms INTEGER NOT NULL
-) STRICT;
-CREATE TABLE heartbeat(
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  monitor_id TEXT NOT NULL,
-  pid INTEGER NOT NULL,
-  uid INTEGER NOT NULL,
-  status TEXT NOT NULL,
-  interval_ms INTEGER NOT NULL,
-  started_ms INTEGER NOT NULL,
-  sampled_ms INTEGER NOT NULL,
-  written_ms INTEGER NOT NULL,
-  stopped_ms INTEGER,
-  samples INTEGER NOT NULL,
-  detail TEXT NOT NULL,
-  sample_state TEXT NOT NULL
-) STRICT;
-INSERT INTO meta(key, value) VALUES('format', 'gpubk.usage.sqlite');
-)sql";
+// The tables of usage.db, one line per field in column order (table.h).
+
+// The heartbeat table's key: it holds one row, what the monitor last did.
+struct OnlyRow {
+  static void Bind(Stmt& st, int i, const HeartbeatRow&) { st.Bind(i, int64_t{1}); }
+  static void Read(const Stmt&, int, HeartbeatRow&) {}
+};
+
+// clang-format off
+constexpr auto kDeviceTable = [] {
+  using D = DeviceRow;
+  return MakeTable(TableInfo{"devices", "ts_ms, gpu", "STRICT, WITHOUT ROWID"},
+                   Field<&D::ts_ms>{"ts_ms", "INTEGER NOT NULL"},
+                   Field<&D::gpu>{"gpu", "INTEGER NOT NULL"},
+                   Field<&D::state>{"state", "TEXT NOT NULL"},
+                   Field<&D::source>{"source", "TEXT NOT NULL"},
+                   Field<&D::utilization_percent>{"utilization_percent", "INTEGER"},
+                   Field<&D::memory_used_mb>{"memory_used_mb", "INTEGER"},
+                   Field<&D::memory_total_mb>{"memory_total_mb", "INTEGER"},
+                   Field<&D::process_count>{"process_count", "INTEGER NOT NULL"});
+}();
+// clang-format on
+
+// A flush adds into the row of its window (Merge), so partial windows merge.
+// clang-format off
+constexpr auto kRollupTable = [] {
+  using R = RollupRow;
+  constexpr auto kSum = Merge::kSum, kMax = Merge::kMax;
+  constexpr std::string_view kInt = "INTEGER NOT NULL";
+  return MakeTable(
+      TableInfo{"rollups", "resolution, window_start, gpu, uid, status", "STRICT, WITHOUT ROWID"},
+      Field<&R::resolution>{"resolution", kInt},
+      Field<&R::window_start>{"window_start", kInt},
+      Field<&R::gpu>{"gpu", kInt},
+      Field<&R::uid>{"uid", kInt},
+      Field<&R::status>{"status", "TEXT NOT NULL"},
+      Field<&R::username>{"username", "TEXT NOT NULL"},
+      Field<&R::samples>{"samples", kInt, {}, kSum},
+      Field<&R::active_samples>{"active_samples", kInt, {}, kSum},
+      Field<&R::observed_ms>{"observed_ms", kInt, {}, kSum},
+      Field<&R::active_ms>{"active_ms", kInt, {}, kSum},
+      Field<&R::inferred_ms>{"inferred_ms", kInt, {}, kSum},
+      Field<&R::process_sum>{"process_sum", kInt, {}, kSum},
+      Field<&R::process_max>{"process_max", kInt, {}, kMax},
+      Field<&R::sm_sum>{"sm_sum", kInt, {}, kSum},
+      Field<&R::sm_count>{"sm_count", kInt, {}, kSum},
+      Field<&R::sm_max>{"sm_max", kInt, {}, kMax},
+      Field<&R::memory_sum_mb>{"memory_sum_mb", kInt, {}, kSum},
+      Field<&R::memory_max_mb>{"memory_max_mb", kInt, {}, kMax},
+      Field<&R::util_sum>{"util_sum", kInt, {}, kSum},
+      Field<&R::util_count>{"util_count", kInt, {}, kSum},
+      Field<&R::util_max>{"util_max", kInt, {}, kMax});
+}();
+// clang-format on
+
+// clang-format off
+constexpr auto kUsageEventTable = [] {
+  using E = UsageEvent;
+  return MakeTable(TableInfo{"events"},
+                   Field<&E::seq>{"seq", "INTEGER PRIMARY KEY AUTOINCREMENT"},
+                   Field<&E::ts_ms>{"ts_ms", "INTEGER NOT NULL"},
+                   Field<&E::kind>{"kind", "TEXT NOT NULL"},
+                   Field<&E::gpu>{"gpu", "INTEGER"},
+                   Field<&E::pid>{"pid", "INTEGER"},
+                   Field<&E::uid>{"uid", "INTEGER"},
+                   Field<&E::username>{"username", "TEXT NOT NULL"},
+                   Field<&E::identity_source>{"identity_source", "TEXT NOT NULL"},
+                   Field<&E::status>{"status", "TEXT NOT NULL"},
+                   Field<&E::reservation_id>{"reservation_id", "TEXT NOT NULL"},
+                   Field<&E::message>{"message", "TEXT NOT NULL"});
+}();
+// clang-format on
+
+// clang-format off
+constexpr auto kProcessTable = [] {
+  using P = TrackedProcess;
+  return MakeTable(TableInfo{"processes", "gpu, pid, token"},
+                   Field<&P::gpu>{"gpu", "INTEGER NOT NULL"},
+                   Field<&P::pid>{"pid", "INTEGER NOT NULL"},
+                   Field<&P::token>{"token", "TEXT NOT NULL"},
+                   Field<&P::uid>{"uid", "INTEGER"},
+                   Field<&P::username>{"username", "TEXT NOT NULL"},
+                   Field<&P::identity_source>{"identity_source", "TEXT NOT NULL"},
+                   Field<&P::status>{"status", "TEXT NOT NULL"},
+                   Field<&P::reservation_id>{"reservation_id", "TEXT NOT NULL"},
+                   Field<&P::first_seen_ms>{"first_seen_ms", "INTEGER NOT NULL"});
+}();
+// clang-format on
+
+// clang-format off
+constexpr auto kEvidenceTable = [] {
+  using E = EvidenceRow;
+  return MakeTable(TableInfo{"evidence"},
+                   Field<&E::reservation_id>{"reservation_id", "TEXT PRIMARY KEY"},
+                   Field<&E::since_ms>{"since_ms", "INTEGER"},
+                   Field<&E::last_ms>{"last_ms", "INTEGER"},
+                   Field<&E::used_ms>{"used_ms", "INTEGER"});
+}();
+// clang-format on
+
+// clang-format off
+constexpr auto kGpuTable = [] {
+  using G = GpuIdentity;
+  return MakeTable(TableInfo{"gpus"},
+                   Field<&G::gpu>{"gpu", "INTEGER PRIMARY KEY"},
+                   Field<&G::uuid>{"uuid", "TEXT NOT NULL"},
+                   Field<&G::name>{"name", "TEXT NOT NULL"},
+                   Field<&G::memory_total_mb>{"memory_total_mb", "INTEGER"},
+                   Field<&G::seen_ms>{"seen_ms", "INTEGER NOT NULL"});
+}();
+// clang-format on
+
+// clang-format off
+constexpr auto kHeartbeatTable = [] {
+  using H = HeartbeatRow;
+  return MakeTable(TableInfo{"heartbeat"},
+                   Column<H, OnlyRow>{"id", "INTEGER PRIMARY KEY CHECK (id = 1)"},
+                   Field<&H::monitor_id>{"monitor_id", "TEXT NOT NULL"},
+                   Field<&H::pid>{"pid", "INTEGER NOT NULL"},
+                   Field<&H::uid>{"uid", "INTEGER NOT NULL"},
+                   Field<&H::status>{"status", "TEXT NOT NULL"},
+                   Field<&H::interval_ms>{"interval_ms", "INTEGER NOT NULL"},
+                   Field<&H::started_ms>{"started_ms", "INTEGER NOT NULL"},
+                   Field<&H::sampled_ms>{"sampled_ms", "INTEGER NOT NULL"},
+                   Field<&H::written_ms>{"written_ms", "INTEGER NOT NULL"},
+                   Field<&H::stopped_ms>{"stopped_ms", "INTEGER"},
+                   Field<&H::samples>{"samples", "INTEGER NOT NULL"},
+                   Field<&H::detail>{"detail", "TEXT NOT NULL"},
+                   Field<&H::sample_state>{"sample_state", "TEXT NOT NULL"});
+}();
+// clang-format on
+
+std::string SchemaV1() {
+  return std::string(kMetaTableSql) + CreateTableSql(kDeviceTable) + CreateTableSql(kRollupTable) +
+         CreateTableSql(kUsageEventTable) + "CREATE INDEX events_by_time ON events(ts_ms);\n" +
+         CreateTableSql(kProcessTable) + CreateTableSql(kEvidenceTable) + CreateTableSql(kGpuTable) +
+         CreateTableSql(kHeartbeatTable) +
+         "INSERT INTO meta(key, value) VALUES('format', 'gpubk.usage.sqlite');\n";
+}
 
 // Slots of the prepared-statement cache.
 enum Slot {
@@ -120,61 +167,6 @@ enum Slot {
   kPutGpu,
   kSlotCount
 };
-
-constexpr const char* kRollupColumns =
-    "resolution, window_start, gpu, uid, status, username, samples, active_samples, observed_ms, active_ms, "
-    "inferred_ms, process_sum, process_max, sm_sum, sm_count, sm_max, memory_sum_mb, memory_max_mb, "
-    "util_sum, "
-    "util_count, util_max";
-
-RollupRow ReadRollup(const Stmt& s) {
-  RollupRow r;
-  r.resolution = s.Int(0);
-  r.window_start = s.Int(1);
-  r.gpu = static_cast<int>(s.Int(2));
-  r.uid = static_cast<uint32_t>(s.Int(3));
-  r.status = s.Text(4);
-  r.username = s.Text(5);
-  r.samples = s.Int(6);
-  r.active_samples = s.Int(7);
-  r.observed_ms = s.Int(8);
-  r.active_ms = s.Int(9);
-  r.inferred_ms = s.Int(10);
-  r.process_sum = s.Int(11);
-  r.process_max = s.Int(12);
-  r.sm_sum = s.Int(13);
-  r.sm_count = s.Int(14);
-  r.sm_max = s.Int(15);
-  r.memory_sum_mb = s.Int(16);
-  r.memory_max_mb = s.Int(17);
-  r.util_sum = s.Int(18);
-  r.util_count = s.Int(19);
-  r.util_max = s.Int(20);
-  return r;
-}
-
-constexpr const char* kEventColumns =
-    "seq, ts_ms, kind, gpu, pid, uid, username, identity_source, status, reservation_id, message";
-
-UsageEvent ReadEvent(const Stmt& s) {
-  UsageEvent e;
-  e.seq = s.Int(0);
-  e.ts_ms = s.Int(1);
-  e.kind = s.Text(2);
-  if (!s.IsNull(3)) e.gpu = static_cast<int>(s.Int(3));
-  e.pid = s.OptInt(4);
-  if (!s.IsNull(5)) e.uid = static_cast<uint32_t>(s.Int(5));
-  e.username = s.Text(6);
-  e.identity_source = s.Text(7);
-  e.status = s.Text(8);
-  e.reservation_id = s.Text(9);
-  e.message = s.Text(10);
-  return e;
-}
-
-std::optional<int64_t> OptUid(const std::optional<uint32_t>& u) {
-  return u ? std::optional<int64_t>(*u) : std::nullopt;
-}
 
 int64_t FloorTo(int64_t t, int64_t step) {
   int64_t q = t / step;
@@ -235,14 +227,10 @@ Status UsageStore::Migrate() {
     (void)db_->Exec("ROLLBACK");
     return s;
   };
-  auto version = [&]() -> Result<int64_t> {
-    BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("PRAGMA user_version"));
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    return row ? st.Int(0) : 0;
-  }();
+  auto version = UserVersion(*db_);
   if (!version) return fail(std::unexpected(version.error()));
   if (*version == kSchemaVersion) return db_->Exec("COMMIT");
-  if (auto s = db_->Exec(kSchemaV1); !s) return fail(s);
+  if (auto s = db_->Exec(SchemaV1()); !s) return fail(s);
   if (auto s = db_->Exec(fmt::format("PRAGMA user_version={}", kSchemaVersion)); !s) return fail(s);
   return db_->Exec("COMMIT");
 }
@@ -277,46 +265,22 @@ void UsageStore::Rollback() {
 }
 
 Status UsageStore::AddDevices(std::span<const DeviceRow> rows) {
+  static const std::string sql = InsertSql(kDeviceTable, "INSERT OR REPLACE");
   for (const DeviceRow& d : rows) {
-    BK_ASSIGN_OR_RETURN(Stmt * st,
-                        Cached(kInsertDevice,
-                               "INSERT OR REPLACE INTO devices(ts_ms, gpu, state, source, "
-                               "utilization_percent, memory_used_mb, memory_total_mb, process_count) "
-                               "VALUES(?,?,?,?,?,?,?,?)"));
-    st->Bind(1, d.ts_ms).Bind(2, int64_t{d.gpu}).Bind(3, d.state).Bind(4, d.source);
-    st->Bind(5, d.utilization_percent).Bind(6, d.memory_used_mb).Bind(7, d.memory_total_mb);
-    st->Bind(8, d.process_count);
+    BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kInsertDevice, sql.c_str()));
+    BindRow(*st, kDeviceTable, d);
     BK_TRY(RunReset(*st));
   }
   return Ok();
 }
 
 Status UsageStore::UpsertRollup(const RollupRow& r, int64_t resolution, int64_t window_start) {
-  BK_ASSIGN_OR_RETURN(
-      Stmt * st,
-      Cached(
-          kUpsertRollup,
-          "INSERT INTO rollups(resolution, window_start, gpu, uid, status, username, samples, "
-          "active_samples, "
-          "observed_ms, active_ms, inferred_ms, process_sum, process_max, sm_sum, sm_count, sm_max, "
-          "memory_sum_mb, memory_max_mb, util_sum, util_count, util_max) "
-          "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21) "
-          "ON CONFLICT(resolution, window_start, gpu, uid, status) DO UPDATE SET "
-          "username=excluded.username, samples=samples+excluded.samples, "
-          "active_samples=active_samples+excluded.active_samples, "
-          "observed_ms=observed_ms+excluded.observed_ms, "
-          "active_ms=active_ms+excluded.active_ms, inferred_ms=inferred_ms+excluded.inferred_ms, "
-          "process_sum=process_sum+excluded.process_sum, process_max=max(process_max, excluded.process_max), "
-          "sm_sum=sm_sum+excluded.sm_sum, sm_count=sm_count+excluded.sm_count, "
-          "sm_max=max(sm_max, excluded.sm_max), memory_sum_mb=memory_sum_mb+excluded.memory_sum_mb, "
-          "memory_max_mb=max(memory_max_mb, excluded.memory_max_mb), util_sum=util_sum+excluded.util_sum, "
-          "util_count=util_count+excluded.util_count, util_max=max(util_max, excluded.util_max)"));
-  st->Bind(1, resolution).Bind(2, window_start).Bind(3, int64_t{r.gpu}).Bind(4, int64_t{r.uid});
-  st->Bind(5, r.status).Bind(6, r.username).Bind(7, r.samples).Bind(8, r.active_samples);
-  st->Bind(9, r.observed_ms).Bind(10, r.active_ms).Bind(11, r.inferred_ms).Bind(12, r.process_sum);
-  st->Bind(13, r.process_max).Bind(14, r.sm_sum).Bind(15, r.sm_count).Bind(16, r.sm_max);
-  st->Bind(17, r.memory_sum_mb).Bind(18, r.memory_max_mb).Bind(19, r.util_sum).Bind(20, r.util_count);
-  st->Bind(21, r.util_max);
+  static const std::string sql = UpsertSql(kRollupTable);
+  BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kUpsertRollup, sql.c_str()));
+  RollupRow row = r;
+  row.resolution = resolution;
+  row.window_start = window_start;
+  BindRow(*st, kRollupTable, row);
   return RunReset(*st);
 }
 
@@ -329,39 +293,26 @@ Status UsageStore::AddRollups(std::span<const RollupRow> rows) {
 }
 
 Status UsageStore::AddEvents(std::span<const UsageEvent> events) {
+  static const std::string sql = InsertSql(kUsageEventTable);
   for (const UsageEvent& e : events) {
-    BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kInsertEvent,
-                                          "INSERT INTO events(ts_ms, kind, gpu, pid, uid, username, "
-                                          "identity_source, status, reservation_id, message) "
-                                          "VALUES(?,?,?,?,?,?,?,?,?,?)"));
-    st->Bind(1, e.ts_ms).Bind(2, e.kind);
-    st->Bind(3, e.gpu ? std::optional<int64_t>(*e.gpu) : std::nullopt).Bind(4, e.pid).Bind(5, OptUid(e.uid));
-    st->Bind(6, e.username).Bind(7, e.identity_source).Bind(8, e.status).Bind(9, e.reservation_id);
-    st->Bind(10, e.message);
+    BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kInsertEvent, sql.c_str()));
+    BindRow(*st, kUsageEventTable, e);
     BK_TRY(RunReset(*st));
   }
   return Ok();
 }
 
 Status UsageStore::PutHeartbeat(const HeartbeatRow& h) {
-  BK_ASSIGN_OR_RETURN(Stmt * st,
-                      Cached(kPutHeartbeat,
-                             "INSERT OR REPLACE INTO heartbeat(id, monitor_id, pid, uid, status, "
-                             "interval_ms, started_ms, sampled_ms, written_ms, stopped_ms, samples, "
-                             "detail, sample_state) VALUES(1,?,?,?,?,?,?,?,?,?,?,?,?)"));
-  st->Bind(1, h.monitor_id).Bind(2, h.pid).Bind(3, int64_t{h.uid}).Bind(4, h.status).Bind(5, h.interval_ms);
-  st->Bind(6, h.started_ms).Bind(7, h.sampled_ms).Bind(8, h.written_ms).Bind(9, h.stopped_ms);
-  st->Bind(10, h.samples).Bind(11, h.detail).Bind(12, h.sample_state);
+  static const std::string sql = InsertSql(kHeartbeatTable, "INSERT OR REPLACE");
+  BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kPutHeartbeat, sql.c_str()));
+  BindRow(*st, kHeartbeatTable, h);
   return RunReset(*st);
 }
 
 Status UsageStore::PutProcess(const TrackedProcess& p) {
-  BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kPutProcess,
-                                        "INSERT OR REPLACE INTO processes(gpu, pid, token, uid, username, "
-                                        "identity_source, status, reservation_id, first_seen_ms) "
-                                        "VALUES(?,?,?,?,?,?,?,?,?)"));
-  st->Bind(1, int64_t{p.gpu}).Bind(2, p.pid).Bind(3, p.token).Bind(4, OptUid(p.uid)).Bind(5, p.username);
-  st->Bind(6, p.identity_source).Bind(7, p.status).Bind(8, p.reservation_id).Bind(9, p.first_seen_ms);
+  static const std::string sql = InsertSql(kProcessTable, "INSERT OR REPLACE");
+  BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kPutProcess, sql.c_str()));
+  BindRow(*st, kProcessTable, p);
   return RunReset(*st);
 }
 
@@ -373,10 +324,9 @@ Status UsageStore::DeleteProcess(int gpu, int64_t pid, const std::string& token)
 }
 
 Status UsageStore::PutEvidence(const EvidenceRow& e) {
-  BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kPutEvidence,
-                                        "INSERT OR REPLACE INTO evidence(reservation_id, since_ms, last_ms, "
-                                        "used_ms) VALUES(?,?,?,?)"));
-  st->Bind(1, e.reservation_id).Bind(2, e.since_ms).Bind(3, e.last_ms).Bind(4, e.used_ms);
+  static const std::string sql = InsertSql(kEvidenceTable, "INSERT OR REPLACE");
+  BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kPutEvidence, sql.c_str()));
+  BindRow(*st, kEvidenceTable, e);
   return RunReset(*st);
 }
 
@@ -387,24 +337,15 @@ Status UsageStore::DeleteEvidence(const std::string& reservation_id) {
 }
 
 Status UsageStore::PutGpu(const GpuIdentity& g) {
-  BK_ASSIGN_OR_RETURN(Stmt * st,
-                      Cached(kPutGpu,
-                             "INSERT OR REPLACE INTO gpus(gpu, uuid, name, memory_total_mb, seen_ms) "
-                             "VALUES(?,?,?,?,?)"));
-  st->Bind(1, int64_t{g.gpu}).Bind(2, g.uuid).Bind(3, g.name).Bind(4, g.memory_total_mb).Bind(5, g.seen_ms);
+  static const std::string sql = InsertSql(kGpuTable, "INSERT OR REPLACE");
+  BK_ASSIGN_OR_RETURN(Stmt * st, Cached(kPutGpu, sql.c_str()));
+  BindRow(*st, kGpuTable, g);
   return RunReset(*st);
 }
 
 Result<std::vector<GpuIdentity>> UsageStore::Gpus() {
-  BK_ASSIGN_OR_RETURN(
-      Stmt st, db_->Prepare("SELECT gpu, uuid, name, memory_total_mb, seen_ms FROM gpus ORDER BY gpu"));
-  std::vector<GpuIdentity> out;
-  while (true) {
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    out.push_back({static_cast<int>(st.Int(0)), st.Text(1), st.Text(2), st.OptInt(3), st.Int(4)});
-  }
-  return out;
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(SelectSql(kGpuTable) + " ORDER BY gpu"));
+  return ReadRows(st, kGpuTable);
 }
 
 Status UsageStore::Prune(int64_t now_ms, const UsageRetention& r) {
@@ -427,67 +368,23 @@ Status UsageStore::Prune(int64_t now_ms, const UsageRetention& r) {
 }
 
 Result<std::optional<HeartbeatRow>> UsageStore::Heartbeat() {
-  BK_ASSIGN_OR_RETURN(
-      Stmt st, db_->Prepare("SELECT monitor_id, pid, uid, status, interval_ms, started_ms, sampled_ms, "
-                            "written_ms, stopped_ms, samples, detail, sample_state FROM heartbeat "
-                            "WHERE id = 1"));
-  BK_ASSIGN_OR_RETURN(bool row, st.Step());
-  if (!row) return std::optional<HeartbeatRow>();
-  HeartbeatRow h;
-  h.monitor_id = st.Text(0);
-  h.pid = st.Int(1);
-  h.uid = static_cast<uint32_t>(st.Int(2));
-  h.status = st.Text(3);
-  h.interval_ms = st.Int(4);
-  h.started_ms = st.Int(5);
-  h.sampled_ms = st.Int(6);
-  h.written_ms = st.Int(7);
-  h.stopped_ms = st.OptInt(8);
-  h.samples = st.Int(9);
-  h.detail = st.Text(10);
-  h.sample_state = st.Text(11);
-  return std::optional(h);
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(SelectSql(kHeartbeatTable) + " WHERE id = 1"));
+  return ReadFirstRow(st, kHeartbeatTable);
 }
 
 Result<std::vector<TrackedProcess>> UsageStore::Processes() {
-  BK_ASSIGN_OR_RETURN(Stmt st,
-                      db_->Prepare("SELECT gpu, pid, token, uid, username, identity_source, status, "
-                                   "reservation_id, first_seen_ms FROM processes ORDER BY gpu, pid, token"));
-  std::vector<TrackedProcess> out;
-  while (true) {
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    TrackedProcess p;
-    p.gpu = static_cast<int>(st.Int(0));
-    p.pid = st.Int(1);
-    p.token = st.Text(2);
-    if (!st.IsNull(3)) p.uid = static_cast<uint32_t>(st.Int(3));
-    p.username = st.Text(4);
-    p.identity_source = st.Text(5);
-    p.status = st.Text(6);
-    p.reservation_id = st.Text(7);
-    p.first_seen_ms = st.Int(8);
-    out.push_back(std::move(p));
-  }
-  return out;
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(SelectSql(kProcessTable) + " ORDER BY gpu, pid, token"));
+  return ReadRows(st, kProcessTable);
 }
 
 Result<std::vector<EvidenceRow>> UsageStore::Evidence() {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT reservation_id, since_ms, last_ms, used_ms FROM evidence "
-                                            "ORDER BY reservation_id"));
-  std::vector<EvidenceRow> out;
-  while (true) {
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    out.push_back(EvidenceRow{st.Text(0), st.OptInt(1), st.OptInt(2), st.OptInt(3)});
-  }
-  return out;
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(SelectSql(kEvidenceTable) + " ORDER BY reservation_id"));
+  return ReadRows(st, kEvidenceTable);
 }
 
 Result<std::vector<RollupRow>> UsageStore::Rollups(const RollupQuery& q) {
   std::string sql =
-      fmt::format("SELECT {} FROM rollups WHERE resolution = ? AND window_start >= ? AND window_start < ?",
-                  kRollupColumns);
+      SelectSql(kRollupTable) + " WHERE resolution = ? AND window_start >= ? AND window_start < ?";
   if (q.uid) sql += " AND uid = ?";
   if (q.gpu) sql += " AND gpu = ?";
   sql += " ORDER BY window_start, gpu, uid, status LIMIT ?";
@@ -497,13 +394,7 @@ Result<std::vector<RollupRow>> UsageStore::Rollups(const RollupQuery& q) {
   if (q.uid) st.Bind(i++, int64_t{*q.uid});
   if (q.gpu) st.Bind(i++, int64_t{*q.gpu});
   st.Bind(i, int64_t{q.limit});
-  std::vector<RollupRow> out;
-  while (true) {
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    out.push_back(ReadRollup(st));
-  }
-  return out;
+  return ReadRows(st, kRollupTable);
 }
 
 // Sums one tier over [from, to) per (uid, status, gpu): few rows however long
@@ -518,7 +409,8 @@ Status UsageStore::SumRange(int64_t resolution, int64_t from, int64_t to, std::o
              "sum(active_ms), sum(inferred_ms), sum(sm_sum), sum(sm_count), max(sm_max), max(memory_max_mb) "
              "FROM rollups WHERE resolution = ?1 AND window_start >= ?2 AND window_start < ?3 "
              "AND (?4 IS NULL OR uid = ?4) GROUP BY uid, status, gpu"));
-  st->Bind(1, resolution).Bind(2, from).Bind(3, to).Bind(4, OptUid(uid));
+  st->Bind(1, resolution).Bind(2, from).Bind(3, to);
+  SqlValue<std::optional<uint32_t>>::Bind(*st, 4, uid);
   while (true) {
     auto row = st->Step();
     if (!row) {
@@ -590,8 +482,7 @@ Result<std::vector<UserUsage>> UsageStore::Users(int64_t from, int64_t to, std::
 }
 
 Result<std::vector<UsageEvent>> UsageStore::Events(const EventQuery& q) {
-  std::string sql =
-      fmt::format("SELECT * FROM (SELECT {} FROM events WHERE ts_ms >= ? AND ts_ms < ?", kEventColumns);
+  std::string sql = "SELECT * FROM (" + SelectSql(kUsageEventTable) + " WHERE ts_ms >= ? AND ts_ms < ?";
   if (q.uid) sql += " AND uid = ?";
   if (q.gpu) sql += " AND gpu = ?";
   sql += " ORDER BY seq DESC LIMIT ?) ORDER BY seq";
@@ -601,38 +492,15 @@ Result<std::vector<UsageEvent>> UsageStore::Events(const EventQuery& q) {
   if (q.uid) st.Bind(i++, int64_t{*q.uid});
   if (q.gpu) st.Bind(i++, int64_t{*q.gpu});
   st.Bind(i, int64_t{q.limit});
-  std::vector<UsageEvent> out;
-  while (true) {
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    out.push_back(ReadEvent(st));
-  }
-  return out;
+  return ReadRows(st, kUsageEventTable);
 }
 
 Result<std::vector<DeviceRow>> UsageStore::Devices(int64_t from_ms, int64_t to_ms, int limit) {
-  BK_ASSIGN_OR_RETURN(Stmt st,
-                      db_->Prepare("SELECT * FROM (SELECT ts_ms, gpu, state, source, utilization_percent, "
-                                   "memory_used_mb, memory_total_mb, process_count FROM devices "
-                                   "WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms DESC, gpu DESC LIMIT ?) "
-                                   "ORDER BY ts_ms, gpu"));
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT * FROM (" + SelectSql(kDeviceTable) +
+                                            " WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms DESC, gpu DESC "
+                                            "LIMIT ?) ORDER BY ts_ms, gpu"));
   st.Bind(1, from_ms).Bind(2, to_ms).Bind(3, int64_t{limit});
-  std::vector<DeviceRow> out;
-  while (true) {
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    DeviceRow d;
-    d.ts_ms = st.Int(0);
-    d.gpu = static_cast<int>(st.Int(1));
-    d.state = st.Text(2);
-    d.source = st.Text(3);
-    d.utilization_percent = st.OptInt(4);
-    d.memory_used_mb = st.OptInt(5);
-    d.memory_total_mb = st.OptInt(6);
-    d.process_count = st.Int(7);
-    out.push_back(std::move(d));
-  }
-  return out;
+  return ReadRows(st, kDeviceTable);
 }
 
 }  // namespace bk::store
