@@ -10,6 +10,12 @@ namespace bk::sys {
 
 engine::Seconds RealClock::Now() const { return static_cast<engine::Seconds>(time(nullptr)); }
 
+int64_t RealClock::NowMs() const {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
 namespace {
 
 constexpr const char* kTestNowError =
