@@ -508,6 +508,15 @@ class RemoteWorkerTest(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
         with open(out_file) as f:
             self.assertEqual(f.read(), UUID1 + "\n")
+        # The same through `bk run`, whose foreground worker runs the launch guard itself.
+        p = self.bk(self.user, "run", "x", "1", "1h", "--gpu", "2", "--", "sh", "-c", 'echo "$CUDA_VISIBLE_DEVICES"',
+                    local_sim=False)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.stdout, sim_gpu(2)["uuid"] + "\n")
+        # `bk st` shows the same snapshot: the daemon's monitor's, not this client's (it has none).
+        st = self.bk(self.user, "st", local_sim=False)
+        self.assertEqual(st.returncode, 0, st.stdout + st.stderr)
+        self.assertIn("A100", st.stdout)
         want = "simulation %s (sampled by the daemon's monitor)" % self.sim
         config = self.bk(self.user, "config", local_sim=False)
         self.assertIn("telemetry: " + want, config.stdout.splitlines())
