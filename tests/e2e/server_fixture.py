@@ -437,34 +437,28 @@ class Server:
             self.notified.append(self.notify.recv(4096).decode(errors="replace"))
             wait = 0
 
-    def ping(self, timeout=2.0):
-        """One server.ping on a fresh connection (as the test process); returns the result."""
+    def call(self, method, timeout=2.0):
+        """One `method` call without params on a fresh connection (as the test process); returns
+        the result."""
         c = Rpc(self.socket, timeout=timeout)
         try:
-            reply = c.call("server.ping", timeout=timeout)
+            reply = c.call(method, timeout=timeout)
         finally:
             c.close()
         if "result" not in reply:
-            raise AssertionError("server.ping failed: %r" % reply)
+            raise AssertionError("%s failed: %r" % (method, reply))
         return reply["result"]
 
-    def status(self, timeout=2.0):
-        """One status.get on a fresh connection (as the test process); returns the result."""
-        c = Rpc(self.socket, timeout=timeout)
-        try:
-            reply = c.call("status.get", timeout=timeout)
-        finally:
-            c.close()
-        if "result" not in reply:
-            raise AssertionError("status.get failed: %r" % reply)
-        return reply["result"]
+    def ping(self, timeout=2.0):
+        """One server.ping on a fresh connection (as the test process); returns the result."""
+        return self.call("server.ping", timeout)
 
     def wait_sampled(self, timeout=10.0):
         """Waits until what the daemon serves comes from a sample of its monitor, not the
         placeholders it holds before the first one (bounded polling)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            devices = self.status()["devices"]
+            devices = self.call("status.get")["devices"]
             if devices and all(d["source"] != "none" for d in devices):
                 return devices
             time.sleep(0.1)  # pacing between polls of a bounded wait
