@@ -21,7 +21,7 @@ Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args) {
   BK_ASSIGN_OR_RETURN(service::PolicyStatus status, ledger->CheckPolicy());
   const config::Config& c = ctx.config;
   if (json || compact) {
-    std::string doc = surface::ConfigDoc(c, status, ledger->Transport());
+    std::string doc = surface::ConfigDoc(c, status, ledger->Transport(), ledger->Telemetry());
     ctx.Print(compact ? doc : surface::Dump(doc, surface::JsonStyle::kPretty));
     return status.status == "mismatch" ? 2 : 0;
   }
@@ -51,8 +51,7 @@ Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args) {
                           p.default_booking_cpus, engine::FormatSizeMb(p.default_booking_ram_mb)));
   else
     ctx.Print("host budgets: off (set host_cpus / host_ram_mb to enable)");
-  ctx.Print(fmt::format("telemetry: {}",
-                        c.gpu_sim_file.empty() ? "none (GPU count only)" : "simulation " + c.gpu_sim_file));
+  ctx.Print("telemetry: " + ledger->Telemetry());
   if (!p.disabled_gpus.empty()) ctx.Print("disabled GPUs: " + JoinInts(p.disabled_gpus));
   if (!p.blackouts.empty()) {
     ctx.Print(fmt::format("booking blackouts: {}", p.blackouts.size()));

@@ -14,6 +14,7 @@
 #include "cli/args.h"
 #include "cli/context.h"
 #include "engine/parse.h"
+#include "gpu/open_source.h"
 #include "monitor/heartbeat.h"
 #include "monitor/lock.h"
 #include "monitor/monitor.h"
@@ -25,12 +26,6 @@
 
 namespace bk::cli {
 namespace {
-
-int64_t RealNowMs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
 
 // BK_TEST_CLOCK_STEP=SECONDS (test builds, with BK_TEST_NOW): the monitor's
 // clock advances that much per sample and nothing sleeps, so a test can run
@@ -118,10 +113,7 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
   const uid_t me = sys::CurrentUid();
   sys::FixedClock service_clock(ctx.clock->Now());
   int64_t sample_index = 0;
-  auto now_ms = [&]() -> int64_t {
-    if (c.test_now) return ctx.clock->Now() * 1000 + sample_index * step_ms;
-    return RealNowMs();
-  };
+  auto now_ms = [&]() -> int64_t { return ctx.clock->NowMs() + sample_index * step_ms; };
 
   service::BookingService service({&c, &service_clock, nullptr, me, false});
   BK_ASSIGN_OR_RETURN(service::PolicyStatus policy, service.CheckPolicy());
@@ -148,8 +140,7 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
   o.pid = getpid();
   o.uid = me;
   monitor::Monitor mon(o);
-  std::unique_ptr<gpu::GpuSource> source = monitor::MonitorSource(c);
-  std::function<void()> on_pause = monitor::PauseHook(c);
+  gpu::OpenedSource source = gpu::OpenSource(c.gpu_sim_file);
 
   sigset_t mask;
   sigemptyset(&mask);
@@ -176,9 +167,9 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
       break;
     }
     s.paused = o.pause_during_exclusive && monitor::Inside(*windows, s.at_ms);
-    if (s.paused && !was_paused && on_pause) on_pause();
+    if (s.paused && !was_paused && source.on_pause) source.on_pause();
     was_paused = s.paused;
-    if (!s.paused) s.snapshot = source->Sample(c.policy.gpu_count);
+    if (!s.paused) s.snapshot = source.source->Sample(c.policy.gpu_count);
     auto report = mon.Ingest(std::move(s));
     if (!report) {
       failure = std::unexpected(report.error());
@@ -204,8 +195,7 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
     if (WaitForSignal(mask, wait_ms)) break;
   }
   // The last sample's time: a stepped clock has not advanced past it.
-  int64_t end_ms =
-      c.test_now ? ctx.clock->Now() * 1000 + std::max<int64_t>(0, sample_index - 1) * step_ms : RealNowMs();
+  int64_t end_ms = ctx.clock->NowMs() + std::max<int64_t>(0, sample_index - 1) * step_ms;
   Status stopped = mon.Stop(end_ms);
   if (!failure) return std::unexpected(failure.error());
   if (!stopped) return std::unexpected(stopped.error());

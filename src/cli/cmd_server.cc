@@ -16,7 +16,6 @@
 #include "cli/args.h"
 #include "cli/context.h"
 #include "engine/parse.h"
-#include "gpu/source.h"
 #include "server/daemon.h"
 #include "server/unix_socket.h"
 #include "store/ledger_store.h"
@@ -86,12 +85,9 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
   s.directory = d;
   s.owner_uid = me;
   s.owner = sys::UserName(me);
-  int detected = 1;
-  if (!ctx.config.gpu_sim_file.empty())
-    detected = gpu::CountSimulatedGpus(ctx.config.gpu_sim_file).value_or(1);
-  else
-    detected = ctx.config.policy.gpu_count;
-  BK_ASSIGN_OR_RETURN(int64_t n, PositiveInt(gpus, "--gpu-count", 1, 1024, detected));
+  // The default is what this host's configuration counted (gpu::DetectGpuCount
+  // when nothing sets gpu_count): the simulation file's GPUs, or NVIDIA's.
+  BK_ASSIGN_OR_RETURN(int64_t n, PositiveInt(gpus, "--gpu-count", 1, 1024, ctx.config.policy.gpu_count));
   s.gpu_count = static_cast<int>(n);
   if (cpus) {
     BK_ASSIGN_OR_RETURN(s.host_cpus, engine::ParseCpus(*cpus));

@@ -1,11 +1,9 @@
 // Direct mode: the BookingService runs in this process; identity is getuid().
 
-#include <time.h>
-
 #include <memory>
 
 #include "client/ledger.h"
-#include "gpu/select.h"
+#include "gpu/open_source.h"
 #include "service/booking_service.h"
 #include "sys/local_zone.h"
 #include "sys/users.h"
@@ -18,7 +16,7 @@ class DirectLedger : public Ledger {
   DirectLedger(const config::Config& config, const sys::Clock& clock)
       : config_(config),
         clock_(clock),
-        source_(gpu::DefaultSource()),
+        source_(gpu::OpenSource(config.gpu_sim_file).source),
         service_({&config, &clock, source_.get(), sys::CurrentUid(), false}) {
     actor_.uid = sys::CurrentUid();
     actor_.username = sys::UserName(actor_.uid);
@@ -30,6 +28,7 @@ class DirectLedger : public Ledger {
   const service::Actor& actor() const override { return actor_; }
   const engine::Policy& policy() const override { return service_.policy(); }
   engine::Seconds Now() const override { return service_.Now(); }
+  std::string Telemetry() override { return service_.TelemetrySource(); }
 
   Result<service::BookingOutcome> Create(const service::CreateRequest& r) override {
     return service_.Create(actor_, r);
@@ -66,15 +65,8 @@ class DirectLedger : public Ledger {
   }
   Result<service::PolicyStatus> CheckPolicy() override { return service_.CheckPolicy(); }
   Result<std::string> Usage(const monitor::UsageQuery& q, bool text) override {
-    // The heartbeat's age in milliseconds: a test clock has whole seconds only.
-    int64_t now_ms = clock_.Now() * 1000;
-    if (!config_.test_now) {
-      timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      now_ms = static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-    }
     static const sys::LocalZone zone;
-    return monitor::ReadUsage(config_, actor_.uid, q, text, now_ms, zone);
+    return monitor::ReadUsage(config_, actor_.uid, q, text, clock_.NowMs(), zone);
   }
   Result<service::VerifyReport> Verify(const std::string& path) override {
     return service_.Verify(actor_, path);

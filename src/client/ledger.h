@@ -20,6 +20,9 @@ class Ledger {
   virtual const service::Actor& actor() const = 0;
   virtual const engine::Policy& policy() const = 0;
   virtual engine::Seconds Now() const = 0;
+  // Where live GPU state comes from: this process's source, or what the
+  // daemon says its monitor samples.
+  virtual std::string Telemetry() = 0;
 
   virtual Result<service::BookingOutcome> Create(const service::CreateRequest& r) = 0;
   virtual Result<service::BookingOutcome> Edit(const service::EditRequest& r) = 0;

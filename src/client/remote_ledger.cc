@@ -36,6 +36,7 @@ class RemoteLedger : public Ledger {
       actor_.username = r.at("actor").at("username").get<std::string>();
       actor_.admin = r.at("actor").at("admin").get<bool>();
       now_offset_ = r.at("now").get<engine::Seconds>() - clock_.Now();
+      telemetry_ = r.value("telemetry", "unknown (the daemon does not say)");
     } catch (const json::exception&) {
       return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed server.ping reply");
     }
@@ -47,6 +48,7 @@ class RemoteLedger : public Ledger {
   const service::Actor& actor() const override { return actor_; }
   const engine::Policy& policy() const override { return policy_; }
   engine::Seconds Now() const override { return clock_.Now() + now_offset_; }
+  std::string Telemetry() override { return telemetry_; }
 
   Result<service::BookingOutcome> Create(const service::CreateRequest& r) override {
     return Ask("booking.create", rpc::Encode(r), rpc::DecodeBookingOutcome);
@@ -230,6 +232,7 @@ class RemoteLedger : public Ledger {
   engine::Policy policy_;
   service::Actor actor_;
   engine::Seconds now_offset_ = 0;
+  std::string telemetry_;  // what the daemon says its monitor samples
   int fd_ = -1;
   int64_t next_id_ = 0;
   std::string buffer_;

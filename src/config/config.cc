@@ -1,6 +1,5 @@
 #include "config/config.h"
 
-#include <dirent.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,8 +14,7 @@
 #include "base/strings.h"
 #include "engine/civil_time.h"
 #include "engine/parse.h"
-#include "gpu/select.h"
-#include "gpu/source.h"
+#include "gpu/open_source.h"
 #include "sys/fs.h"
 #include "sys/trust.h"
 #include "sys/users.h"
@@ -372,23 +370,6 @@ std::string EnvName(const std::string& key) {
   return out;
 }
 
-int DetectGpuCount(const std::string& sim_file) {
-  if (!sim_file.empty()) {
-    if (auto n = gpu::CountSimulatedGpus(sim_file)) return *n;
-    return 1;
-  }
-  int n = 0;
-  if (DIR* d = opendir("/proc/driver/nvidia/gpus")) {
-    while (dirent* e = readdir(d))
-      if (e->d_name[0] != '.') ++n;
-    closedir(d);
-  }
-  // No /proc entry (WSL, some containers): ask NVML; the session it opens is
-  // the one later samples reuse.
-  if (n == 0) n = gpu::NvmlDeviceCount().value_or(0);
-  return n > 0 ? n : 1;
-}
-
 // Environment values are text; show "4" as 4 and "[1,3]" as a list.
 std::string AsJsonText(const std::string& v) {
   try {
@@ -427,7 +408,7 @@ void Defaults(Config& c) {
 
 Status Finish(Config& c) {
   if (c.gpu_count_detected) {
-    c.policy.gpu_count = DetectGpuCount(c.gpu_sim_file);
+    c.policy.gpu_count = gpu::DetectGpuCount(c.gpu_sim_file);
     c.values["gpu_count"] = std::to_string(c.policy.gpu_count);
     c.sources["gpu_count"] = "detected";
   }

@@ -63,6 +63,12 @@ const char* NvmlStateName(NvmlReport::State s) {
   return "failed";
 }
 
+std::string DescribeNvml(const NvmlReport& report) {
+  if (report.state != NvmlReport::State::kReady) return "NVML unavailable: " + report.error;
+  return fmt::format("NVML {} (driver {})", report.library,
+                     report.driver_version.empty() ? "?" : report.driver_version);
+}
+
 // Everything kept per device for the life of a session.
 struct NvmlSource::DeviceState {
   Device handle = nullptr;
@@ -215,6 +221,12 @@ Result<int> NvmlSource::DeviceCount() {
 }
 
 Snapshot NvmlSource::Sample(int gpu_count) { return Sample(gpu_count, nullptr); }
+
+std::string NvmlSource::Describe() {
+  NvmlReport report;
+  Sample(0, &report);
+  return DescribeNvml(report);
+}
 
 Snapshot NvmlSource::Sample(int gpu_count, NvmlReport* out_report) {
   std::lock_guard lock(mu_);

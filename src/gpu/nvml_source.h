@@ -81,6 +81,9 @@ struct NvmlReport {
   std::vector<DeviceReport> devices;  // one per sampled index
 };
 const char* NvmlStateName(NvmlReport::State s);
+// What a report says NVML is, for `bk config`: "NVML LIBRARY (driver V)" or
+// "NVML unavailable: REASON".
+std::string DescribeNvml(const NvmlReport& report);
 
 class NvmlSource : public GpuSource {
  public:
@@ -95,6 +98,7 @@ class NvmlSource : public GpuSource {
   // is the caller's step (gpu::Attribute), since only it knows the bookings.
   Snapshot Sample(int gpu_count) override;
   Snapshot Sample(int gpu_count, NvmlReport* report);
+  std::string Describe() override;
 
   // NVML's device count (1..1024), initialising NVML if needed; the error
   // states why NVML is unavailable.

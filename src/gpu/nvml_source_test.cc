@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "gpu/nvml_fake_test.h"
-#include "gpu/select.h"
+#include "gpu/open_source.h"
 
 namespace bk::gpu {
 namespace {
@@ -483,11 +483,13 @@ TEST(NvmlLoadTest, WithoutTheLibraryDefaultSourceIsCountOnly) {
   ASSERT_FALSE(loaded.has_value());
   EXPECT_EQ(loaded.error().failure, nvml::LoadFailure::kNoLibrary);
   EXPECT_NE(loaded.error().message.find("libnvidia-ml.so.1"), std::string::npos) << loaded.error().message;
-  Snapshot s = DefaultSource()->Sample(3);
+  OpenedSource opened = OpenSource("");
+  Snapshot s = opened.source->Sample(3);
   EXPECT_TRUE(s.ok());
   ASSERT_EQ(s.devices.size(), 3u);
   EXPECT_EQ(s.devices[0].source, Source::kNone);
-  EXPECT_FALSE(NvmlDeviceCount().has_value());
+  EXPECT_FALSE(SharedNvml().DeviceCount().has_value());
+  EXPECT_EQ(opened.source->Describe(), "none (GPU count only)");
 }
 
 TEST(NvmlLoadTest, ReturnNames) {

@@ -330,7 +330,7 @@ Result<Snapshot> ParseSimulation(const std::string& text, int gpu_count, const s
   return snapshot;
 }
 
-Result<Snapshot> SimFileSource::Load(int gpu_count) const {
+Result<Snapshot> SimFileSource::Load(int gpu_count) {
   BK_ASSIGN_OR_RETURN(std::string text, ReadSimFile(path_));
   return ParseSimulation(text, gpu_count, "simulation file " + path_);
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/open_source.h"
 #include "gpu/snapshot.h"
 #include "gpu/source.h"
 
@@ -520,6 +521,23 @@ TEST_F(SimFileTest, CountSimulatedGpus) {
   ASSERT_FALSE(empty.has_value());
   EXPECT_NE(empty.error().message.find("gpus must list at least one GPU"), std::string::npos);
   EXPECT_FALSE(CountSimulatedGpus(dir_ + "/missing.json").has_value());
+}
+
+// The factory: a configured simulation file is the source, with nothing to
+// close during a pause, and gpu_count detection counts the same file.
+TEST_F(SimFileTest, OpenSourceReadsTheConfiguredFile) {
+  Write(ManyGpus(2));
+  OpenedSource opened = OpenSource(path_);
+  EXPECT_FALSE(opened.on_pause);
+  EXPECT_EQ(opened.source->Describe(), "simulation " + path_);
+  Snapshot s = opened.source->Sample(2);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s.devices[1].source, Source::kSimulation);
+  EXPECT_EQ(DetectGpuCount(path_), 2);
+  Write("{bad");
+  EXPECT_FALSE(opened.source->Load(2).has_value());
+  EXPECT_FALSE(opened.source->Sample(2).ok());
+  EXPECT_EQ(DetectGpuCount(path_), 1);
 }
 
 // ---- the shipped example and documentation ----

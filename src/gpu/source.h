@@ -16,12 +16,20 @@ class GpuSource {
   // One sample of `gpu_count` devices. A source that cannot sample returns a
   // Snapshot with placeholder devices and `error` set; it never throws.
   virtual Snapshot Sample(int gpu_count) = 0;
+  // The same sample for a command, where a source the user misconfigured (a
+  // malformed simulation file) is an error to fix rather than a failed
+  // sample. A failing driver is still a Snapshot with `error`.
+  virtual Result<Snapshot> Load(int gpu_count) { return Sample(gpu_count); }
+  // What this source reads, for `bk config`: "simulation PATH", "NVML ...",
+  // "none (GPU count only)". May load the driver.
+  virtual std::string Describe() = 0;
 };
 
 // Every GPU "unknown" (BK_GPU_COUNT alone, or no driver).
 class CountOnlySource : public GpuSource {
  public:
   Snapshot Sample(int gpu_count) override;
+  std::string Describe() override { return "none (GPU count only)"; }
 };
 
 // BK_GPU_SIM_FILE, re-read on every sample so tests can script processes
@@ -32,7 +40,8 @@ class SimFileSource : public GpuSource {
   explicit SimFileSource(std::string path) : path_(std::move(path)) {}
   Snapshot Sample(int gpu_count) override;
   // Strict parse for commands: a malformed file is a user error.
-  Result<Snapshot> Load(int gpu_count) const;
+  Result<Snapshot> Load(int gpu_count) override;
+  std::string Describe() override { return "simulation " + path_; }
 
  private:
   std::string path_;

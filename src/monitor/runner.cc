@@ -6,8 +6,6 @@
 
 #include <algorithm>
 
-#include "gpu/nvml_source.h"
-#include "gpu/select.h"
 #include "sys/fs.h"
 #include "sys/random.h"
 #include "sys/users.h"
@@ -25,16 +23,6 @@ std::string UsagePath(const config::Config& c) {
 }
 std::string UsageLockPath(const config::Config& c) {
   return sys::JoinPath(sys::Dirname(c.ledger_path), "usage.lock");
-}
-
-std::unique_ptr<gpu::GpuSource> MonitorSource(const config::Config& c) {
-  if (!c.gpu_sim_file.empty()) return std::make_unique<gpu::SimFileSource>(c.gpu_sim_file);
-  return gpu::DefaultSource();
-}
-
-std::function<void()> PauseHook(const config::Config& c) {
-  if (!c.gpu_sim_file.empty()) return {};
-  return [] { gpu::SharedNvml().Close(); };
 }
 
 // ---- Sampler ----------------------------------------------------------------
@@ -110,14 +98,19 @@ void Sampler::Run() {
 
 // ---- Runner -----------------------------------------------------------------
 
-Runner::Runner(const config::Config& config, std::function<int64_t()> now_ms, LogFn log)
-    : config_(config), now_ms_(std::move(now_ms)), log_(std::move(log)) {}
+Runner::Runner(const config::Config& config, const sys::Clock& clock, LogFn log)
+    : config_(config), clock_(clock), log_(std::move(log)) {}
 
 Runner::~Runner() { Stop(); }
 
 gpu::Snapshot Runner::LatestSource::Sample(int gpu_count) {
   if (!runner_->monitor_) return gpu::UnknownSnapshot(gpu_count);
   return runner_->monitor_->latest();
+}
+
+std::string Runner::LatestSource::Describe() {
+  if (runner_->source_description_.empty()) return "none (the monitor has not started)";
+  return runner_->source_description_ + " (sampled by the daemon's monitor)";
 }
 
 Status Runner::Start(service::BookingService& service, uid_t owner) {
@@ -141,16 +134,17 @@ Status Runner::Start(service::BookingService& service, uid_t owner) {
   o.pid = getpid();
   o.uid = owner;
   monitor_ = std::make_unique<Monitor>(o);
-  BK_TRY(monitor_->Start(now_ms_()));
+  BK_TRY(monitor_->Start(clock_.NowMs()));
 
-  source_ = MonitorSource(config_);
+  source_ = gpu::OpenSource(config_.gpu_sim_file);
+  source_description_ = source_.source->Describe();
   Sampler::Options so;
-  so.source = source_.get();
+  so.source = source_.source.get();
   so.gpu_count = config_.policy.gpu_count;
   so.interval_ms = o.interval_ms;
   so.pause_during_exclusive = o.pause_during_exclusive;
-  so.now_ms = now_ms_;
-  so.on_pause = PauseHook(config_);
+  so.now_ms = [this] { return clock_.NowMs(); };
+  so.on_pause = source_.on_pause;
   sampler_ = std::make_unique<Sampler>(so);
   Publish();  // before the first sample: it may already fall in an exclusive window
   BK_TRY(sampler_->Start());
@@ -207,7 +201,7 @@ void Runner::Stop() {
   if (!sampler_) return;
   sampler_->Stop();
   OnReadable();
-  if (auto st = monitor_->Stop(now_ms_()); !st)
+  if (auto st = monitor_->Stop(clock_.NowMs()); !st)
     log_("monitor: cannot record the stop: " + st.error().message);
   else
     log_(fmt::format("monitor stopped: samples={}", monitor_->samples()));

@@ -28,11 +28,12 @@
 
 #include "base/result.h"
 #include "config/config.h"
-#include "gpu/source.h"
+#include "gpu/open_source.h"
 #include "monitor/lock.h"
 #include "monitor/monitor.h"
 #include "service/booking_service.h"
 #include "store/usage_store.h"
+#include "sys/clock.h"
 
 namespace bk::monitor {
 
@@ -73,11 +74,13 @@ class Sampler {
 class Runner {
  public:
   using LogFn = std::function<void(const std::string&)>;
-  Runner(const config::Config& config, std::function<int64_t()> now_ms, LogFn log);
+  // `clock` stamps every sample (the wall clock, or the config's test clock).
+  Runner(const config::Config& config, const sys::Clock& clock, LogFn log);
   ~Runner();
 
   // What the daemon's BookingService samples: the monitor's latest attributed
-  // snapshot, so `bk st` never queries NVML behind the monitor (nor during a pause).
+  // snapshot, so `bk st` never queries the source behind the monitor (nor
+  // during a pause), whether that source is NVML or a simulation file.
   gpu::GpuSource* service_source() { return &service_source_; }
 
   // Opens usage.db beside the ledger and starts sampling.
@@ -90,13 +93,14 @@ class Runner {
   store::UsageStore* usage() { return usage_.get(); }
   // Why the last sample could not be recorded; empty once one is again.
   const std::string& not_recording() const { return not_recording_; }
-  int64_t NowMs() const { return now_ms_(); }
+  int64_t NowMs() const { return clock_.NowMs(); }
 
  private:
   class LatestSource : public gpu::GpuSource {
    public:
     explicit LatestSource(Runner* r) : runner_(r) {}
     gpu::Snapshot Sample(int gpu_count) override;
+    std::string Describe() override;
 
    private:
     Runner* runner_;
@@ -105,10 +109,11 @@ class Runner {
   void Warn(const std::string& line);
 
   const config::Config& config_;
-  std::function<int64_t()> now_ms_;
+  const sys::Clock& clock_;
   LogFn log_;
   LatestSource service_source_{this};
-  std::unique_ptr<gpu::GpuSource> source_;
+  gpu::OpenedSource source_;
+  std::string source_description_;  // taken at Start, off the loop's hot path
   std::optional<UsageLock> lock_;
   std::unique_ptr<store::UsageStore> usage_;
   std::unique_ptr<Monitor> monitor_;
@@ -122,9 +127,5 @@ std::string NewMonitorId();
 // usage.db and usage.lock beside the ledger.
 std::string UsagePath(const config::Config& config);
 std::string UsageLockPath(const config::Config& config);
-// The source the monitor samples: the simulation file when configured, else NVML (or count-only).
-std::unique_ptr<gpu::GpuSource> MonitorSource(const config::Config& config);
-// Called when a pause begins: closes the NVML session when NVML is the source.
-std::function<void()> PauseHook(const config::Config& config);
 
 }  // namespace bk::monitor

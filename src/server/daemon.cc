@@ -36,15 +36,6 @@ namespace {
 
 using Steady = std::chrono::steady_clock;
 
-// The monitor's sample time in milliseconds: the wall clock, or the test
-// clock's whole seconds.
-int64_t NowMs(const sys::Clock& clock) {
-  if (dynamic_cast<const sys::RealClock*>(&clock) == nullptr) return clock.Now() * 1000;
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
 void Log(const std::string& line) {
   std::time_t t = std::time(nullptr);
   std::fprintf(stderr, "%s serve: %s\n", engine::FormatIsoUtc(t).c_str(), line.c_str());
@@ -420,9 +411,7 @@ int Serve(const ServeOptions& options) {
     clock = std::move(*fixed);
   }
   // The monitor samples the GPUs; the service shows its latest snapshot.
-  const sys::Clock* monitor_clock = clock.get();
-  monitor::Runner monitor(
-      c, [monitor_clock] { return NowMs(*monitor_clock); }, Log);
+  monitor::Runner monitor(c, *clock, Log);
   service::BookingService::Deps deps{&c, clock.get(), monitor.service_source(), c.owner_uid, true};
   deps.snapshot_ttl_ms = 2000;
   service::BookingService service(deps);

@@ -75,7 +75,8 @@ const std::map<std::string, Call>& Methods() {
                       {"owner", c.owner},
                       {"actor", {{"uid", a.uid}, {"username", a.username}, {"admin", a.admin}}},
                       {"now", s.Now()},
-                      {"policy", rpc::Encode(s.policy())}};
+                      {"policy", rpc::Encode(s.policy())},
+                      {"telemetry", s.TelemetrySource()}};
         }}},
       {"booking.create",
        {true, false,

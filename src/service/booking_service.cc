@@ -146,15 +146,18 @@ Result<gpu::Snapshot> BookingService::Impl::Telemetry() {
   bool fresh = deps.snapshot_ttl_ms <= 0 || age < std::chrono::milliseconds(deps.snapshot_ttl_ms);
   if (snapshot && fresh) return *snapshot;
   snapshot_at = std::chrono::steady_clock::now();
-  if (!deps.config->gpu_sim_file.empty()) {
-    gpu::SimFileSource sim(deps.config->gpu_sim_file);
-    BK_ASSIGN_OR_RETURN(snapshot, sim.Load(policy().gpu_count));
-  } else if (deps.gpus) {
-    snapshot = deps.gpus->Sample(policy().gpu_count);
+  // The daemon passes its monitor's latest attributed snapshot, a private
+  // ledger the source gpu::OpenSource chose: a simulation file or NVML alike.
+  if (deps.gpus) {
+    BK_ASSIGN_OR_RETURN(snapshot, deps.gpus->Load(policy().gpu_count));
   } else {
     snapshot = gpu::UnknownSnapshot(policy().gpu_count);
   }
   return *snapshot;
+}
+
+std::string BookingService::TelemetrySource() {
+  return impl_->deps.gpus ? impl_->deps.gpus->Describe() : gpu::CountOnlySource().Describe();
 }
 
 ::bk::Status BookingService::Impl::CheckPolicy(store::LedgerStore& s, bool bind) {

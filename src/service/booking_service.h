@@ -79,6 +79,8 @@ class BookingService {
   // Changes whenever a write commits: caches of read results compare it.
   uint64_t Generation() const;
   const engine::Policy& policy() const;
+  // Where live GPU state comes from, for `bk config` (may load the driver).
+  std::string TelemetrySource();
 
  private:
   Result<BookingOutcome> CreateImpl(const Actor& actor, const CreateRequest& request);

@@ -312,7 +312,7 @@ std::string RecommendationDoc(const service::Recommendation& r, const engine::Po
 }
 
 std::string ConfigDoc(const config::Config& c, const service::PolicyStatus& status,
-                      const std::string& transport) {
+                      const std::string& transport, const std::string& telemetry) {
   json effective = json::object();
   for (const auto& [k, v] : c.values) {
     try {
@@ -330,6 +330,7 @@ std::string ConfigDoc(const config::Config& c, const service::PolicyStatus& stat
             {"deployment", config::DeploymentName(c.deployment)},
             {"why", c.why},
             {"transport", transport},
+            {"telemetry", telemetry},
             {"config_file", {{"path", c.config_file}, {"present", c.config_file_present}}},
             {"ledger", c.ledger_path},
             {"effective", effective},

@@ -37,7 +37,7 @@ std::string OperationDoc(const service::OperationView& v, uint32_t caller, const
                          engine::Seconds now);
 std::string RecommendationDoc(const service::Recommendation& r, const engine::Policy& p, engine::Seconds now);
 std::string ConfigDoc(const config::Config& c, const service::PolicyStatus& status,
-                      const std::string& transport);
+                      const std::string& transport, const std::string& telemetry);
 std::string ErrorDoc(const Error& e);
 // `bk slots --json`: the options, best first (bk.agent.v1, kind "slots").
 std::string SlotsDoc(const service::SlotsResult& r, const service::CreateRequest& request);

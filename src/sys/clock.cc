@@ -11,6 +11,12 @@ namespace bk::sys {
 
 Seconds RealClock::Now() const { return static_cast<Seconds>(time(nullptr)); }
 
+int64_t RealClock::NowMs() const {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
 namespace {
 
 constexpr const char* kTestNowError =

@@ -14,11 +14,15 @@ class Clock {
   virtual ~Clock() = default;
   // Whole seconds since the Unix epoch (UTC).
   virtual Seconds Now() const = 0;
+  // Milliseconds since the epoch, for sample times and heartbeat ages. A
+  // test clock has whole seconds only, so by default this is Now() * 1000.
+  virtual int64_t NowMs() const { return Now() * 1000; }
 };
 
 class RealClock : public Clock {
  public:
   Seconds Now() const override;
+  int64_t NowMs() const override;
 };
 
 class FixedClock : public Clock {

@@ -16,6 +16,22 @@ TEST(RealClock, WholeSecondsNearTime) {
   EXPECT_LE(now, after);
 }
 
+TEST(RealClock, MillisecondsAgreeWithSeconds) {
+  RealClock clock;
+  int64_t before = clock.Now();
+  int64_t ms = clock.NowMs();
+  int64_t after = clock.Now();
+  EXPECT_GE(ms / 1000, before);
+  EXPECT_LE(ms / 1000, after);
+}
+
+TEST(FixedClock, MillisecondsAreWholeSeconds) {
+  FixedClock clock(100);
+  EXPECT_EQ(clock.NowMs(), 100000);
+  clock.Set(101);
+  EXPECT_EQ(clock.NowMs(), 101000);
+}
+
 TEST(FixedClock, ReturnsAndSetsTheTime) {
   FixedClock clock(100);
   EXPECT_EQ(clock.Now(), 100);

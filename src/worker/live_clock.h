@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "base/result.h"
+#include "client/ledger.h"
 #include "config/config.h"
 #include "gpu/snapshot.h"
 #include "gpu/source.h"
@@ -27,15 +28,21 @@ class SteppingClock : public sys::Clock {
 // The real clock, or (test builds) a SteppingClock from BK_TEST_NOW.
 Result<std::unique_ptr<sys::Clock>> LiveClock(const config::Config& config);
 
-// Fresh GPU samples of this host: the simulation file when configured, else
-// NVML (or unknown placeholders).
+// Fresh GPU samples for launches.
 class Sampler {
  public:
+  // This host's source (gpu::OpenSource): what a command that needs the local
+  // GPUs' UUIDs reads.
   explicit Sampler(const config::Config& config);
+  // The launch guard's live state. On a shared server the daemon's monitor
+  // owns the telemetry, so the answer is its latest attributed snapshot, asked
+  // through `ledger` (what `bk st` shows every user); a launch then needs no
+  // NVML or simulation file of its own. In private mode nothing else samples:
+  // this host's source, as above.
+  Sampler(const config::Config& config, client::Ledger& ledger);
   gpu::Snapshot Sample(int gpu_count);
 
  private:
-  std::string sim_file_;
   std::unique_ptr<gpu::GpuSource> source_;
 };
 

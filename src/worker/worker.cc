@@ -103,7 +103,7 @@ Worker::Worker(client::Ledger& ledger, const sys::Clock& clock, const config::Co
       worker_id_(sys::NewUuid()),
       host_(sys::LocalNode().hostname),
       uid_(getuid()),
-      sampler_(config) {}
+      sampler_(config, ledger) {}
 
 Worker::~Worker() = default;
 

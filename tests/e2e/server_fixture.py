@@ -341,6 +341,7 @@ class Server:
         self.notified = []  # sd_notify datagrams received, in order
         self.starts = 0
         self.logs = []
+        self.serve_env = {}  # extra environment of `bk server serve` (e.g. BK_GPU_SIM_FILE)
 
     # -- init
 
@@ -384,7 +385,7 @@ class Server:
         log_path = os.path.join(self.base, "serve-%d.log" % self.starts)
         self.logs.append(log_path)
         log = open(log_path, "wb")
-        env = self.owner.env(NOTIFY_SOCKET=self.notify_path)
+        env = self.owner.env(NOTIFY_SOCKET=self.notify_path, **self.serve_env)
         try:
             self.proc = subprocess.Popen(self.serve_cmd(), env=env, stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, cwd=self.owner.home,
@@ -436,16 +437,32 @@ class Server:
             self.notified.append(self.notify.recv(4096).decode(errors="replace"))
             wait = 0
 
-    def ping(self, timeout=2.0):
-        """One server.ping on a fresh connection (as the test process); returns the result."""
+    def call(self, method, timeout=2.0):
+        """One `method` call without params on a fresh connection (as the test process); returns
+        the result."""
         c = Rpc(self.socket, timeout=timeout)
         try:
-            reply = c.call("server.ping", timeout=timeout)
+            reply = c.call(method, timeout=timeout)
         finally:
             c.close()
         if "result" not in reply:
-            raise AssertionError("server.ping failed: %r" % reply)
+            raise AssertionError("%s failed: %r" % (method, reply))
         return reply["result"]
+
+    def ping(self, timeout=2.0):
+        """One server.ping on a fresh connection (as the test process); returns the result."""
+        return self.call("server.ping", timeout)
+
+    def wait_sampled(self, timeout=10.0):
+        """Waits until what the daemon serves comes from a sample of its monitor, not the
+        placeholders it holds before the first one (bounded polling)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            devices = self.call("status.get")["devices"]
+            if devices and all(d["source"] != "none" for d in devices):
+                return devices
+            time.sleep(0.1)  # pacing between polls of a bounded wait
+        raise AssertionError("the daemon's monitor sampled nothing within %.0f s:\n%s" % (timeout, self.log()))
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None

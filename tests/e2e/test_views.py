@@ -480,6 +480,7 @@ class ConfigVersionHelpTest(BkTestCase):
         path = self.use_sim()
         self.assertIn(f"telemetry: simulation {path}", self.ok("config").splitlines())
         self.assertIn("scheduling: GPUs=4 (detected) ", self.last.stdout)
+        self.assertEqual(self.json("config", "--json")["telemetry"], f"simulation {path}")
 
     def test_version(self):
         out = self.ok("--version")

@@ -482,15 +482,49 @@ class RemoteWorkerTest(unittest.TestCase):
         self.srv = Server(self.base, self.owner)
         self.addCleanup(self.srv.cleanup)
         self.srv.init("--gpu-count", "4")
-        self.srv.start()
+        # The GPUs are the daemon's: its monitor samples them and every client (the worker's
+        # launch guard included) sees that monitor's snapshot.
         self.sim = os.path.join(self.base, "sim.json")
         with open(self.sim, "w") as f:
             json.dump({"gpus": idle_gpus()}, f)
         os.chmod(self.sim, 0o644)
+        self.srv.serve_env["BK_GPU_SIM_FILE"] = self.sim
+        self.srv.start()
+        self.srv.wait_sampled()
 
-    def bk(self, who, *args):
-        env = who.env(BK_CONFIG_FILE=self.srv.config, BK_GPU_SIM_FILE=self.sim, BK_WORKER_POLL_SECONDS="0.1")
+    def bk(self, who, *args, local_sim=True):
+        """`bk` as `who`; `local_sim` also gives this client the simulation file (for the UUIDs a
+        shell sees); without it the client host has no GPU telemetry at all."""
+        env = who.env(BK_CONFIG_FILE=self.srv.config, BK_WORKER_POLL_SECONDS="0.1")
+        if local_sim:
+            env["BK_GPU_SIM_FILE"] = self.sim
         return who.bk(*args, env=env)
+
+    def test_a_client_without_telemetry_launches_on_the_daemons(self):
+        """No NVML and no simulation file on the client side: the launch guard asks the daemon,
+        and `bk config` reports the daemon's telemetry rather than none."""
+        out_file = os.path.join(self.user.home, "cvd-remote.txt")
+        p = self.bk(self.user, "x", "1", "1h", "--gpu", "1", "-q", "--", "sh", "-c",
+                    'echo "$CUDA_VISIBLE_DEVICES" > ' + out_file, local_sim=False)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        run = self.bk(self.user, "w", "once", local_sim=False)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        with open(out_file) as f:
+            self.assertEqual(f.read(), UUID1 + "\n")
+        # The same through `bk run`, whose foreground worker runs the launch guard itself.
+        p = self.bk(self.user, "run", "x", "1", "1h", "--gpu", "2", "--", "sh", "-c", 'echo "$CUDA_VISIBLE_DEVICES"',
+                    local_sim=False)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.stdout, sim_gpu(2)["uuid"] + "\n")
+        # `bk st` shows the same snapshot: the daemon's monitor's, not this client's (it has none).
+        st = self.bk(self.user, "st", local_sim=False)
+        self.assertEqual(st.returncode, 0, st.stdout + st.stderr)
+        self.assertIn("A100", st.stdout)
+        want = "simulation %s (sampled by the daemon's monitor)" % self.sim
+        config = self.bk(self.user, "config", local_sim=False)
+        self.assertIn("telemetry: " + want, config.stdout.splitlines())
+        doc = json.loads(self.bk(self.user, "config", "--json", local_sim=False).stdout)
+        self.assertEqual(doc["telemetry"], want)
 
     def test_worker_of_a_server_user(self):
         out_file = os.path.join(self.user.home, "cvd.txt")
