@@ -137,7 +137,8 @@ Result<int> RunNow(Context& ctx, const std::optional<std::string>& ref,
   run.selected = selected;
   run.argv = command;
   std::vector<int> gpus = UnionGpus(selected);
-  run.tokens = worker::CudaTokens(gpus, worker::Sampler(ctx.config).Sample(ledger->policy().gpu_count));
+  run.tokens =
+      worker::CudaTokens(gpus, worker::Sampler(ctx.config, *ledger).Sample(ledger->policy().gpu_count));
   Err(ctx, fmt::format("run: GPU={} from booking(s) {}", JoinInts(gpus), ShortIds(selected)));
   return worker::RunAdhoc(*ledger, *clock, settings, run, ctx.err);
 }

@@ -35,7 +35,7 @@ shell::ShellEnv Compute(Context& ctx) {
   gpu::Snapshot snapshot;
   // Sampling (NVML) only when some GPU is to be shown: the UUIDs.
   if (shell::NeedsSnapshot(mine->reservations, now))
-    snapshot = worker::Sampler(ctx.config).Sample((*ledger)->policy().gpu_count);
+    snapshot = worker::Sampler(ctx.config, **ledger).Sample((*ledger)->policy().gpu_count);
   return shell::ComputeShellEnv(mine->reservations, now, snapshot,
                                 [&](engine::Seconds t) { return engine::FormatLocalClock(t, *ctx.zone); });
 }

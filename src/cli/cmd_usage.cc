@@ -34,7 +34,7 @@ Result<std::string> UsageDocument(Context& ctx, const monitor::UsageQuery& q, bo
   if (ledger) return (*ledger)->Usage(q, text);
   if (c.deployment != config::Deployment::kPrivate && sys::CurrentUid() == c.owner_uid) {
     static const sys::LocalZone zone;
-    return monitor::ReadUsage(c, c.owner_uid, q, text, ctx.clock->Now() * 1000, zone);
+    return monitor::ReadUsage(c, c.owner_uid, q, text, ctx.clock->NowMs(), zone);
   }
   return std::unexpected(ledger.error());
 }
