@@ -72,6 +72,7 @@ Status ApplyDocument(const json& doc, const std::string& where, Config& c,
 }
 
 // Every key at its declared default; gpu_count waits for Finish to detect it.
+// A declared default always parses (KeysTest applies each one).
 void Defaults(Config& c) {
   for (const auto& k : Keys()) {
     std::string name(k.name);

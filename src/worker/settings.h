@@ -1,7 +1,7 @@
 #pragma once
 // The worker's settings: the keys config::Load parsed into Config::worker
-// (where each key's range and BK_<KEY> override are declared, config/keys.h),
-// and the private job directory, which is not a key.
+// (each declared, with its range and BK_<KEY> override, in config/keys.cc),
+// plus the private job directory, which is not a key.
 
 #include <cstdint>
 #include <string>
