@@ -5,18 +5,42 @@
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/context.h"
+#include "config/keys.h"
 #include "engine/parse.h"
 #include "surface/documents.h"
 #include "sys/fs.h"
 
 namespace bk::cli {
+namespace {
+
+// The key tables of the administrator's guide, generated from the declarations.
+void PrintKeys(Context& ctx) {
+  const char* head = "| key | default | environment | meaning | accepted values |\n|---|---|---|---|---|";
+  ctx.Print(head);
+  for (const auto& row : config::KeyRows(config::KeyScope::kDeployment)) ctx.Print(row);
+  ctx.Print("");
+  ctx.Print(head);
+  for (const auto& row : config::KeyRows(config::KeyScope::kUser)) ctx.Print(row);
+  ctx.Print("");
+  ctx.Print("| variable | meaning |\n|---|---|");
+  for (const auto& var : config::EnvironmentVariables())
+    ctx.Print(fmt::format("| `{}` | {} |", var.name, var.doc));
+}
+
+}  // namespace
+
 Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args) {
-  bool json = false, compact = false;
+  bool json = false, compact = false, keys = false;
   ArgSpec spec("bk config", "The deployment in use, every effective setting and where it came from.");
   spec.Flag("--json", &json, "print the gpubk.config.v1 document (indented)");
   spec.Flag("--compact", &compact, "the same document on one line");
+  spec.Flag("--keys", &keys, "list every key: default, environment variable, meaning, accepted values");
   BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
   if (help) return 0;
+  if (keys) {
+    PrintKeys(ctx);
+    return 0;
+  }
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::PolicyStatus status, ledger->CheckPolicy());
   const config::Config& c = ctx.config;

@@ -6,14 +6,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "base/json_strict.h"
 #include "base/strings.h"
-#include "engine/civil_time.h"
-#include "engine/parse.h"
+#include "config/keys.h"
 #include "gpu/open_source.h"
 #include "sys/fs.h"
 #include "sys/trust.h"
@@ -23,352 +21,6 @@ namespace bk::config {
 namespace {
 
 using nlohmann::json;
-
-// One configurable key: how to read it and where the value goes.
-struct Key {
-  const char* name;
-  const char* default_text;  // rendered default for `bk config`
-  std::function<Status(const json&, Config&)> apply;
-};
-
-Result<int64_t> IntValue(const std::string& key, const json& v, int64_t lo, int64_t hi) {
-  std::optional<int64_t> n;
-  if (v.is_number_integer())
-    n = v.get<int64_t>();
-  else if (v.is_string())
-    n = ParseUint(Trim(v.get<std::string>()));
-  if (!n) return Invalid(fmt::format("{} must be an integer", key));
-  if (*n < lo || *n > hi) return Invalid(fmt::format("{} must be between {} and {}", key, lo, hi));
-  return *n;
-}
-
-Result<double> FloatValue(const std::string& key, const json& v, double lo, double hi) {
-  double d = 0;
-  if (v.is_number() && !v.is_boolean()) {
-    d = v.get<double>();
-  } else if (v.is_string()) {
-    std::string s(Trim(v.get<std::string>()));
-    char* end = nullptr;
-    d = std::strtod(s.c_str(), &end);
-    if (s.empty() || end != s.c_str() + s.size()) return Invalid(fmt::format("{} must be a number", key));
-  } else {
-    return Invalid(fmt::format("{} must be a number", key));
-  }
-  if (!std::isfinite(d) || d < lo || d > hi)
-    return Invalid(fmt::format("{} must be between {} and {}", key, lo, hi));
-  return d;
-}
-
-Result<bool> BoolValue(const std::string& key, const json& v) {
-  if (v.is_boolean()) return v.get<bool>();
-  if (v.is_string()) {
-    std::string s = ToLower(Trim(v.get<std::string>()));
-    if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
-    if (s == "0" || s == "false" || s == "no" || s == "off") return false;
-  }
-  if (v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1)) return v.get<int64_t>() == 1;
-  return Invalid(fmt::format("{} must be a boolean (true/false, 1/0, yes/no, on/off)", key));
-}
-
-// Sizes accept MiB integers or "256g" / "4096m".
-Result<int64_t> SizeValue(const std::string& key, const json& v) {
-  if (v.is_number_integer() || (v.is_string() && AllDigits(Trim(v.get<std::string>()))))
-    return IntValue(key, v, 1, int64_t{1} << 40);
-  if (v.is_string()) return engine::ParseSizeMb(v.get<std::string>(), key);
-  return Invalid(fmt::format("{} must be a size in MiB or like 256g", key));
-}
-
-// JSON text from the environment, or the value itself from a file.
-Result<json> Structured(const std::string& key, const json& v) {
-  if (!v.is_string()) return v;
-  try {
-    return json::parse(v.get<std::string>());
-  } catch (const json::exception&) {
-    return Invalid(fmt::format("{} must be JSON", key));
-  }
-}
-
-Result<std::vector<int>> GpuListValue(const std::string& key, const json& v) {
-  if (v.is_string()) {
-    std::string s(Trim(v.get<std::string>()));
-    if (s.empty()) return std::vector<int>{};
-    if (s.front() != '[') return engine::ParseGpuList(s, key);
-  }
-  BK_ASSIGN_OR_RETURN(json arr, Structured(key, v));
-  if (!arr.is_array()) return Invalid(fmt::format("{} must be a list of GPU indexes such as [1, 3]", key));
-  std::vector<int> out;
-  for (const auto& e : arr) {
-    if (!e.is_number_integer() || e.get<int64_t>() < 0 || e.get<int64_t>() > 1023)
-      return Invalid(fmt::format("{} must contain GPU indexes between 0 and 1023", key));
-    int g = e.get<int>();
-    if (std::find(out.begin(), out.end(), g) != out.end())
-      return Invalid(fmt::format("{} must not contain repeated GPU indexes", key));
-    out.push_back(g);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-Result<std::map<int, int>> PriorityValue(const std::string& key, const json& v) {
-  std::map<int, int> out;
-  auto add = [&](const std::string& gpu, int64_t prio) -> Status {
-    auto g = ParseUint(Trim(gpu));
-    if (!g || *g > 1023) return Invalid(fmt::format("{} GPU index must be between 0 and 1023", key));
-    if (prio < 0 || prio > 1000000)
-      return Invalid(fmt::format("{} priority must be between 0 and 1000000", key));
-    if (prio) out[static_cast<int>(*g)] = static_cast<int>(prio);
-    return Ok();
-  };
-  if (v.is_string() && !Trim(v.get<std::string>()).empty() && Trim(v.get<std::string>()).front() != '{') {
-    for (const auto& part : Split(v.get<std::string>(), ',')) {
-      auto sep = part.find_first_of("=:");
-      auto prio = sep == std::string::npos ? std::nullopt : ParseUint(Trim(part.substr(sep + 1)));
-      if (!prio) return Invalid(fmt::format("{} must look like 6=10,7=20", key));
-      BK_TRY(add(part.substr(0, sep), *prio));
-    }
-    return out;
-  }
-  BK_ASSIGN_OR_RETURN(json obj, Structured(key, v));
-  if (obj.is_string() && Trim(obj.get<std::string>()).empty()) return out;
-  if (!obj.is_object()) return Invalid(fmt::format("{} must look like 6=10,7=20 or {{\"6\": 10}}", key));
-  for (const auto& [gpu, prio] : obj.items()) {
-    if (!prio.is_number_integer()) return Invalid(fmt::format("{} priorities must be integers", key));
-    BK_TRY(add(gpu, prio.get<int64_t>()));
-  }
-  return out;
-}
-
-bool HasZone(const std::string& s) {
-  if (!s.empty() && (s.back() == 'Z' || s.back() == 'z')) return true;
-  auto t = s.find_first_of("Tt ");
-  if (t == std::string::npos) return false;
-  return s.find_first_of("+-", t) != std::string::npos;
-}
-
-Result<std::vector<engine::Blackout>> BlackoutsValue(const std::string& key, const json& v) {
-  BK_ASSIGN_OR_RETURN(json arr, Structured(key, v));
-  if (!arr.is_array())
-    return Invalid(fmt::format("{} must be a JSON array of {{start_at, end_at, reason}}", key));
-  if (arr.size() > 512) return Invalid(fmt::format("{} may list at most 512 windows", key));
-  std::vector<engine::Blackout> out;
-  engine::FixedZone utc(0);
-  for (size_t i = 0; i < arr.size(); ++i) {
-    const json& e = arr[i];
-    json start, end, reason = "administrator maintenance";
-    if (e.is_object()) {
-      start = e.value("start_at", json());
-      end = e.value("end_at", json());
-      if (e.contains("reason")) reason = e["reason"];
-    } else if (e.is_array() && e.size() == 3) {
-      start = e[0], end = e[1], reason = e[2];
-    } else {
-      return Invalid(
-          fmt::format("{}[{}] must be {{start_at, end_at, reason}} or [start, end, reason]", key, i));
-    }
-    if (!start.is_string() || !end.is_string() || !HasZone(start.get<std::string>()) ||
-        !HasZone(end.get<std::string>()))
-      return Invalid(
-          fmt::format("{}[{}] times must be ISO 8601 with a time zone, e.g. 2026-12-01T02:00:00Z", key, i));
-    auto s = engine::ParseIsoTime(start.get<std::string>(), utc);
-    auto en = engine::ParseIsoTime(end.get<std::string>(), utc);
-    if (!s || !en) return Invalid(fmt::format("{}[{}] has an invalid time", key, i));
-    if (*s >= *en) return Invalid(fmt::format("{}[{}] must start before it ends", key, i));
-    if (!reason.is_string() || Trim(reason.get<std::string>()).empty() ||
-        reason.get<std::string>().size() > 512)
-      return Invalid(fmt::format("{}[{}] reason must be 1-512 characters", key, i));
-    out.push_back({*s, *en, Printable(reason.get<std::string>())});
-  }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.start, a.end, a.reason) < std::tie(b.start, b.end, b.reason);
-  });
-  return out;
-}
-
-// A check whose value is read elsewhere.
-template <class T>
-Status Discard(Result<T> r) {
-  if (!r) return std::unexpected(r.error());
-  return Ok();
-}
-
-const std::vector<Key>& Keys() {
-  static const std::vector<Key> keys = {
-      {"gpu_count", "detected",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.policy.gpu_count, IntValue("gpu_count", v, 1, 1024));
-         c.gpu_count_detected = false;
-         return Ok();
-       }},
-      {"slot_minutes", "5",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(int64_t m, IntValue("slot_minutes", v, 1, 60));
-         if (60 % m != 0)
-           return Invalid(
-               "slot_minutes must divide one hour; choose one of: 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60");
-         c.policy.slot = m * 60;
-         return Ok();
-       }},
-      {"max_shared_users", "2",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.policy.share_capacity, IntValue("max_shared_users", v, 1, 10000));
-         return Ok();
-       }},
-      {"queue_search_hours", "168",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(int64_t h, IntValue("queue_search_hours", v, 1, 87600));
-         c.policy.queue_search = h * engine::kHour;
-         return Ok();
-       }},
-      {"booking_horizon_days", "30",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(int64_t d, IntValue("booking_horizon_days", v, 1, 3650));
-         c.policy.horizon = d * engine::kDay;
-         return Ok();
-       }},
-      {"max_booking_duration_hours", "720",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(int64_t h, IntValue("max_booking_duration_hours", v, 1, 87600));
-         c.policy.max_duration = h * engine::kHour;
-         return Ok();
-       }},
-      {"booking_blackouts", "[]",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.policy.blackouts, BlackoutsValue("booking_blackouts", v));
-         return Ok();
-       }},
-      {"disabled_gpus", "[]",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.policy.disabled_gpus, GpuListValue("disabled_gpus", v));
-         return Ok();
-       }},
-      {"gpu_priority", "{}",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.policy.gpu_priority, PriorityValue("gpu_priority", v));
-         return Ok();
-       }},
-      {"require_shared_memory", "false",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.policy.require_shared_memory, BoolValue("require_shared_memory", v));
-         return Ok();
-       }},
-      {"shared_memory_reserve_mb", "512",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.policy.shared_memory_reserve_mb,
-                             IntValue("shared_memory_reserve_mb", v, 0, 16777216));
-         return Ok();
-       }},
-      {"host_cpus", "null",
-       [](const json& v, Config& c) -> Status {
-         if (v.is_null()) return c.policy.host_cpus.reset(), Ok();
-         BK_ASSIGN_OR_RETURN(c.policy.host_cpus, IntValue("host_cpus", v, 1, 1000000));
-         return Ok();
-       }},
-      {"host_ram_mb", "null",
-       [](const json& v, Config& c) -> Status {
-         if (v.is_null()) return c.policy.host_ram_mb.reset(), Ok();
-         BK_ASSIGN_OR_RETURN(c.policy.host_ram_mb, SizeValue("host_ram_mb", v));
-         return Ok();
-       }},
-      {"default_booking_cpus", "1",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.policy.default_booking_cpus, IntValue("default_booking_cpus", v, 1, 1000000));
-         return Ok();
-       }},
-      {"default_booking_ram_mb", "1024",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.policy.default_booking_ram_mb, SizeValue("default_booking_ram_mb", v));
-         return Ok();
-       }},
-      {"ledger_retention_days", "90",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.ledger_retention_days, IntValue("ledger_retention_days", v, 0, 36500));
-         return Ok();
-       }},
-      {"lock_timeout_seconds", "10",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.lock_timeout_seconds, FloatValue("lock_timeout_seconds", v, 0.001, 3600));
-         return Ok();
-       }},
-      {"timeline_hours", "2",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.timeline_hours, IntValue("timeline_hours", v, 1, 8760));
-         return Ok();
-       }},
-      {"reclaim_after_seconds", "3600",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.reclaim_after_seconds, IntValue("reclaim_after_seconds", v, 0, 30 * 86400));
-         return Ok();
-       }},
-      {"pause_sampling_during_exclusive", "false",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.pause_sampling_during_exclusive,
-                             BoolValue("pause_sampling_during_exclusive", v));
-         return Ok();
-       }},
-      // Worker settings: validated here, read by worker/settings.cc from `values`.
-      {"worker_poll_seconds", "1",
-       [](const json& v, Config&) -> Status {
-         return Discard(FloatValue("worker_poll_seconds", v, 0.1, 3600));
-       }},
-      {"worker_termination_grace_seconds", "5",
-       [](const json& v, Config&) -> Status {
-         return Discard(FloatValue("worker_termination_grace_seconds", v, 0.1, 60));
-       }},
-      {"worker_claim_timeout_seconds", "30",
-       [](const json& v, Config&) -> Status {
-         return Discard(FloatValue("worker_claim_timeout_seconds", v, 1, 7 * 86400));
-       }},
-      {"worker_recovery_grace_seconds", "5",
-       [](const json& v, Config&) -> Status {
-         return Discard(FloatValue("worker_recovery_grace_seconds", v, 0.05, 86400));
-       }},
-      {"worker_live_guard", "true",
-       [](const json& v, Config&) -> Status { return Discard(BoolValue("worker_live_guard", v)); }},
-      {"worker_max_parallel", "64",
-       [](const json& v, Config&) -> Status { return Discard(IntValue("worker_max_parallel", v, 1, 4096)); }},
-      {"job_log_max_mb", "64",
-       [](const json& v, Config&) -> Status { return Discard(IntValue("job_log_max_mb", v, 0, 1 << 20)); }},
-      {"job_log_retention_days", "30",
-       [](const json& v, Config&) -> Status {
-         return Discard(IntValue("job_log_retention_days", v, 0, 36500));
-       }},
-      {"monitor_interval_seconds", "2",
-       [](const json& v, Config& c) -> Status {
-         BK_ASSIGN_OR_RETURN(c.monitor_interval_seconds,
-                             FloatValue("monitor_interval_seconds", v, 0.2, 3600));
-         return Ok();
-       }},
-  };
-  return keys;
-}
-
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-std::string Suggest(const std::string& unknown) {
-  std::string best;
-  size_t best_d = 4;
-  for (const auto& k : Keys()) {
-    size_t d = EditDistance(unknown, k.name);
-    if (d < best_d) best_d = d, best = k.name;
-  }
-  return best.empty() ? "" : fmt::format(" (did you mean {}?)", best);
-}
-
-std::string EnvName(const std::string& key) {
-  std::string out = "BK_";
-  for (char c : key) out += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-  return out;
-}
 
 // Environment values are text; show "4" as 4 and "[1,3]" as a list.
 std::string AsJsonText(const std::string& v) {
@@ -390,23 +42,61 @@ Status ApplyDocument(const json& doc, const std::string& where, Config& c,
         return Invalid(fmt::format("{}: config_version must be 1", where));
       continue;
     }
-    auto it = std::find_if(Keys().begin(), Keys().end(), [&](const Key& k) { return key == k.name; });
-    if (it == Keys().end()) return Invalid(fmt::format("{}: unknown key {}{}", where, key, Suggest(key)));
-    if (auto st = it->apply(value, c); !st) return Invalid(fmt::format("{}: {}", where, st.error().message));
+    const KeySpec* k = FindKey(key);
+    if (!k) return Invalid(fmt::format("{}: unknown key {}{}", where, key, Suggest(key)));
+    if (auto st = ApplyKey(*k, value, c); !st)
+      return Invalid(fmt::format("{}: {}", where, st.error().message));
     c.values[key] = value.dump();
     c.sources[key] = "file";
   }
   return Ok();
 }
 
+// Every key at its declared default; gpu_count waits for Finish to detect it.
+// A declared default always parses (KeysTest applies each one).
 void Defaults(Config& c) {
   for (const auto& k : Keys()) {
-    c.values[k.name] = k.default_text;
-    c.sources[k.name] = "default";
+    std::string name(k.name);
+    c.values[name] = k.default_text;
+    c.sources[name] = "default";
+    if (k.default_text != "detected") (void)ApplyKey(k, json::parse(k.default_text), c);
   }
 }
 
-Status Finish(Config& c) {
+// BK_<KEY> over the keys `applies` selects, in table order.
+template <class Pred>
+Status ApplyEnvironment(const EnvFn& env, Config& c, Pred applies) {
+  for (const auto& k : Keys()) {
+    std::string name(k.name);
+    std::string var = EnvName(k);
+    auto v = env(var);
+    if (!v || !applies(k, c.sources[name])) continue;
+    BK_TRY(ApplyKey(k, json(*v), c));
+    c.values[name] = AsJsonText(*v);
+    c.sources[name] = "environment";
+    c.env_overrides.push_back(var);
+  }
+  return Ok();
+}
+
+// The last step of Load in every deployment: the environment variables that
+// are not keys, as far as this deployment reads them, and the test clock.
+Config Completed(const EnvFn& env, Config& c) {
+  for (const auto& var : EnvironmentVariables()) {
+    std::string name(var.name);
+    // A private deployment ignores BK_CONFIG_FILE: BK_DATA_DIR wins.
+    if (c.deployment == Deployment::kPrivate && name == "BK_CONFIG_FILE") continue;
+    if (env(name)) c.env_overrides.push_back(name);
+  }
+  std::sort(c.env_overrides.begin(), c.env_overrides.end());
+#ifdef BK_TEST_HOOKS
+  c.test_now = env("BK_TEST_NOW");
+#endif
+  return std::move(c);
+}
+
+Status Finish(Config& c, const EnvFn& env) {
+  c.gpu_sim_file = env("BK_GPU_SIM_FILE").value_or("");
   if (c.gpu_count_detected) {
     c.policy.gpu_count = gpu::DetectGpuCount(c.gpu_sim_file);
     c.values["gpu_count"] = std::to_string(c.policy.gpu_count);
@@ -535,10 +225,9 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
   c.pause_sampling_during_exclusive = true;
   c.values["pause_sampling_during_exclusive"] = "true";
   c.gpu_count_detected = true;
-  c.gpu_sim_file = env("BK_GPU_SIM_FILE").value_or("");
   BK_TRY(ApplyDocument(doc, path, c, kServerOnlyKeys));
   c.config_file_present = true;
-  BK_TRY(Finish(c));
+  BK_TRY(Finish(c, env));
   return c;
 }
 
@@ -603,12 +292,11 @@ Result<Config> Load(const EnvFn& env) {
     if (!server.empty()) {
       BK_ASSIGN_OR_RETURN(Config c, LoadServer(server, env, false));
       c.why = why;
-      for (const char* name : {"BK_CONFIG_FILE", "BK_GPU_SIM_FILE", "BK_TEST_NOW"})
-        if (env(name)) c.env_overrides.push_back(name);
-#ifdef BK_TEST_HOOKS
-      c.test_now = env("BK_TEST_NOW");
-#endif
-      return c;
+      // Each user runs their own worker: their BK_<KEY> fills what the server's file leaves unset.
+      BK_TRY(ApplyEnvironment(env, c, [](const KeySpec& k, const std::string& source) {
+        return k.scope == KeyScope::kUser && source == "default";
+      }));
+      return Completed(env, c);
     }
   }
 
@@ -628,7 +316,6 @@ Result<Config> Load(const EnvFn& env) {
   c.deployment = Deployment::kPrivate;
   c.ledger_path = sys::JoinPath(c.data_dir, "ledger.db");
   c.config_file = sys::JoinPath(c.data_dir, "config.json");
-  c.gpu_sim_file = env("BK_GPU_SIM_FILE").value_or("");
   c.gpu_count_detected = true;
   c.owner_uid = uid;
   c.owner = sys::UserName(uid);
@@ -640,23 +327,9 @@ Result<Config> Load(const EnvFn& env) {
     BK_ASSIGN_OR_RETURN(std::string text, sys::ReadSmallFile(c.config_file, 1 << 20));
     BK_TRY(ApplyConfigText(text, c.config_file, c));
   }
-  for (const auto& k : Keys()) {
-    std::string name = EnvName(k.name);
-    auto v = env(name);
-    if (!v) continue;
-    BK_TRY(k.apply(json(*v), c));
-    c.values[k.name] = AsJsonText(*v);
-    c.sources[k.name] = "environment";
-    c.env_overrides.push_back(name);
-  }
-  for (const char* name : {"BK_DATA_DIR", "BK_GPU_SIM_FILE", "BK_TEST_NOW"})
-    if (env(name)) c.env_overrides.push_back(name);
-  std::sort(c.env_overrides.begin(), c.env_overrides.end());
-  BK_TRY(Finish(c));
-#ifdef BK_TEST_HOOKS
-  c.test_now = env("BK_TEST_NOW");
-#endif
-  return c;
+  BK_TRY(ApplyEnvironment(env, c, [](const KeySpec&, const std::string&) { return true; }));
+  BK_TRY(Finish(c, env));
+  return Completed(env, c);
 }
 
 std::string BoundPolicyJson(const engine::Policy& p) {

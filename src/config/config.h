@@ -2,7 +2,8 @@
 // Which deployment applies and every effective setting, with where each came
 // from. Resolution (first match wins): BK_DATA_DIR (private) > BK_CONFIG_FILE >
 // the server this user connected to > /etc/gpubk/config.json > private default.
-// Keys keep the original's names; each has a BK_<KEY> environment override.
+// The keys themselves, with their types, ranges and defaults, are declared once
+// in config/keys.h; each has a BK_<KEY> environment override.
 
 #include <functional>
 #include <map>
@@ -23,6 +24,21 @@ const char* DeploymentName(Deployment d);  // private | server | system
 using EnvFn = std::function<std::optional<std::string>(const std::string&)>;
 EnvFn ProcessEnv();
 
+// The settings of this user's worker (keys of KeyScope::kUser): on a shared
+// server every user runs their own, so BK_<KEY> applies there too.
+struct WorkerSettings {
+  double poll_seconds = 1.0;            // worker_poll_seconds
+  double grace_seconds = 5.0;           // worker_termination_grace_seconds
+  double claim_timeout_seconds = 30.0;  // worker_claim_timeout_seconds
+  double recovery_grace_seconds = 5.0;  // worker_recovery_grace_seconds
+  bool live_guard = true;               // worker_live_guard
+  int max_parallel = 64;                // worker_max_parallel
+  int64_t log_max_mb = 64;              // job_log_max_mb (0 = no rotation)
+  int64_t log_retention_days = 30;      // job_log_retention_days (0 = keep)
+};
+
+// Member initialisers equal the defaults declared in keys.cc (a test checks),
+// so a Config built in a test is the one Load would give without settings.
 struct Config {
   Deployment deployment = Deployment::kPrivate;
   std::string why;          // one line: why this deployment applies
@@ -40,6 +56,7 @@ struct Config {
   int64_t reclaim_after_seconds = 3600;
   bool pause_sampling_during_exclusive = false;
   double monitor_interval_seconds = 2.0;
+  WorkerSettings worker;
   std::optional<std::string> test_now;  // BK_TEST_NOW (test builds, private mode)
 
   // Shared deployments (server/system): the daemon's config file.

@@ -484,6 +484,38 @@ TEST_F(ConfigTest, ServerConfigStringsOfAnotherTypeAreRefused) {
   EXPECT_THAT(group.error().message, HasSubstr("group must be a group name"));
 }
 
+// Each user runs their own worker: on a server their BK_<KEY> fills the worker
+// keys the server's file leaves unset, and nothing else.
+TEST_F(ConfigTest, ServerWorkerKeysTakeTheUsersEnvironmentWhereTheFileIsSilent) {
+  std::string path = dir_ + "/server.json";
+  std::filesystem::create_directory(dir_ + "/run");
+  std::filesystem::permissions(dir_ + "/run", std::filesystem::perms(0711));
+  std::ofstream(path) << fmt::format(
+      R"({{"schema_version": "gpubk.server.v1", "socket": "{}/run/broker.sock", "owner_uid": {}, )"
+      R"("data_dir": "{}/data", "gpu_count": 2, "worker_poll_seconds": 3}})",
+      dir_, getuid(), dir_);
+  std::map<std::string, std::string> env = {{"BK_CONFIG_FILE", path},
+                                            {"XDG_CONFIG_HOME", dir_ + "/xdg-config"},
+                                            {"BK_WORKER_POLL_SECONDS", "0.5"},
+                                            {"BK_WORKER_MAX_PARALLEL", "4"},
+                                            {"BK_SLOT_MINUTES", "10"}};
+  auto c = Load(EnvOf(env));
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->deployment, Deployment::kServer);
+  EXPECT_DOUBLE_EQ(c->worker.poll_seconds, 3);
+  EXPECT_EQ(c->sources["worker_poll_seconds"], "file");
+  EXPECT_EQ(c->worker.max_parallel, 4);
+  EXPECT_EQ(c->sources["worker_max_parallel"], "environment");
+  EXPECT_EQ(c->values["worker_max_parallel"], "4");
+  EXPECT_EQ(c->policy.slot, 300);
+  EXPECT_EQ(c->sources["slot_minutes"], "default");
+  EXPECT_THAT(c->env_overrides, ElementsAre("BK_CONFIG_FILE", "BK_WORKER_MAX_PARALLEL"));
+  env["BK_WORKER_LIVE_GUARD"] = "maybe";
+  auto bad = Load(EnvOf(env));
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message, "worker_live_guard must be a boolean (true/false, 1/0, yes/no, on/off)");
+}
+
 // ---- the ledger-bound policy ---------------------------------------------------
 
 TEST(PolicyJsonTest, BoundPolicyJsonHoldsTheLedgerBoundKeys) {

@@ -1,7 +1,7 @@
 #pragma once
-// The worker's settings: each key has a
-// BK_<KEY> environment override. Values a configuration file set win when the
-// config layer knows the key; otherwise the environment, then the default.
+// The worker's settings: the keys config::Load parsed into Config::worker
+// (each declared, with its range and BK_<KEY> override, in config/keys.cc),
+// plus the private job directory, which is not a key.
 
 #include <cstdint>
 #include <string>
@@ -11,19 +11,12 @@
 
 namespace bk::worker {
 
-struct Settings {
-  double poll_seconds = 1.0;            // worker_poll_seconds (0.1..3600)
-  double grace_seconds = 5.0;           // worker_termination_grace_seconds (0.1..60)
-  double claim_timeout_seconds = 30.0;  // worker_claim_timeout_seconds (1..604800)
-  double recovery_grace_seconds = 5.0;  // worker_recovery_grace_seconds (0.05..86400)
-  bool live_guard = true;               // worker_live_guard
-  int max_parallel = 64;                // worker_max_parallel (1..4096)
-  int64_t log_max_mb = 64;              // job_log_max_mb (0 = no rotation)
-  int64_t log_retention_days = 30;      // job_log_retention_days (0 = keep)
-  std::string job_dir;                  // BK_JOB_DIR, else $XDG_STATE_HOME/gpubk/jobs
+struct Settings : config::WorkerSettings {
+  std::string job_dir;  // BK_JOB_DIR, else $XDG_STATE_HOME/gpubk/jobs
 };
 
-// Reads every key; a bad value fails with one line naming the key and range.
+// The configured settings with the job directory. Only the directory can fail
+// here (it is resolved when a command needs it); the keys were checked by Load.
 Result<Settings> LoadSettings(const config::Config& config, const config::EnvFn& env);
 
 // The private job directory of this user (absolute): BK_JOB_DIR, BK_JOB_LOG_DIR

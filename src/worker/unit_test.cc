@@ -18,27 +18,33 @@ TEST(UnitTest, RestartsOnlyWhenItHelps) {
   EXPECT_EQ(QuoteUnitValue("a\"b\\c"), "\"a\\\"b\\\\c\"");
 }
 
+// The keys come through config::Load, as in every command.
 TEST(SettingsTest, EnvironmentOverridesAndJobDir) {
-  config::Config c;
   std::map<std::string, std::string> env = {{"BK_WORKER_TERMINATION_GRACE_SECONDS", "0.5"},
                                             {"BK_WORKER_LIVE_GUARD", "off"},
-                                            {"XDG_STATE_HOME", "/state"}};
+                                            {"XDG_STATE_HOME", "/state"},
+                                            {"BK_DATA_DIR", "/nonexistent/bk-settings-test"},
+                                            {"BK_GPU_COUNT", "1"}};
   auto fn = [&](const std::string& k) -> std::optional<std::string> {
     auto it = env.find(k);
     return it == env.end() ? std::nullopt : std::optional(it->second);
   };
-  auto s = LoadSettings(c, fn);
+  auto load = [&]() -> Result<Settings> {
+    BK_ASSIGN_OR_RETURN(config::Config c, config::Load(fn));
+    return LoadSettings(c, fn);
+  };
+  auto s = load();
   ASSERT_TRUE(s.has_value()) << s.error().message;
   EXPECT_DOUBLE_EQ(s->grace_seconds, 0.5);
   EXPECT_FALSE(s->live_guard);
   EXPECT_EQ(s->job_dir, "/state/gpubk/jobs");
   env["BK_JOB_DIR"] = "/private/jobs/";
-  EXPECT_EQ(LoadSettings(c, fn)->job_dir, "/private/jobs");
+  EXPECT_EQ(load()->job_dir, "/private/jobs");
   env["BK_JOB_DIR"] = "relative";
-  EXPECT_FALSE(LoadSettings(c, fn).has_value());
+  EXPECT_FALSE(load().has_value());
   env.erase("BK_JOB_DIR");
   env["BK_WORKER_TERMINATION_GRACE_SECONDS"] = "61";
-  auto bad = LoadSettings(c, fn);
+  auto bad = load();
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error().message, "worker_termination_grace_seconds must be between 0.1 and 60");
 }
