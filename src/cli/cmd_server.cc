@@ -87,7 +87,7 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
   s.owner = sys::UserName(me);
   // The default is what this host's configuration counted (gpu::DetectGpuCount
   // when nothing sets gpu_count): the simulation file's GPUs, or NVIDIA's.
-  BK_ASSIGN_OR_RETURN(int64_t n, PositiveInt(gpus, "--gpu-count", 1, 1024, ctx.config.policy.gpu_count));
+  BK_ASSIGN_OR_RETURN(int64_t n, PositiveInt(gpus, "--gpu-count", 1, engine::kMaxGpus, ctx.config.policy.gpu_count));
   s.gpu_count = static_cast<int>(n);
   if (cpus) {
     BK_ASSIGN_OR_RETURN(s.host_cpus, engine::ParseCpus(*cpus));

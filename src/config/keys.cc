@@ -225,7 +225,7 @@ const KeySpec kKeys[] = {
      .type = kInteger,
      .default_text = "detected",
      .lo = 1,
-     .hi = 1024,
+     .hi = engine::kMaxGpus,
      .doc = "number of GPUs, indexes 0..N-1. **Bound**",
      .slot = OfPolicy<&engine::Policy::gpu_count>(),
      .on_set = [](Config& c) { c.gpu_count_detected = false; }},

@@ -16,6 +16,10 @@ using ::bk::kHour;
 using ::bk::kMinute;
 using ::bk::Seconds;
 
+// The most GPUs one host may have: gpu_count, a booking's count, GPU indexes
+// in files and imports are all bounded by it.
+inline constexpr int kMaxGpus = 1024;
+
 enum class Mode { kShared, kExclusive };
 std::string_view ModeName(Mode mode);  // "shared" | "exclusive"
 // Accepts s, shared, auto, x, exclusive (case-insensitive).

@@ -28,7 +28,7 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kMaxFileBytes = size_t{4} * 1024 * 1024;
-constexpr int kMaxGpus = 1024;
+using engine::kMaxGpus;
 constexpr size_t kMaxProcesses = 100000;
 constexpr int64_t kMaxPid = (int64_t{1} << 31) - 1;
 constexpr int64_t kMaxUid = (int64_t{1} << 32) - 2;

@@ -34,7 +34,7 @@ using engine::Reservation;
 using engine::Seconds;
 
 constexpr int64_t kMaxUid = 4294967294;  // 2^32 - 2
-constexpr size_t kMaxGpuIndexes = 1024;
+constexpr size_t kMaxGpuIndexes = engine::kMaxGpus;
 constexpr int kMaxGpuIndex = 1023;
 constexpr size_t kMaxEdits = 256;
 constexpr size_t kMaxNotifications = 128;

@@ -1,6 +1,7 @@
 #include "store/data_file.h"
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include "sys/fs.h"

@@ -1,6 +1,7 @@
 #include "store/ledger_store.h"
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include "base/strings.h"

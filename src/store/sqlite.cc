@@ -1,6 +1,7 @@
 #include "store/sqlite.h"
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include <cerrno>
 
@@ -30,6 +31,12 @@ Stmt& Stmt::operator=(Stmt&& o) noexcept {
 }
 
 Stmt::~Stmt() { Release(stmt_, owned_); }
+
+int64_t Stmt::Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+int Stmt::Columns() const { return sqlite3_column_count(stmt_); }
+bool Stmt::IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+int64_t Db::Changes() const { return sqlite3_changes64(db_); }
+std::string Db::ErrorText() const { return sqlite3_errmsg(db_); }
 
 Stmt& Stmt::Bind(int i, int64_t v) {
   sqlite3_bind_int64(stmt_, i, v);

@@ -1,7 +1,7 @@
 #pragma once
 // A thin RAII layer over the SQLite C API that reports errors as values.
-
-#include <sqlite3.h>
+// <sqlite3.h> stays in the store's .cc files: this header names its handles
+// only, so the layers above compile without SQLite's header.
 
 #include <cstdint>
 #include <map>
@@ -11,6 +11,9 @@
 #include <string_view>
 
 #include "base/result.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
 
 namespace bk::store {
 
@@ -33,9 +36,9 @@ class Stmt {
   Status Run();  // steps to completion
   void Reset();
 
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  int Columns() const { return sqlite3_column_count(stmt_); }
-  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  int64_t Int(int col) const;
+  int Columns() const;
+  bool IsNull(int col) const;
   std::optional<int64_t> OptInt(int col) const {
     return IsNull(col) ? std::nullopt : std::optional(Int(col));
   }
@@ -58,8 +61,8 @@ class Db {
   // A prepared statement kept for the connection's life. The returned handle
   // resets it when destroyed, so no read snapshot outlives its use.
   Result<Stmt> Cached(const std::string& sql);
-  int64_t Changes() const { return sqlite3_changes64(db_); }
-  std::string ErrorText() const { return sqlite3_errmsg(db_); }
+  int64_t Changes() const;
+  std::string ErrorText() const;
   sqlite3* raw() { return db_; }
   const std::string& path() const { return path_; }
 

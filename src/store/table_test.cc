@@ -1,6 +1,7 @@
 #include "store/table.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 namespace bk::store {
 namespace {
