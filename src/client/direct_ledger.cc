@@ -6,12 +6,15 @@
 
 #include "client/ledger.h"
 #include "gpu/select.h"
+#include "rpc/methods.h"
 #include "service/booking_service.h"
 #include "sys/local_zone.h"
 #include "sys/users.h"
 
 namespace bk::client {
 namespace {
+
+namespace methods = rpc::methods;
 
 class DirectLedger : public Ledger {
  public:
@@ -32,39 +35,39 @@ class DirectLedger : public Ledger {
   engine::Seconds Now() const override { return service_.Now(); }
 
   Result<service::BookingOutcome> Create(const service::CreateRequest& r) override {
-    return service_.Create(actor_, r);
+    return Run(methods::kCreate, r);
   }
   Result<service::BookingOutcome> Edit(const service::EditRequest& r) override {
-    return service_.Edit(actor_, r);
+    return Run(methods::kEdit, r);
   }
   Result<service::BookingOutcome> Renew(const service::RenewRequest& r) override {
-    return service_.Renew(actor_, r);
+    return Run(methods::kRenew, r);
   }
   Result<service::CancelOutcome> Cancel(const service::CancelRequest& r) override {
-    return service_.Cancel(actor_, r);
+    return Run(methods::kCancel, r);
   }
   Result<service::Recommendation> Recommend(const service::CreateRequest& r) override {
-    return service_.Recommend(actor_, r);
+    return Run(methods::kRecommend, r);
   }
   Result<service::SlotsResult> Slots(const service::CreateRequest& r, engine::Seconds from,
                                      int limit) override {
-    return service_.Slots(actor_, r, from, limit);
+    return Run(methods::kSlots, {r, from, limit});
   }
-  Result<service::ListResult> List(const service::ListQuery& q) override { return service_.List(actor_, q); }
+  Result<service::ListResult> List(const service::ListQuery& q) override { return Run(methods::kList, q); }
   Result<service::HistoryView> History(const std::string& ref) override {
-    return service_.History(actor_, ref);
+    return Run(methods::kHistory, {ref});
   }
-  Result<std::vector<store::Event>> Log(int limit) override { return service_.Log(actor_, limit); }
+  Result<std::vector<store::Event>> Log(int limit) override { return Run(methods::kLog, {limit}); }
   Result<std::vector<store::Notification>> Notifications(int limit) override {
-    return service_.Notifications(actor_, limit);
+    return Run(methods::kNotifications, {limit});
   }
   Result<service::OperationView> Operation(const std::string& op_id) override {
-    return service_.Operation(actor_, op_id);
+    return Run(methods::kOperation, {op_id});
   }
   Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to) override {
-    return service_.Status(actor_, from, to);
+    return Run(methods::kStatus, {from, to});
   }
-  Result<service::PolicyStatus> CheckPolicy() override { return service_.CheckPolicy(); }
+  Result<service::PolicyStatus> CheckPolicy() override { return Run(methods::kCheckPolicy, {}); }
   Result<std::string> Usage(const monitor::UsageQuery& q, bool text) override {
     // The heartbeat's age in milliseconds: a test clock has whole seconds only.
     int64_t now_ms = clock_.Now() * 1000;
@@ -77,23 +80,32 @@ class DirectLedger : public Ledger {
     return monitor::ReadUsage(config_, actor_.uid, q, text, now_ms, zone);
   }
   Result<service::VerifyReport> Verify(const std::string& path) override {
-    return service_.Verify(actor_, path);
+    return Run(methods::kVerify, {path});
   }
-  Result<std::string> Backup(const std::string& path) override { return service_.Backup(actor_, path); }
+  Result<std::string> Backup(const std::string& path) override {
+    BK_ASSIGN_OR_RETURN(rpc::BackupReply reply, Run(methods::kBackup, {path}));
+    return reply.path;
+  }
   Result<service::ImportSummary> ImportUpstream(const std::string& json_text) override {
-    return service_.ImportUpstream(actor_, json_text);
+    return Run(methods::kImport, {json_text});
   }
   Result<std::vector<service::JobView>> Jobs(const service::JobsQuery& q) override {
-    return service_.Jobs(actor_, q);
+    return Run(methods::kJobs, q);
   }
   Result<service::JobPatchResult> UpdateJob(const service::JobPatch& p) override {
-    return service_.UpdateJob(actor_, p);
+    return Run(methods::kUpdateJob, p);
   }
   Result<service::JobView> RetryJob(const service::JobRetryRequest& r) override {
-    return service_.RetryJob(actor_, r);
+    return Run(methods::kRetryJob, r);
   }
 
  private:
+  // The same service call the daemon makes for the method, without the wire.
+  template <class M>
+  Result<typename M::Reply> Run(const M& m, const typename M::Request& request) {
+    return m.run(rpc::Context{service_, actor_, config_}, request);
+  }
+
   const config::Config& config_;
   const sys::Clock& clock_;
   std::unique_ptr<gpu::GpuSource> source_;

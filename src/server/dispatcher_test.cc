@@ -7,13 +7,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "base/version.h"
 #include "config/config.h"
-#include "rpc/codec.h"
+#include "rpc/methods.h"
 #include "sys/clock.h"
 
 namespace bk::server {
@@ -723,6 +724,27 @@ TEST_F(DispatcherTest, DeepNestingInParamsOrIdDoesNotCrash) {
   EXPECT_TRUE(SurvivesInChild(*dispatcher_, alice_,
                               R"({"jsonrpc":"2.0","id":)" + nested + R"(,"method":"server.ping"})"))
       << "deep id";
+}
+
+// The method table says who may call each method; the service enforces it.
+// Every method marked for administrators refuses anyone else.
+TEST_F(DispatcherTest, MethodsMarkedForAdministratorsRefuseOthers) {
+  const std::map<std::string, json> params = {
+      {"admin.verify", json::object()},
+      {"admin.backup", {{"path", root_ + "/backup.db"}}},
+      {"admin.import", {{"ledger_json", R"({"version":1,"reservations":[]})"}}}};
+  std::vector<std::string> marked;
+  std::apply(
+      [&](const auto&... m) {
+        ((m.caller == rpc::Caller::kAdmin ? marked.push_back(std::string(m.name)) : void()), ...);
+      },
+      rpc::methods::kAll);
+  ASSERT_THAT(marked, ::testing::UnorderedElementsAre("admin.verify", "admin.backup", "admin.import"));
+  for (const std::string& method : marked) {
+    ExpectError(Call(alice_, method, params.at(method)), rpc::kApplicationError, "permission");
+    json reply = Call(admin_, method, params.at(method));
+    if (reply.contains("error")) EXPECT_NE(reply["error"]["data"]["kind"], "permission") << reply.dump();
+  }
 }
 
 }  // namespace
