@@ -79,7 +79,9 @@ Transcript Script(Ledger& l) {
   step("history a", Text(l.History(a_id)));
   step("history b by prefix", Text(l.History(b_id.substr(0, 8))));
   step("log", Text(l.Log(50)));
+  step("log, the last 2", Text(l.Log(2)));
   step("notifications", Text(l.Notifications(20)));
+  step("notifications, the last 1", Text(l.Notifications(1)));
   step("operation create a", Text(l.Operation("parity-create-a")));
   step("operation cancel b", Text(l.Operation("parity-cancel-b")));
   step("operation unknown", Text(l.Operation("parity-none")));

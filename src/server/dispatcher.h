@@ -1,7 +1,7 @@
 #pragma once
 // Turns one JSON-RPC 2.0 request line into one response line by calling the
-// BookingService as the peer the kernel identified. Every parameter is
-// validated here; unknown fields are errors.
+// BookingService as the peer the kernel identified. The methods and their
+// strict decoders are those of rpc/methods.h; unknown fields are errors.
 
 #include <optional>
 #include <string>

@@ -743,7 +743,9 @@ TEST_F(DispatcherTest, MethodsMarkedForAdministratorsRefuseOthers) {
   for (const std::string& method : marked) {
     ExpectError(Call(alice_, method, params.at(method)), rpc::kApplicationError, "permission");
     json reply = Call(admin_, method, params.at(method));
-    if (reply.contains("error")) EXPECT_NE(reply["error"]["data"]["kind"], "permission") << reply.dump();
+    if (reply.contains("error")) {
+      EXPECT_NE(reply["error"]["data"]["kind"], "permission") << reply.dump();
+    }
   }
 }
 
