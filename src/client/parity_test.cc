@@ -21,6 +21,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "client/ledger.h"
@@ -44,14 +45,22 @@ using Transcript = std::vector<std::pair<std::string, std::string>>;
 template <class T>
 std::string Text(const Result<T>& r) {
   if (!r) return fmt::format("error {}: {}", ErrorKindName(r.error().kind), r.error().message);
-  return rpc::Encode(*r).dump();
+  if constexpr (std::is_same_v<T, std::string>)
+    return json(*r).dump();  // Backup's path
+  else
+    return rpc::Encode(*r).dump();
 }
 
 // The same script for either ledger. Random identifiers (reservation, event
 // and transaction IDs) differ between the two ledgers; Normalize maps them.
-Transcript Script(Ledger& l) {
+// Paths under the ledger's own directory read as <data_dir>.
+Transcript Script(Ledger& l, const std::string& data_dir) {
   Transcript t;
-  auto step = [&](const std::string& label, const std::string& text) { t.emplace_back(label, text); };
+  auto step = [&](const std::string& label, std::string text) {
+    for (size_t at = text.find(data_dir); at != std::string::npos; at = text.find(data_dir, at))
+      text.replace(at, data_dir.size(), "<data_dir>");
+    t.emplace_back(label, text);
+  };
   service::CreateRequest shared{.count = 1, .duration = 2 * kHour, .op_id = "parity-create-a"};
   service::CreateRequest exclusive{.count = 2,
                                    .duration = kHour,
@@ -86,7 +95,25 @@ Transcript Script(Ledger& l) {
   step("operation cancel b", Text(l.Operation("parity-cancel-b")));
   step("operation unknown", Text(l.Operation("parity-none")));
   step("status", Text(l.Status(kNow, kNow + 24 * kHour)));
+  service::CreateRequest with_job{.count = 1,
+                                  .duration = kHour,
+                                  .start = kNow + 10 * kHour,
+                                  .op_id = "parity-create-c",
+                                  .job = service::JobBinding{"11111111-2222-4333-8444-555555555555",
+                                                             std::string(64, 'd'), "echo parity"}};
+  auto c = l.Create(with_job);
+  step("create c with a job", Text(c));
+  std::string c_id = c ? c->reservation.id : "missing";
   step("jobs", Text(l.Jobs({})));
+  step("update job, precondition unmet",
+       Text(l.UpdateJob({.reservation_id = c_id, .if_status = {"running"}, .status = "succeeded"})));
+  step("retry a pending job", Text(l.RetryJob({.ref = c_id})));
+  step("open jobs", Text(l.Jobs({.open_only = true})));
+  // Administration: the caller owns both ledgers.
+  step("verify", Text(l.Verify("")));
+  step("backup", Text(l.Backup(data_dir + "/backup.db")));
+  step("verify the backup", Text(l.Verify(data_dir + "/backup.db")));
+  step("import into a used ledger", Text(l.ImportUpstream(R"({"version":1,"reservations":[]})")));
   // Refused as invalid, and refused by the ledger's state and policy.
   step("invalid op id", Text(l.Create({.count = 1, .duration = kHour, .op_id = "not an op id"})));
   step("invalid duration", Text(l.Create({.count = 1, .duration = 0})));
@@ -258,8 +285,8 @@ TEST_F(ParityTest, DirectAndRemoteAnswerTheSameScriptAlike) {
   EXPECT_EQ(direct->Now(), remote->Now());
   EXPECT_EQ(rpc::Encode(direct->policy()), rpc::Encode(remote->policy()));
 
-  Transcript d = Normalize(Script(*direct));
-  Transcript r = Normalize(Script(*remote));
+  Transcript d = Normalize(Script(*direct, direct_config_.data_dir));
+  Transcript r = Normalize(Script(*remote, remote_config_.data_dir));
   ASSERT_EQ(d.size(), r.size());
   for (size_t i = 0; i < d.size(); ++i) {
     ASSERT_EQ(d[i].first, r[i].first);
@@ -271,12 +298,13 @@ TEST_F(ParityTest, DirectAndRemoteAnswerTheSameScriptAlike) {
       if (l == label) return t;
     return std::string("no such step");
   };
-  for (const char* done : {"create a", "create b", "edit a", "renew a", "cancel b", "history a"})
+  for (const char* done : {"create a", "create b", "edit a", "renew a", "cancel b", "history a",
+                           "create c with a job", "update job, precondition unmet", "verify", "backup"})
     EXPECT_FALSE(text(done).starts_with("error")) << done << ": " << text(done);
   EXPECT_NE(text("create a again").find("\"replayed\":true"), std::string::npos);
   EXPECT_TRUE(text("invalid op id").starts_with("error invalid")) << text("invalid op id");
   for (const char* refused : {"edit a, same op, other change", "invalid duration", "renew cancelled b",
-                              "too many gpus", "unknown ref"})
+                              "too many gpus", "unknown ref", "import into a used ledger"})
     EXPECT_TRUE(text(refused).starts_with("error")) << refused << ": " << text(refused);
 }
 
