@@ -1221,16 +1221,14 @@ Result<UsageRequest> DecodeUsageRequest(const json& j) {
   UsageRequest r;
   monitor::UsageQuery& q = r.query;
   BK_ASSIGN_OR_RETURN(std::string view, f.NonEmptyStr("view"));
-  if (view == "me")
-    q.kind = monitor::UsageKind::kMe;
-  else if (view == "users")
-    q.kind = monitor::UsageKind::kUsers;
-  else if (view == "events")
-    q.kind = monitor::UsageKind::kEvents;
-  else if (view == "samples")
-    q.kind = monitor::UsageKind::kSamples;
-  else
-    return Invalid("view must be me, users, events or samples");
+  bool known = false;
+  for (auto kind : {monitor::UsageKind::kMe, monitor::UsageKind::kUsers, monitor::UsageKind::kEvents,
+                    monitor::UsageKind::kSamples})
+    if (view == monitor::UsageKindName(kind)) {
+      q.kind = kind;
+      known = true;
+    }
+  if (!known) return Invalid("view must be me, users, events or samples");
   BK_ASSIGN_OR_RETURN(auto from, f.IntIn("from", 0, int64_t{1} << 40));
   q.from = from.value_or(0);
   BK_ASSIGN_OR_RETURN(auto to, f.IntIn("to", 0, int64_t{1} << 40));

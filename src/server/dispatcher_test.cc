@@ -749,5 +749,53 @@ TEST_F(DispatcherTest, MethodsMarkedForAdministratorsRefuseOthers) {
   }
 }
 
+// usage.query reaches the monitor's renderer with the caller as "me", `to`
+// defaulting to just after now, and every field checked first.
+TEST_F(DispatcherTest, UsageQueryIsCheckedAndAskedAsTheCaller) {
+  ExpectError(Call(alice_, "usage.query", {{"view", "me"}}), rpc::kApplicationError, "unavailable",
+              "records no usage");
+  std::vector<std::pair<monitor::UsageQuery, bool>> asked;
+  dispatcher_->SetUsage([&](const monitor::UsageQuery& q, bool text) -> Result<std::string> {
+    asked.emplace_back(q, text);
+    return std::string("rendered");
+  });
+  json ok = Ok(alice_, "usage.query", {{"view", "me"}, {"uid", 12345}, {"text", true}});
+  EXPECT_EQ(ok, (json{{"document", "rendered"}}));
+  ASSERT_THAT(asked, SizeIs(1));
+  EXPECT_EQ(asked[0].first.kind, monitor::UsageKind::kMe);
+  EXPECT_EQ(asked[0].first.uid, alice_.uid);
+  EXPECT_EQ(asked[0].first.from, 0);
+  EXPECT_EQ(asked[0].first.to, kT0 + 120 + 1);
+  EXPECT_EQ(asked[0].first.resolution, 60);
+  EXPECT_EQ(asked[0].first.limit, 1000);
+  EXPECT_TRUE(asked[0].second);
+  Ok(alice_, "usage.query",
+     {{"view", "samples"}, {"from", 10}, {"to", 20}, {"gpu", 3}, {"resolution", 3600}, {"limit", 7}});
+  ASSERT_THAT(asked, SizeIs(2));
+  EXPECT_EQ(asked[1].first.kind, monitor::UsageKind::kSamples);
+  EXPECT_EQ(asked[1].first.uid, std::nullopt);
+  EXPECT_EQ(asked[1].first.gpu, 3);
+  EXPECT_EQ(asked[1].first.to, 20);
+  EXPECT_EQ(asked[1].first.resolution, 3600);
+  EXPECT_EQ(asked[1].first.limit, 7);
+  EXPECT_FALSE(asked[1].second);
+  const std::vector<std::pair<json, std::string>> bad = {
+      {json::object(), "view must be a non-empty string"},
+      {{{"view", "all"}}, "view must be me, users, events or samples"},
+      {{{"view", "me"}, {"bogus", 1}}, "params contain unknown field(s): bogus"},
+      {{{"view", "me"}, {"from", 20}, {"to", 20}}, "from must be before to"},
+      {{{"view", "me"}, {"from", kT0 + 500}}, "from must be before to"},
+      {{{"view", "users"}, {"uid", -2}}, "uid must be between -1 and 4294967294"},
+      {{{"view", "users"}, {"gpu", "0"}}, "gpu must be an integer"},
+      {{{"view", "samples"}, {"resolution", 120}}, "resolution must be 60 or 3600"},
+      {{{"view", "samples"}, {"limit", 0}}, "limit must be between 1 and 200000"}};
+  for (const auto& [params, message] : bad) {
+    json reply = Call(alice_, "usage.query", params);
+    ExpectError(reply, rpc::kInvalidParams, "invalid");
+    EXPECT_EQ(reply["error"]["message"], message) << params.dump();
+  }
+  EXPECT_THAT(asked, SizeIs(2));
+}
+
 }  // namespace
 }  // namespace bk::server
