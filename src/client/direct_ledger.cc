@@ -4,9 +4,8 @@
 
 #include <memory>
 
-#include "client/ledger.h"
+#include "client/method_ledger.h"
 #include "gpu/select.h"
-#include "rpc/methods.h"
 #include "service/booking_service.h"
 #include "sys/local_zone.h"
 #include "sys/users.h"
@@ -14,9 +13,7 @@
 namespace bk::client {
 namespace {
 
-namespace methods = rpc::methods;
-
-class DirectLedger : public Ledger {
+class DirectLedger : public MethodLedger<DirectLedger> {
  public:
   DirectLedger(const config::Config& config, const sys::Clock& clock)
       : config_(config),
@@ -34,40 +31,6 @@ class DirectLedger : public Ledger {
   const engine::Policy& policy() const override { return service_.policy(); }
   engine::Seconds Now() const override { return service_.Now(); }
 
-  Result<service::BookingOutcome> Create(const service::CreateRequest& r) override {
-    return Run(methods::kCreate, r);
-  }
-  Result<service::BookingOutcome> Edit(const service::EditRequest& r) override {
-    return Run(methods::kEdit, r);
-  }
-  Result<service::BookingOutcome> Renew(const service::RenewRequest& r) override {
-    return Run(methods::kRenew, r);
-  }
-  Result<service::CancelOutcome> Cancel(const service::CancelRequest& r) override {
-    return Run(methods::kCancel, r);
-  }
-  Result<service::Recommendation> Recommend(const service::CreateRequest& r) override {
-    return Run(methods::kRecommend, r);
-  }
-  Result<service::SlotsResult> Slots(const service::CreateRequest& r, engine::Seconds from,
-                                     int limit) override {
-    return Run(methods::kSlots, {r, from, limit});
-  }
-  Result<service::ListResult> List(const service::ListQuery& q) override { return Run(methods::kList, q); }
-  Result<service::HistoryView> History(const std::string& ref) override {
-    return Run(methods::kHistory, {ref});
-  }
-  Result<std::vector<store::Event>> Log(int limit) override { return Run(methods::kLog, {limit}); }
-  Result<std::vector<store::Notification>> Notifications(int limit) override {
-    return Run(methods::kNotifications, {limit});
-  }
-  Result<service::OperationView> Operation(const std::string& op_id) override {
-    return Run(methods::kOperation, {op_id});
-  }
-  Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to) override {
-    return Run(methods::kStatus, {from, to});
-  }
-  Result<service::PolicyStatus> CheckPolicy() override { return Run(methods::kCheckPolicy, {}); }
   Result<std::string> Usage(const monitor::UsageQuery& q, bool text) override {
     // The heartbeat's age in milliseconds: a test clock has whole seconds only.
     int64_t now_ms = clock_.Now() * 1000;
@@ -79,30 +42,12 @@ class DirectLedger : public Ledger {
     static const sys::LocalZone zone;
     return monitor::ReadUsage(config_, actor_.uid, q, text, now_ms, zone);
   }
-  Result<service::VerifyReport> Verify(const std::string& path) override {
-    return Run(methods::kVerify, {path});
-  }
-  Result<std::string> Backup(const std::string& path) override {
-    BK_ASSIGN_OR_RETURN(rpc::BackupReply reply, Run(methods::kBackup, {path}));
-    return reply.path;
-  }
-  Result<service::ImportSummary> ImportUpstream(const std::string& json_text) override {
-    return Run(methods::kImport, {json_text});
-  }
-  Result<std::vector<service::JobView>> Jobs(const service::JobsQuery& q) override {
-    return Run(methods::kJobs, q);
-  }
-  Result<service::JobPatchResult> UpdateJob(const service::JobPatch& p) override {
-    return Run(methods::kUpdateJob, p);
-  }
-  Result<service::JobView> RetryJob(const service::JobRetryRequest& r) override {
-    return Run(methods::kRetryJob, r);
-  }
 
  private:
+  friend class MethodLedger<DirectLedger>;
   // The same service call the daemon makes for the method, without the wire.
   template <class M>
-  Result<typename M::Reply> Run(const M& m, const typename M::Request& request) {
+  Result<typename M::Reply> RunMethod(const M& m, const typename M::Request& request) {
     return m.run(rpc::Context{service_, actor_, config_}, request);
   }
 

@@ -7,8 +7,7 @@
 
 #include <memory>
 
-#include "client/ledger.h"
-#include "rpc/methods.h"
+#include "client/method_ledger.h"
 #include "server/unix_socket.h"
 #include "sys/users.h"
 
@@ -18,7 +17,7 @@ namespace {
 using rpc::json;
 namespace methods = rpc::methods;
 
-class RemoteLedger : public Ledger {
+class RemoteLedger : public MethodLedger<RemoteLedger> {
  public:
   RemoteLedger(const config::Config& config, const sys::Clock& clock) : config_(config), clock_(clock) {
     policy_ = config.policy;
@@ -31,7 +30,7 @@ class RemoteLedger : public Ledger {
 
   // Connects and asks who we are and which policy the daemon applies.
   ::bk::Status Connect() {
-    BK_ASSIGN_OR_RETURN(rpc::ServerInfo info, Call(methods::kPing, {}));
+    BK_ASSIGN_OR_RETURN(rpc::ServerInfo info, Run(methods::kPing, {}));
     actor_ = info.actor;
     now_offset_ = info.now - clock_.Now();
     policy_ = info.policy;
@@ -43,65 +42,14 @@ class RemoteLedger : public Ledger {
   const engine::Policy& policy() const override { return policy_; }
   engine::Seconds Now() const override { return clock_.Now() + now_offset_; }
 
-  Result<service::BookingOutcome> Create(const service::CreateRequest& r) override {
-    return Call(methods::kCreate, r);
-  }
-  Result<service::BookingOutcome> Edit(const service::EditRequest& r) override {
-    return Call(methods::kEdit, r);
-  }
-  Result<service::BookingOutcome> Renew(const service::RenewRequest& r) override {
-    return Call(methods::kRenew, r);
-  }
-  Result<service::CancelOutcome> Cancel(const service::CancelRequest& r) override {
-    return Call(methods::kCancel, r);
-  }
-  Result<service::Recommendation> Recommend(const service::CreateRequest& r) override {
-    return Call(methods::kRecommend, r);
-  }
-  Result<service::SlotsResult> Slots(const service::CreateRequest& r, engine::Seconds from,
-                                     int limit) override {
-    return Call(methods::kSlots, {r, from, limit});
-  }
-  Result<service::ListResult> List(const service::ListQuery& q) override { return Call(methods::kList, q); }
-  Result<service::HistoryView> History(const std::string& ref) override {
-    return Call(methods::kHistory, {ref});
-  }
-  Result<std::vector<store::Event>> Log(int limit) override { return Call(methods::kLog, {limit}); }
-  Result<std::vector<store::Notification>> Notifications(int limit) override {
-    return Call(methods::kNotifications, {limit});
-  }
-  Result<service::OperationView> Operation(const std::string& op_id) override {
-    return Call(methods::kOperation, {op_id});
-  }
-  Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to) override {
-    return Call(methods::kStatus, {from, to});
-  }
-  Result<service::PolicyStatus> CheckPolicy() override { return Call(methods::kCheckPolicy, {}); }
   Result<std::string> Usage(const monitor::UsageQuery& q, bool text) override {
-    BK_ASSIGN_OR_RETURN(rpc::UsageReply reply, Call(methods::kUsage, {q, /*to_given=*/true, text}));
+    BK_ASSIGN_OR_RETURN(rpc::UsageReply reply, Run(methods::kUsage, {q, /*to_given=*/true, text}));
     return reply.document;
-  }
-  Result<service::VerifyReport> Verify(const std::string& path) override {
-    return Call(methods::kVerify, {path});
-  }
-  Result<std::string> Backup(const std::string& path) override {
-    BK_ASSIGN_OR_RETURN(rpc::BackupReply reply, Call(methods::kBackup, {path}));
-    return reply.path;
-  }
-  Result<service::ImportSummary> ImportUpstream(const std::string& json_text) override {
-    return Call(methods::kImport, {json_text});
-  }
-  Result<std::vector<service::JobView>> Jobs(const service::JobsQuery& q) override {
-    return Call(methods::kJobs, q);
-  }
-  Result<service::JobPatchResult> UpdateJob(const service::JobPatch& p) override {
-    return Call(methods::kUpdateJob, p);
-  }
-  Result<service::JobView> RetryJob(const service::JobRetryRequest& r) override {
-    return Call(methods::kRetryJob, r);
   }
 
  private:
+  friend class MethodLedger<RemoteLedger>;
+
   Error Unreachable(const std::string& why) const {
     return Error{
         ErrorKind::kUnavailable,
@@ -136,7 +84,7 @@ class RemoteLedger : public Ledger {
 
   // One call: the request encoded, the reply decoded, as the method says.
   template <class M>
-  Result<typename M::Reply> Call(const M& m, const typename M::Request& request) {
+  Result<typename M::Reply> RunMethod(const M& m, const typename M::Request& request) {
     BK_ASSIGN_OR_RETURN(json j, Send(m.name, m.encode_request(request)));
     return m.decode_reply(j);
   }
