@@ -7,8 +7,7 @@
 
 #include <memory>
 
-#include "client/ledger.h"
-#include "rpc/codec.h"
+#include "client/method_ledger.h"
 #include "server/unix_socket.h"
 #include "sys/users.h"
 
@@ -16,8 +15,9 @@ namespace bk::client {
 namespace {
 
 using rpc::json;
+namespace methods = rpc::methods;
 
-class RemoteLedger : public Ledger {
+class RemoteLedger : public MethodLedger<RemoteLedger> {
  public:
   RemoteLedger(const config::Config& config, const sys::Clock& clock) : config_(config), clock_(clock) {
     policy_ = config.policy;
@@ -30,17 +30,11 @@ class RemoteLedger : public Ledger {
 
   // Connects and asks who we are and which policy the daemon applies.
   ::bk::Status Connect() {
-    BK_ASSIGN_OR_RETURN(json r, Call("server.ping", json::object()));
-    try {
-      actor_.uid = r.at("actor").at("uid").get<uint32_t>();
-      actor_.username = r.at("actor").at("username").get<std::string>();
-      actor_.admin = r.at("actor").at("admin").get<bool>();
-      now_offset_ = r.at("now").get<engine::Seconds>() - clock_.Now();
-      telemetry_ = r.value("telemetry", "unknown (the daemon does not say)");
-    } catch (const json::exception&) {
-      return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed server.ping reply");
-    }
-    BK_ASSIGN_OR_RETURN(policy_, rpc::DecodePolicy(r.at("policy")));
+    BK_ASSIGN_OR_RETURN(rpc::ServerInfo info, Run(methods::kPing, {}));
+    actor_ = info.actor;
+    now_offset_ = info.now - clock_.Now();
+    policy_ = info.policy;
+    telemetry_ = info.telemetry;
     return Ok();
   }
 
@@ -50,88 +44,14 @@ class RemoteLedger : public Ledger {
   engine::Seconds Now() const override { return clock_.Now() + now_offset_; }
   std::string Telemetry() override { return telemetry_; }
 
-  Result<service::BookingOutcome> Create(const service::CreateRequest& r) override {
-    return Ask("booking.create", rpc::Encode(r), rpc::DecodeBookingOutcome);
-  }
-  Result<service::BookingOutcome> Edit(const service::EditRequest& r) override {
-    return Ask("booking.edit", rpc::Encode(r), rpc::DecodeBookingOutcome);
-  }
-  Result<service::BookingOutcome> Renew(const service::RenewRequest& r) override {
-    return Ask("booking.renew", rpc::Encode(r), rpc::DecodeBookingOutcome);
-  }
-  Result<service::CancelOutcome> Cancel(const service::CancelRequest& r) override {
-    return Ask("booking.cancel", rpc::Encode(r), rpc::DecodeCancelOutcome);
-  }
-  Result<service::Recommendation> Recommend(const service::CreateRequest& r) override {
-    return Ask("placement.recommend", rpc::Encode(r), rpc::DecodeRecommendation);
-  }
-  Result<service::SlotsResult> Slots(const service::CreateRequest& r, engine::Seconds from,
-                                     int limit) override {
-    BK_ASSIGN_OR_RETURN(
-        json j, Call("placement.slots", {{"request", rpc::Encode(r)}, {"from", from}, {"limit", limit}}));
-    return rpc::DecodeSlots(j);
-  }
-  Result<service::ListResult> List(const service::ListQuery& q) override {
-    return Ask("reservations.list", rpc::Encode(q), rpc::DecodeListResult);
-  }
-  Result<service::HistoryView> History(const std::string& ref) override {
-    return Ask("reservation.history", {{"ref", ref}}, rpc::DecodeHistory);
-  }
-  Result<std::vector<store::Event>> Log(int limit) override {
-    return Ask("audit.log", {{"limit", limit}}, rpc::DecodeEvents);
-  }
-  Result<std::vector<store::Notification>> Notifications(int limit) override {
-    return Ask("notifications.list", {{"limit", limit}}, rpc::DecodeNotifications);
-  }
-  Result<service::OperationView> Operation(const std::string& op_id) override {
-    return Ask("operation.get", {{"op_id", op_id}}, rpc::DecodeOperation);
-  }
-  Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to) override {
-    return Ask("status.get", {{"from", from}, {"to", to}}, rpc::DecodeStatus);
-  }
-  Result<service::PolicyStatus> CheckPolicy() override {
-    return Ask("policy.check", json::object(), rpc::DecodePolicyStatus);
-  }
   Result<std::string> Usage(const monitor::UsageQuery& q, bool text) override {
-    json p = {{"view", monitor::UsageKindName(q.kind)},
-              {"from", q.from},
-              {"to", q.to},
-              {"resolution", q.resolution},
-              {"limit", q.limit},
-              {"text", text}};
-    if (q.uid) p["uid"] = *q.uid;
-    if (q.gpu) p["gpu"] = *q.gpu;
-    BK_ASSIGN_OR_RETURN(json j, Call("usage.query", p));
-    if (!j.is_object() || !j.contains("document") || !j["document"].is_string())
-      return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed usage reply");
-    return j["document"].get<std::string>();
-  }
-  Result<service::VerifyReport> Verify(const std::string& path) override {
-    json p = json::object();
-    if (!path.empty()) p["path"] = path;
-    BK_ASSIGN_OR_RETURN(json j, Call("admin.verify", p));
-    return rpc::DecodeVerifyReport(j);
-  }
-  Result<std::string> Backup(const std::string& path) override {
-    BK_ASSIGN_OR_RETURN(json j, Call("admin.backup", {{"path", path}}));
-    if (!j.is_object() || !j.contains("path") || !j["path"].is_string())
-      return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed backup reply");
-    return j["path"].get<std::string>();
-  }
-  Result<service::ImportSummary> ImportUpstream(const std::string& json_text) override {
-    return Ask("admin.import", {{"ledger_json", json_text}}, rpc::DecodeImportSummary);
-  }
-  Result<std::vector<service::JobView>> Jobs(const service::JobsQuery& q) override {
-    return Ask("job.list", rpc::Encode(q), rpc::DecodeJobViews);
-  }
-  Result<service::JobPatchResult> UpdateJob(const service::JobPatch& p) override {
-    return Ask("job.update", rpc::Encode(p), rpc::DecodeJobPatchResult);
-  }
-  Result<service::JobView> RetryJob(const service::JobRetryRequest& r) override {
-    return Ask("job.retry", rpc::Encode(r), rpc::DecodeJobView);
+    BK_ASSIGN_OR_RETURN(rpc::UsageReply reply, Run(methods::kUsage, {q, /*to_given=*/true, text}));
+    return reply.document;
   }
 
  private:
+  friend class MethodLedger<RemoteLedger>;
+
   Error Unreachable(const std::string& why) const {
     return Error{
         ErrorKind::kUnavailable,
@@ -164,14 +84,14 @@ class RemoteLedger : public Ledger {
     buffer_.clear();
   }
 
-  // One call and the decoding of its result.
-  template <class T>
-  Result<T> Ask(const std::string& method, json params, Result<T> (*decode)(const json&)) {
-    BK_ASSIGN_OR_RETURN(json j, Call(method, std::move(params)));
-    return decode(j);
+  // One call: the request encoded, the reply decoded, as the method says.
+  template <class M>
+  Result<typename M::Reply> RunMethod(const M& m, const typename M::Request& request) {
+    BK_ASSIGN_OR_RETURN(json j, Send(m.name, m.encode_request(request)));
+    return m.decode_reply(j);
   }
 
-  Result<json> Call(const std::string& method, json params) {
+  Result<json> Send(std::string_view method, json params) {
     if (fd_ < 0) {
       auto fd = server::ConnectUnix(config_.socket_path, 30000);
       if (!fd) {

@@ -31,6 +31,16 @@ class Fields {
       return Invalid(fmt::format("{} is out of range", key));
     return std::optional(j_[key].get<int64_t>());
   }
+  // An integer in [lo, hi], or nullopt when absent.
+  Result<std::optional<int64_t>> IntIn(const char* key, int64_t lo, int64_t hi) {
+    used_.insert(key);
+    if (!j_.contains(key) || j_[key].is_null()) return std::optional<int64_t>();
+    if (!j_[key].is_number_integer()) return Invalid(fmt::format("{} must be an integer", key));
+    bool huge = j_[key].is_number_unsigned() && j_[key].get<uint64_t>() > static_cast<uint64_t>(INT64_MAX);
+    int64_t v = huge ? INT64_MAX : j_[key].get<int64_t>();
+    if (v < lo || v > hi) return Invalid(fmt::format("{} must be between {} and {}", key, lo, hi));
+    return std::optional(v);
+  }
   Result<int64_t> RequiredInt(const char* key) {
     BK_ASSIGN_OR_RETURN(auto v, Int(key));
     if (!v) return Invalid(fmt::format("{} is required", key));
@@ -46,6 +56,12 @@ class Fields {
   Result<std::string> RequiredStr(const char* key) {
     BK_ASSIGN_OR_RETURN(auto v, Str(key));
     if (!v) return Invalid(fmt::format("{} is required", key));
+    return *v;
+  }
+  // Required, and absent reads the same as empty.
+  Result<std::string> NonEmptyStr(const char* key) {
+    BK_ASSIGN_OR_RETURN(auto v, Str(key));
+    if (!v) return Invalid(fmt::format("{} must be a non-empty string", key));
     return *v;
   }
   // A string that may be empty ("" clears a field).
@@ -85,6 +101,11 @@ class Fields {
     if (!j_[key].is_boolean()) return Invalid(fmt::format("{} must be true or false", key));
     return j_[key].get<bool>();
   }
+  // True only when the key holds true: anything else is false, not an error.
+  bool Flag(const char* key) {
+    used_.insert(key);
+    return j_.contains(key) && j_[key].is_boolean() && j_[key].get<bool>();
+  }
   Result<std::vector<int>> Gpus(const char* key) {
     used_.insert(key);
     std::vector<int> out;
@@ -103,6 +124,13 @@ class Fields {
     if (*s == "shared") return std::optional(engine::Mode::kShared);
     if (*s == "exclusive") return std::optional(engine::Mode::kExclusive);
     return Invalid(fmt::format("{} must be \"shared\" or \"exclusive\"", key));
+  }
+  // Refuses anything but an object of these fields before any is read, for
+  // requests whose field errors are reported after that one.
+  Status Known(std::initializer_list<const char*> keys) {
+    BK_TRY(Object());
+    used_.insert(keys.begin(), keys.end());
+    return Done();
   }
   Status Done() const {
     std::vector<std::string> unknown;
@@ -226,6 +254,21 @@ service::JobView DecodeJobViewUnchecked(const json& j) {
   return service::JobView{DecodeReservationUnchecked(j.at("reservation")), DecodeJob(j.at("job"))};
 }
 
+// Params of exactly one field: a non-empty string.
+Result<std::string> OnlyString(const json& j, const char* key) {
+  Fields f(j);
+  BK_TRY(f.Known({key}));
+  return f.NonEmptyStr(key);
+}
+
+// Params of at most a `limit` in [1, 1000].
+Result<int> OnlyLimit(const json& j, int fallback) {
+  Fields f(j);
+  BK_TRY(f.Known({"limit"}));
+  BK_ASSIGN_OR_RETURN(auto limit, f.IntIn("limit", 1, 1000));
+  return static_cast<int>(limit.value_or(fallback));
+}
+
 }  // namespace
 
 // ---- requests -------------------------------------------------------------
@@ -252,7 +295,8 @@ Result<service::CreateRequest> DecodeCreate(const json& j) {
   BK_TRY(f.Object());
   service::CreateRequest r;
   BK_ASSIGN_OR_RETURN(int64_t count, f.RequiredInt("count"));
-  if (count < 1 || count > 1024) return Invalid("count must be between 1 and 1024");
+  if (count < 1 || count > engine::kMaxGpus)
+    return Invalid(fmt::format("count must be between 1 and {}", engine::kMaxGpus));
   r.count = static_cast<int>(count);
   BK_ASSIGN_OR_RETURN(r.duration, f.RequiredInt("duration_seconds"));
   BK_ASSIGN_OR_RETURN(auto mode, f.Mode("mode"));
@@ -312,7 +356,8 @@ Result<service::EditRequest> DecodeEdit(const json& j) {
   BK_ASSIGN_OR_RETURN(r.gpus, f.Gpus("gpus"));
   BK_ASSIGN_OR_RETURN(r.exclude, f.Gpus("exclude"));
   BK_ASSIGN_OR_RETURN(auto count, f.Int("count"));
-  if (count && (*count < 1 || *count > 1024)) return Invalid("count must be between 1 and 1024");
+  if (count && (*count < 1 || *count > engine::kMaxGpus))
+    return Invalid(fmt::format("count must be between 1 and {}", engine::kMaxGpus));
   r.count = OptInt32(count);
   BK_ASSIGN_OR_RETURN(r.update_memory, f.Bool("update_memory"));
   BK_ASSIGN_OR_RETURN(r.memory_mb, f.Int("memory_mb"));
@@ -893,6 +938,194 @@ Result<engine::Policy> DecodePolicy(const json& j) {
     if (p.gpu_count < 1 || p.slot < 60) return Invalid("the daemon announced an invalid policy");
     return p;
   });
+}
+
+// ---- the protocol's own requests and replies ------------------------------
+
+json Encode(const NoParams&) { return json::object(); }
+
+Result<NoParams> DecodeNoParams(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Known({}));
+  return NoParams{};
+}
+
+json Encode(const ServerInfo& s) {
+  return {{"version", s.version},
+          {"deployment", s.deployment},
+          {"owner_uid", s.owner_uid},
+          {"owner", s.owner},
+          {"actor", {{"uid", s.actor.uid}, {"username", s.actor.username}, {"admin", s.actor.admin}}},
+          {"now", s.now},
+          {"policy", Encode(s.policy)},
+          {"telemetry", s.telemetry}};
+}
+
+Result<ServerInfo> DecodeServerInfo(const json& j) {
+  ServerInfo s;
+  try {
+    s.version = j.at("version").get<std::string>();
+    s.deployment = j.at("deployment").get<std::string>();
+    s.owner_uid = j.at("owner_uid").get<uint32_t>();
+    s.owner = j.at("owner").get<std::string>();
+    s.actor.uid = j.at("actor").at("uid").get<uint32_t>();
+    s.actor.username = j.at("actor").at("username").get<std::string>();
+    s.actor.admin = j.at("actor").at("admin").get<bool>();
+    s.now = j.at("now").get<Seconds>();
+    // A daemon of an older version does not say.
+    s.telemetry = j.value("telemetry", std::string("unknown (the daemon does not say)"));
+    if (!j.contains("policy")) throw std::invalid_argument("no policy");
+  } catch (const std::exception&) {
+    return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed server.ping reply");
+  }
+  BK_ASSIGN_OR_RETURN(s.policy, DecodePolicy(j["policy"]));
+  return s;
+}
+
+json Encode(const SlotsRequest& r) {
+  return {{"request", Encode(r.request)}, {"from", Opt(r.from)}, {"limit", r.limit}};
+}
+
+Result<SlotsRequest> DecodeSlotsRequest(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Known({"request", "from", "limit"}));
+  if (!j.contains("request")) return Invalid("request is required");
+  SlotsRequest r;
+  BK_ASSIGN_OR_RETURN(r.request, DecodeCreate(j["request"]));
+  BK_ASSIGN_OR_RETURN(r.from, f.IntIn("from", 0, int64_t{1} << 40));
+  BK_ASSIGN_OR_RETURN(auto limit, f.IntIn("limit", 1, 20));
+  r.limit = static_cast<int>(limit.value_or(r.limit));
+  return r;
+}
+
+json Encode(const HistoryRequest& r) { return {{"ref", r.ref}}; }
+
+Result<HistoryRequest> DecodeHistoryRequest(const json& j) {
+  BK_ASSIGN_OR_RETURN(std::string ref, OnlyString(j, "ref"));
+  return HistoryRequest{ref};
+}
+
+json Encode(const LogRequest& r) { return {{"limit", r.limit}}; }
+
+Result<LogRequest> DecodeLogRequest(const json& j) {
+  BK_ASSIGN_OR_RETURN(int limit, OnlyLimit(j, LogRequest{}.limit));
+  return LogRequest{limit};
+}
+
+json Encode(const NotificationsRequest& r) { return {{"limit", r.limit}}; }
+
+Result<NotificationsRequest> DecodeNotificationsRequest(const json& j) {
+  BK_ASSIGN_OR_RETURN(int limit, OnlyLimit(j, NotificationsRequest{}.limit));
+  return NotificationsRequest{limit};
+}
+
+json Encode(const OperationRequest& r) { return {{"op_id", r.op_id}}; }
+
+Result<OperationRequest> DecodeOperationRequest(const json& j) {
+  BK_ASSIGN_OR_RETURN(std::string op_id, OnlyString(j, "op_id"));
+  return OperationRequest{op_id};
+}
+
+json Encode(const StatusRequest& r) { return {{"from", Opt(r.from)}, {"to", Opt(r.to)}}; }
+
+Result<StatusRequest> DecodeStatusRequest(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Known({"from", "to"}));
+  StatusRequest r;
+  BK_ASSIGN_OR_RETURN(r.from, f.IntIn("from", 0, int64_t{1} << 40));
+  BK_ASSIGN_OR_RETURN(r.to, f.IntIn("to", 0, int64_t{1} << 40));
+  return r;
+}
+
+json Encode(const VerifyRequest& r) {
+  json j = json::object();
+  if (!r.path.empty()) j["path"] = r.path;
+  return j;
+}
+
+Result<VerifyRequest> DecodeVerifyRequest(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Known({"path"}));
+  BK_ASSIGN_OR_RETURN(auto path, f.Str("path"));
+  return VerifyRequest{path.value_or("")};
+}
+
+json Encode(const BackupRequest& r) { return {{"path", r.path}}; }
+
+Result<BackupRequest> DecodeBackupRequest(const json& j) {
+  BK_ASSIGN_OR_RETURN(std::string path, OnlyString(j, "path"));
+  return BackupRequest{path};
+}
+
+json Encode(const BackupReply& r) { return {{"path", r.path}}; }
+
+Result<BackupReply> DecodeBackupReply(const json& j) {
+  if (!j.is_object() || !j.contains("path") || !j["path"].is_string())
+    return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed backup reply");
+  return BackupReply{j["path"].get<std::string>()};
+}
+
+json Encode(const ImportRequest& r) { return {{"ledger_json", r.ledger_json}}; }
+
+Result<ImportRequest> DecodeImportRequest(const json& j) {
+  BK_ASSIGN_OR_RETURN(std::string text, OnlyString(j, "ledger_json"));
+  return ImportRequest{text};
+}
+
+json Encode(const UsageRequest& r) {
+  const monitor::UsageQuery& q = r.query;
+  json j = {{"view", monitor::UsageKindName(q.kind)},
+            {"from", q.from},
+            {"resolution", q.resolution},
+            {"limit", q.limit},
+            {"text", r.text}};
+  if (r.to_given) j["to"] = q.to;
+  if (q.uid) j["uid"] = *q.uid;
+  if (q.gpu) j["gpu"] = *q.gpu;
+  return j;
+}
+
+// The checks that need the daemon's clock (the default `to`) and the
+// caller (view "me") are the method's.
+Result<UsageRequest> DecodeUsageRequest(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Known({"view", "from", "to", "uid", "gpu", "resolution", "limit", "text"}));
+  UsageRequest r;
+  monitor::UsageQuery& q = r.query;
+  BK_ASSIGN_OR_RETURN(std::string view, f.NonEmptyStr("view"));
+  bool known = false;
+  for (auto kind : {monitor::UsageKind::kMe, monitor::UsageKind::kUsers, monitor::UsageKind::kEvents,
+                    monitor::UsageKind::kSamples})
+    if (view == monitor::UsageKindName(kind)) {
+      q.kind = kind;
+      known = true;
+    }
+  if (!known) return Invalid("view must be me, users, events or samples");
+  BK_ASSIGN_OR_RETURN(auto from, f.IntIn("from", 0, int64_t{1} << 40));
+  q.from = from.value_or(0);
+  BK_ASSIGN_OR_RETURN(auto to, f.IntIn("to", 0, int64_t{1} << 40));
+  r.to_given = to.has_value();
+  q.to = to.value_or(0);
+  if (r.to_given && q.from >= q.to) return Invalid("from must be before to");
+  BK_ASSIGN_OR_RETURN(auto uid, f.IntIn("uid", -1, 0xfffffffeLL));
+  if (uid && *uid >= 0) q.uid = static_cast<uint32_t>(*uid);
+  BK_ASSIGN_OR_RETURN(auto gpu, f.IntIn("gpu", -1, 1023));
+  if (gpu && *gpu >= 0) q.gpu = static_cast<int>(*gpu);
+  BK_ASSIGN_OR_RETURN(auto resolution, f.IntIn("resolution", 60, 3600));
+  q.resolution = resolution.value_or(60);
+  if (q.resolution != 60 && q.resolution != 3600) return Invalid("resolution must be 60 or 3600");
+  BK_ASSIGN_OR_RETURN(auto limit, f.IntIn("limit", 1, 200000));
+  q.limit = static_cast<int>(limit.value_or(1000));
+  r.text = f.Flag("text");
+  return r;
+}
+
+json Encode(const UsageReply& r) { return {{"document", r.document}}; }
+
+Result<UsageReply> DecodeUsageReply(const json& j) {
+  if (!j.is_object() || !j.contains("document") || !j["document"].is_string())
+    return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed usage reply");
+  return UsageReply{j["document"].get<std::string>()};
 }
 
 json ErrorObject(int code, const std::string& message, std::optional<ErrorKind> kind) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/result.h"
+#include "rpc/messages.h"
 #include "service/types.h"
 
 namespace bk::rpc {
@@ -73,6 +74,36 @@ Result<service::JobPatchResult> DecodeJobPatchResult(const json& j);
 // Policy as the daemon announces it in server.ping, so clients render with the server's view.
 json Encode(const engine::Policy& p);
 Result<engine::Policy> DecodePolicy(const json& j);
+
+// The protocol's own requests and replies (rpc/messages.h).
+json Encode(const NoParams&);
+Result<NoParams> DecodeNoParams(const json& j);
+json Encode(const ServerInfo& s);
+Result<ServerInfo> DecodeServerInfo(const json& j);
+json Encode(const SlotsRequest& r);
+Result<SlotsRequest> DecodeSlotsRequest(const json& j);
+json Encode(const HistoryRequest& r);
+Result<HistoryRequest> DecodeHistoryRequest(const json& j);
+json Encode(const LogRequest& r);
+Result<LogRequest> DecodeLogRequest(const json& j);
+json Encode(const NotificationsRequest& r);
+Result<NotificationsRequest> DecodeNotificationsRequest(const json& j);
+json Encode(const OperationRequest& r);
+Result<OperationRequest> DecodeOperationRequest(const json& j);
+json Encode(const StatusRequest& r);
+Result<StatusRequest> DecodeStatusRequest(const json& j);
+json Encode(const VerifyRequest& r);
+Result<VerifyRequest> DecodeVerifyRequest(const json& j);
+json Encode(const BackupRequest& r);
+Result<BackupRequest> DecodeBackupRequest(const json& j);
+json Encode(const BackupReply& r);
+Result<BackupReply> DecodeBackupReply(const json& j);
+json Encode(const ImportRequest& r);
+Result<ImportRequest> DecodeImportRequest(const json& j);
+json Encode(const UsageRequest& r);
+Result<UsageRequest> DecodeUsageRequest(const json& j);
+json Encode(const UsageReply& r);
+Result<UsageReply> DecodeUsageReply(const json& j);
 
 // JSON-RPC 2.0 error codes; application errors carry the ErrorKind in data.kind.
 inline constexpr int kParseError = -32700;

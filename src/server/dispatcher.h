@@ -1,15 +1,13 @@
 #pragma once
 // Turns one JSON-RPC 2.0 request line into one response line by calling the
-// BookingService as the peer the kernel identified. Every parameter is
-// validated here; unknown fields are errors.
+// BookingService as the peer the kernel identified. The methods and their
+// strict decoders are those of rpc/methods.h; unknown fields are errors.
 
-#include <functional>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
-#include "monitor/usage_view.h"
+#include "rpc/messages.h"
 #include "service/booking_service.h"
 
 namespace bk::server {
@@ -24,7 +22,7 @@ class Dispatcher {
   // nullopt for a notification (no id): nothing is sent back.
   std::optional<std::string> Handle(const service::Actor& actor, const std::string& line);
   // Answers usage.query: the rendered gpubk.usage.v1 document or text table.
-  using UsageFn = std::function<Result<std::string>(const monitor::UsageQuery&, bool text)>;
+  using UsageFn = rpc::UsageFn;
   void SetUsage(UsageFn fn) { usage_ = std::move(fn); }
 
   // Whether the last handled request was a write (the daemon counts them).
@@ -34,7 +32,6 @@ class Dispatcher {
   size_t cache_entries() const { return cache_.size(); }
 
  private:
-  Result<std::string> Usage(const service::Actor& actor, const nlohmann::json& params);
   std::optional<std::string> HandleUnchecked(const service::Actor& actor, const std::string& line);
   const std::string* Cached(const std::string& key);
   void Remember(std::string key, const std::string& answer);

@@ -7,13 +7,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "base/version.h"
 #include "config/config.h"
-#include "rpc/codec.h"
+#include "rpc/methods.h"
 #include "sys/clock.h"
 
 namespace bk::server {
@@ -723,6 +724,77 @@ TEST_F(DispatcherTest, DeepNestingInParamsOrIdDoesNotCrash) {
   EXPECT_TRUE(SurvivesInChild(*dispatcher_, alice_,
                               R"({"jsonrpc":"2.0","id":)" + nested + R"(,"method":"server.ping"})"))
       << "deep id";
+}
+
+// The method table says who may call each method; the service enforces it.
+// Every method marked for administrators refuses anyone else.
+TEST_F(DispatcherTest, MethodsMarkedForAdministratorsRefuseOthers) {
+  const std::map<std::string, json> params = {
+      {"admin.verify", json::object()},
+      {"admin.backup", {{"path", root_ + "/backup.db"}}},
+      {"admin.import", {{"ledger_json", R"({"version":1,"reservations":[]})"}}}};
+  std::vector<std::string> marked;
+  std::apply(
+      [&](const auto&... m) {
+        ((m.caller == rpc::Caller::kAdmin ? marked.push_back(std::string(m.name)) : void()), ...);
+      },
+      rpc::methods::kAll);
+  ASSERT_THAT(marked, ::testing::UnorderedElementsAre("admin.verify", "admin.backup", "admin.import"));
+  for (const std::string& method : marked) {
+    ExpectError(Call(alice_, method, params.at(method)), rpc::kApplicationError, "permission");
+    json reply = Call(admin_, method, params.at(method));
+    if (reply.contains("error")) {
+      EXPECT_NE(reply["error"]["data"]["kind"], "permission") << reply.dump();
+    }
+  }
+}
+
+// usage.query reaches the monitor's renderer with the caller as "me", `to`
+// defaulting to just after now, and every field checked first.
+TEST_F(DispatcherTest, UsageQueryIsCheckedAndAskedAsTheCaller) {
+  ExpectError(Call(alice_, "usage.query", {{"view", "me"}}), rpc::kApplicationError, "unavailable",
+              "records no usage");
+  std::vector<std::pair<monitor::UsageQuery, bool>> asked;
+  dispatcher_->SetUsage([&](const monitor::UsageQuery& q, bool text) -> Result<std::string> {
+    asked.emplace_back(q, text);
+    return std::string("rendered");
+  });
+  json ok = Ok(alice_, "usage.query", {{"view", "me"}, {"uid", 12345}, {"text", true}});
+  EXPECT_EQ(ok, (json{{"document", "rendered"}}));
+  ASSERT_THAT(asked, SizeIs(1));
+  EXPECT_EQ(asked[0].first.kind, monitor::UsageKind::kMe);
+  EXPECT_EQ(asked[0].first.uid, alice_.uid);
+  EXPECT_EQ(asked[0].first.from, 0);
+  EXPECT_EQ(asked[0].first.to, kT0 + 120 + 1);
+  EXPECT_EQ(asked[0].first.resolution, 60);
+  EXPECT_EQ(asked[0].first.limit, 1000);
+  EXPECT_TRUE(asked[0].second);
+  Ok(alice_, "usage.query",
+     {{"view", "samples"}, {"from", 10}, {"to", 20}, {"gpu", 3}, {"resolution", 3600}, {"limit", 7}});
+  ASSERT_THAT(asked, SizeIs(2));
+  EXPECT_EQ(asked[1].first.kind, monitor::UsageKind::kSamples);
+  EXPECT_EQ(asked[1].first.uid, std::nullopt);
+  EXPECT_EQ(asked[1].first.gpu, 3);
+  EXPECT_EQ(asked[1].first.to, 20);
+  EXPECT_EQ(asked[1].first.resolution, 3600);
+  EXPECT_EQ(asked[1].first.limit, 7);
+  EXPECT_FALSE(asked[1].second);
+  const std::vector<std::pair<json, std::string>> bad = {
+      {json::object(), "view must be a non-empty string"},
+      {{{"view", "all"}}, "view must be me, users, events or samples"},
+      {{{"view", "me"}, {"bogus", 1}}, "params contain unknown field(s): bogus"},
+      {{{"view", "me"}, {"from", 20}, {"to", 20}}, "from must be before to"},
+      {{{"view", "me"}, {"from", kT0 + 500}}, "from must be before to"},
+      {{{"view", "users"}, {"uid", -2}}, "uid must be between -1 and 4294967294"},
+      {{{"view", "users"}, {"gpu", "0"}}, "gpu must be an integer"},
+      {{{"view", "samples"}, {"resolution", 120}}, "resolution must be 60 or 3600"},
+      {{{"view", "samples"}, {"limit", 0}}, "limit must be between 1 and 200000"}};
+  for (const auto& [params, message] : bad) {
+    json reply = Call(alice_, "usage.query", params);
+    ExpectError(reply, rpc::kInvalidParams, "invalid");
+    EXPECT_EQ(reply["error"]["message"], message) << params.dump();
+  }
+  EXPECT_THAT(asked, SizeIs(2));
 }
 
 }  // namespace
