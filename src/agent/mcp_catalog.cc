@@ -31,6 +31,7 @@ constexpr std::string_view kOpId =
     "new ID.";
 constexpr std::string_view kRef = "Reservation ID (full, or a unique short prefix) or list number.";
 
+// Long on purpose: a table, one entry per tool.
 std::vector<ToolSpec> BuildTools() {
   using A = ArgType;
   return {

@@ -38,6 +38,7 @@ std::pair<std::string, std::string> CollectorState(const std::string& usage_json
 
 }  // namespace
 
+// Long on purpose: one check after another, each a line of the report.
 Result<int> RunDoctor(Context& ctx, const std::vector<std::string>& args) {
   bool json_out = false, strict = false;
   ArgSpec spec("bk doctor",

@@ -22,6 +22,8 @@ std::string Clip(const std::string& s, size_t width) {
 
 }  // namespace
 
+// Long on purpose: the options of `bk l`, then one read and one rendering per
+// output form.
 Result<int> RunList(Context& ctx, const std::vector<std::string>& args) {
   bool json = false, compact = false, history = false, all = false, no_limit = false;
   std::optional<std::string> limit;

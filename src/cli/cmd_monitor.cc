@@ -62,6 +62,9 @@ bool WaitForSignal(const sigset_t& mask, int64_t ms) {
 
 }  // namespace
 
+// Long on purpose: the private monitor's whole life (arguments, policy check,
+// lock, usage store, signals, the sampling loop, stop) reads top to bottom,
+// and each step needs what the previous one opened.
 Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
   bool once = false, json = false, verbose = false;
   std::optional<std::string> samples_arg, interval_arg;

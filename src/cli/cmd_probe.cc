@@ -64,6 +64,8 @@ std::string Cell(const std::optional<int64_t>& v) { return v ? std::to_string(*v
 
 }  // namespace
 
+// Long on purpose: the probe prints what NVML says step by step, in the
+// order it asked; each line depends on the answer before it.
 Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args) {
   bool json_out = false, csv = false;
   std::optional<std::string> repeat_text;

@@ -57,6 +57,8 @@ bool OnNetworkFs(const std::string& path) {
          fs.f_type == 0xFF534D42 /* CIFS */;
 }
 
+// Long on purpose: `bk server init` checks every input before it creates the
+// first directory, then creates in one order; split, the order would hide.
 Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> dir, gpus, cpus, ram, access, group, slot, shared;
   ArgSpec spec("bk server init",
@@ -87,7 +89,8 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
   s.owner = sys::UserName(me);
   // The default is what this host's configuration counted (gpu::DetectGpuCount
   // when nothing sets gpu_count): the simulation file's GPUs, or NVIDIA's.
-  BK_ASSIGN_OR_RETURN(int64_t n, PositiveInt(gpus, "--gpu-count", 1, engine::kMaxGpus, ctx.config.policy.gpu_count));
+  BK_ASSIGN_OR_RETURN(int64_t n,
+                      PositiveInt(gpus, "--gpu-count", 1, engine::kMaxGpus, ctx.config.policy.gpu_count));
   s.gpu_count = static_cast<int>(n);
   if (cpus) {
     BK_ASSIGN_OR_RETURN(s.host_cpus, engine::ParseCpus(*cpus));

@@ -39,6 +39,8 @@ Result<std::string> UsageDocument(Context& ctx, const monitor::UsageQuery& q, bo
   return std::unexpected(ledger.error());
 }
 
+// Long on purpose: the options of `bk u`, checked together (ranges, views,
+// who may ask about whom), then one query.
 Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> what, since, from, until, user, gpu, limit, resolution;
   bool json = false, all = false;

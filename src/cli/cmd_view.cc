@@ -180,6 +180,8 @@ Result<std::string> Timeline(const Context& ctx, const service::StatusView& view
 
 }  // namespace
 
+// Long on purpose: the options of `bk st`, one read, then the sections of the
+// page (GPUs, processes, reservations, the timeline) in the order they print.
 Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   TimelineArgs ta;
   std::optional<std::string> gpu;
@@ -318,6 +320,8 @@ Result<int> RunTimeline(Context& ctx, const std::vector<std::string>& args) {
   return 0;
 }
 
+// Long on purpose: the options of `bk slots` (the booking grammar's), then one
+// search and its rendering, with the line that books each suggestion.
 Result<int> RunSlots(Context& ctx, const std::vector<std::string>& args) {
   BookingArgs a;
   std::optional<std::string> mode_word, from, limit;
@@ -401,6 +405,8 @@ Result<int> RunSlots(Context& ctx, const std::vector<std::string>& args) {
   return 0;
 }
 
+// Long on purpose: `bk g` is one short page (exclusive holds to avoid, your
+// bookings now, what to run), each part printed from the same read.
 Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> count_text;
   ArgSpec spec("bk gpu", "Which GPU you can use now, or a read-only suggestion for COUNT GPUs.");

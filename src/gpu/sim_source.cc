@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/json_strict.h"
+#include "engine/types.h"
 #include "base/strings.h"
 #include "gpu/source.h"
 
@@ -28,7 +29,7 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kMaxFileBytes = size_t{4} * 1024 * 1024;
-using engine::kMaxGpus;
+using ::bk::engine::kMaxGpus;
 constexpr size_t kMaxProcesses = 100000;
 constexpr int64_t kMaxPid = (int64_t{1} << 31) - 1;
 constexpr int64_t kMaxUid = (int64_t{1} << 32) - 2;

@@ -392,6 +392,42 @@ Result<BookingOutcome> BookingService::Create(const Actor& actor, const CreateRe
   return impl_->Write([&] { return CreateImpl(actor, request); });
 }
 
+namespace {
+
+// An exact-start request that repeats one of the caller's active bookings.
+bool SameExactBooking(const Reservation& r, const CreateRequest& req, Seconds start) {
+  std::vector<int> gpus = r.gpus;
+  std::sort(gpus.begin(), gpus.end());
+  return r.mode == req.mode && r.start == start && r.end == start + req.duration &&
+         r.memory_mb == req.memory_mb && r.cpus == req.cpus.value_or(0) &&
+         r.ram_mb == req.ram_mb.value_or(0) &&
+         (req.mode == Mode::kExclusive || r.share_units == req.share_units.value_or(1)) &&
+         (req.gpus.empty() ? static_cast<int>(gpus.size()) == req.count : gpus == req.gpus);
+}
+
+// The reservation a create writes where the calendar placed it.
+Reservation NewReservation(const engine::Policy& p, const Actor& actor, const CreateRequest& req,
+                           const engine::Placement& placed, Seconds now) {
+  Reservation r;
+  r.id = sys::NewUuid();
+  r.uid = actor.uid;
+  r.username = actor.username;
+  r.gpus = placed.gpus;
+  r.mode = req.mode;
+  r.share_units = req.mode == Mode::kShared ? req.share_units.value_or(1) : p.share_capacity;
+  r.memory_mb = req.memory_mb;
+  r.cpus = req.cpus.value_or(0);
+  r.ram_mb = req.ram_mb.value_or(0);
+  r.start = placed.start;
+  r.end = placed.end;
+  r.status = engine::Status::kActive;
+  r.created_at = r.updated_at = now;
+  r.op_id = req.op_id.value_or(sys::NewUuid());
+  return r;
+}
+
+}  // namespace
+
 Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const CreateRequest& request) {
   const engine::Policy& p = impl_->policy();
   CreateRequest req = request;
@@ -428,21 +464,13 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
       store::ReservationQuery q{actor.uid, true, true, now};
       BK_ASSIGN_OR_RETURN(auto mine, s->Reservations(q));
       for (const auto& r : mine) {
-        std::vector<int> gpus = r.gpus;
-        std::sort(gpus.begin(), gpus.end());
-        bool same = r.mode == req.mode && r.start == start && r.end == start + req.duration &&
-                    r.memory_mb == req.memory_mb && r.cpus == req.cpus.value_or(0) &&
-                    r.ram_mb == req.ram_mb.value_or(0) &&
-                    (req.mode == Mode::kExclusive || r.share_units == req.share_units.value_or(1)) &&
-                    (req.gpus.empty() ? static_cast<int>(gpus.size()) == req.count : gpus == req.gpus);
-        if (same) {
-          BookingOutcome out;
-          out.status = "exists";
-          out.reservation = r;
-          out.allocator_source = req.gpus.empty() ? "builtin" : "fixed-gpu";
-          out.message = "duplicate request ignored";
-          return out;
-        }
+        if (!SameExactBooking(r, req, start)) continue;
+        BookingOutcome out;
+        out.status = "exists";
+        out.reservation = r;
+        out.allocator_source = req.gpus.empty() ? "builtin" : "fixed-gpu";
+        out.message = "duplicate request ignored";
+        return out;
       }
     }
   } else if (req.duration > p.max_duration) {
@@ -455,21 +483,7 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   auto placed = cal.FindEarliest(ToPlacement(req, start, !exact), advice.engine);
   if (!placed) return Fail(ErrorKind::kConflict, placed.error().Message());
 
-  Reservation r;
-  r.id = sys::NewUuid();
-  r.uid = actor.uid;
-  r.username = actor.username;
-  r.gpus = placed->gpus;
-  r.mode = req.mode;
-  r.share_units = req.mode == Mode::kShared ? req.share_units.value_or(1) : p.share_capacity;
-  r.memory_mb = req.memory_mb;
-  r.cpus = req.cpus.value_or(0);
-  r.ram_mb = req.ram_mb.value_or(0);
-  r.start = placed->start;
-  r.end = placed->end;
-  r.status = engine::Status::kActive;
-  r.created_at = r.updated_at = now;
-  r.op_id = req.op_id.value_or(sys::NewUuid());
+  Reservation r = NewReservation(p, actor, req, *placed, now);
   r.op_signature = req.op_id ? signature : "";
   BK_TRY(s->Insert(r));
   BK_TRY(s->InsertOperation({actor.uid, r.op_id, "create", r.id, signature, now}));

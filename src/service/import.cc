@@ -497,6 +497,8 @@ Result<ImportSummary> BookingService::ImportUpstream(const Actor& actor, const s
   return impl_->Write([&] { return ImportUpstreamImpl(actor, json_text); });
 }
 
+// Long on purpose: one transaction from the first check to the commit; every
+// step before the commit may refuse the whole import.
 Result<ImportSummary> BookingService::ImportUpstreamImpl(const Actor& actor, const std::string& json_text) {
   if (!actor.admin) return Fail(ErrorKind::kPermission, "only the ledger owner or root can import data");
   const engine::Policy& p = impl_->policy();

@@ -182,6 +182,8 @@ Result<JobPatchResult> BookingService::UpdateJob(const Actor& actor, const JobPa
   return impl_->Write([&] { return UpdateJobImpl(actor, p); });
 }
 
+// Long on purpose: one compare-and-swap of a job inside one transaction; the
+// preconditions, the stamping of times and the write read as one rule.
 Result<JobPatchResult> BookingService::UpdateJobImpl(const Actor& actor, const JobPatch& p) {
   BK_TRY(ValidatePatch(p));
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());

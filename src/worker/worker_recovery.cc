@@ -23,6 +23,8 @@ bool Retryable(const std::string& state) {
 
 }  // namespace
 
+// Long on purpose: crash recovery examines each orphaned job in one pass, in
+// the order its state allows (claimed, running, stopped) and records it once.
 void Worker::Recover() {
   auto jobs = ledger_.Jobs({true});
   if (!jobs) {
