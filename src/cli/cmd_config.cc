@@ -47,7 +47,7 @@ Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args) {
   if (json || compact) {
     std::string doc = surface::ConfigDoc(c, status, ledger->Transport(), ledger->Telemetry());
     ctx.Print(compact ? doc : surface::Dump(doc, surface::JsonStyle::kPretty));
-    return status.status == "mismatch" ? 2 : 0;
+    return status.state == service::PolicyState::kMismatch ? 2 : 0;
   }
   const engine::Policy& p = c.policy;
   ctx.Print("GPUBK configuration");
@@ -85,9 +85,10 @@ Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args) {
   }
   ctx.Print(fmt::format("monitor: sample={}s reclaim-after={}s", c.monitor_interval_seconds,
                         c.reclaim_after_seconds));
-  ctx.Print("ledger policy: " + status.status + (status.message.empty() ? "" : " (" + status.message + ")"));
+  ctx.Print("ledger policy: " + std::string(status.name()) +
+            (status.message.empty() ? "" : " (" + status.message + ")"));
   ctx.Print("Use `bk config --json` for every effective setting.");
-  return status.status == "mismatch" ? 2 : 0;
+  return status.state == service::PolicyState::kMismatch ? 2 : 0;
 }
 
 namespace {

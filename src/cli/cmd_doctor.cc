@@ -66,10 +66,10 @@ Result<int> RunDoctor(Context& ctx, const std::vector<std::string>& args) {
     auto policy = l->CheckPolicy();
     if (!policy)
       checks.push_back({"ledger-policy", "fail", policy.error().message});
-    else if (policy->status == "mismatch")
+    else if (policy->state == service::PolicyState::kMismatch)
       checks.push_back({"ledger-policy", "fail", policy->message});
     else
-      checks.push_back({"ledger-policy", "pass", policy->status});
+      checks.push_back({"ledger-policy", "pass", std::string(policy->name())});
     if (l->actor().admin) {
       auto v = l->Verify("");
       if (!v)

@@ -120,7 +120,7 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
 
   service::BookingService service({&c, &service_clock, nullptr, me, false});
   BK_ASSIGN_OR_RETURN(service::PolicyStatus policy, service.CheckPolicy());
-  if (policy.status == "mismatch") {
+  if (policy.state == service::PolicyState::kMismatch) {
     std::fprintf(ctx.err, "bk: %s\n", Printable(policy.message).c_str());
     return 78;
   }

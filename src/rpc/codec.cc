@@ -723,11 +723,13 @@ Result<service::StatusView> DecodeStatus(const json& j) {
   });
 }
 
-json Encode(const service::PolicyStatus& s) { return {{"status", s.status}, {"message", s.message}}; }
+json Encode(const service::PolicyStatus& s) { return {{"status", s.name()}, {"message", s.message}}; }
 
 Result<service::PolicyStatus> DecodePolicyStatus(const json& j) {
   return Guard([&]() -> Result<service::PolicyStatus> {
-    return service::PolicyStatus{j.at("status").get<std::string>(), j.at("message").get<std::string>()};
+    auto state = service::kPolicyStateNames.Parse(j.at("status").get<std::string>());
+    if (!state) throw std::invalid_argument("unknown policy status");
+    return service::PolicyStatus{*state, j.at("message").get<std::string>()};
   });
 }
 

@@ -1067,10 +1067,12 @@ TEST(CodecResultTest, StatusViewRoundTrip) {
 }
 
 TEST(CodecResultTest, PolicyStatusAndImportSummaryRoundTrip) {
-  auto ps =
-      DecodePolicyStatus(json::parse(Encode(service::PolicyStatus{"mismatch", "gpu_count 4 != 8"}).dump()));
+  auto ps = DecodePolicyStatus(
+      json::parse(Encode(service::PolicyStatus{service::PolicyState::kMismatch, "gpu_count 4 != 8"}).dump()));
   ASSERT_TRUE(ps.has_value()) << ps.error().message;
-  EXPECT_EQ(ps->status, "mismatch");
+  EXPECT_EQ(ps->name(), "mismatch");
+  EXPECT_EQ(json::parse(Encode(*ps).dump())["status"], "mismatch");
+  EXPECT_FALSE(DecodePolicyStatus(json{{"status", "matched"}, {"message", ""}}).has_value());
   EXPECT_EQ(ps->message, "gpu_count 4 != 8");
 
   service::ImportSummary in{10, 4, 3, 3, 2, 1, 9};

@@ -818,19 +818,19 @@ TEST_F(BookingServiceTest, RenewRespectsTheHostBudget) {
 TEST_F(BookingServiceTest, PolicyIsBoundAtFirstWrite) {
   auto unbound = service_->CheckPolicy();
   ASSERT_TRUE(unbound.has_value());
-  EXPECT_EQ(unbound->status, "unbound");
+  EXPECT_EQ(unbound->name(), "unbound");
   EXPECT_FALSE(LedgerExists());
 
   engine::Reservation r = Book(me_, Req(1, 1 * kH));
   auto match = service_->CheckPolicy();
   ASSERT_TRUE(match.has_value());
-  EXPECT_EQ(match->status, "match");
+  EXPECT_EQ(match->name(), "match");
 
   config_.policy.gpu_count = 8;
   Restart();
   auto mismatch = service_->CheckPolicy();
   ASSERT_TRUE(mismatch.has_value());
-  EXPECT_EQ(mismatch->status, "mismatch");
+  EXPECT_EQ(mismatch->name(), "mismatch");
   EXPECT_THAT(mismatch->message, HasSubstr("gpu_count: ledger=4 local=8"));
 
   Error create = CreateError(me_, Req(1, 1 * kH));
@@ -856,7 +856,7 @@ TEST_F(BookingServiceTest, PolicyIsBoundAtFirstWrite) {
   Restart();
   auto again = service_->CheckPolicy();
   ASSERT_TRUE(again.has_value());
-  EXPECT_EQ(again->status, "match");
+  EXPECT_EQ(again->name(), "match");
 }
 
 // ---- reads --------------------------------------------------------------------

@@ -141,7 +141,7 @@ TEST_F(ImportTest, ImportsTheCapturedLedger) {
   ASSERT_NE(expired, mine->reservations.end());
   EXPECT_EQ(expired->status, engine::Status::kExpired);
 
-  EXPECT_EQ(service_->CheckPolicy()->status, "match");
+  EXPECT_EQ(service_->CheckPolicy()->name(), "match");
 }
 
 TEST_F(ImportTest, HistoryShowsImportEditAndCancellations) {

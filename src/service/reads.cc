@@ -298,10 +298,10 @@ Result<std::vector<engine::Interval>> BookingService::ExclusiveWindows() {
 Result<PolicyStatus> BookingService::CheckPolicy() {
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
   BK_ASSIGN_OR_RETURN(auto bound, s->BoundPolicy());
-  if (!bound) return PolicyStatus{"unbound", ""};
+  if (!bound) return PolicyStatus{PolicyState::kUnbound, ""};
   std::string diff = config::ComparePolicy(*bound, config::BoundPolicyJson(impl_->policy()));
-  if (diff.empty()) return PolicyStatus{"match", ""};
-  return PolicyStatus{"mismatch", "local configuration does not match ledger policy: " + diff};
+  if (diff.empty()) return PolicyStatus{PolicyState::kMatch, ""};
+  return PolicyStatus{PolicyState::kMismatch, "local configuration does not match ledger policy: " + diff};
 }
 
 }  // namespace bk::service

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.h"
 #include "engine/calendar.h"
 #include "engine/reservation.h"
 #include "gpu/snapshot.h"
@@ -224,9 +225,17 @@ struct StatusView {
   std::vector<engine::Reservation> reservations;  // overlapping the window (all users), not cancelled
 };
 
+// Whether the ledger's bound policy fits this configuration.
+enum class PolicyState { kUnbound, kMatch, kMismatch };
+inline constexpr auto kPolicyStateNames =
+    MakeEnumNames<PolicyState>(std::pair{PolicyState::kUnbound, std::string_view("unbound")},
+                               std::pair{PolicyState::kMatch, std::string_view("match")},
+                               std::pair{PolicyState::kMismatch, std::string_view("mismatch")});
+
 struct PolicyStatus {
-  std::string status;  // unbound | match | mismatch
-  std::string message;
+  PolicyState state = PolicyState::kUnbound;
+  std::string message;  // what differs, for a mismatch
+  std::string_view name() const { return kPolicyStateNames.Name(state); }
 };
 
 // `bk admin data verify`: SQLite's own check plus the calendar's invariants.

@@ -337,9 +337,9 @@ std::string ConfigDoc(const config::Config& c, const service::PolicyStatus& stat
             {"sources", sources},
             {"environment_overrides", c.env_overrides},
             {"ledger_policy",
-             {{"status", status.status},
-              {"bound", status.status != "unbound"},
-              {"matches", status.status != "mismatch"},
+             {{"status", status.name()},
+              {"bound", status.state != service::PolicyState::kUnbound},
+              {"matches", status.state != service::PolicyState::kMismatch},
               {"message", status.message.empty() ? json() : json(status.message)}}},
             {"warning", json()}};
   return d.dump();

@@ -145,7 +145,7 @@ int Worker::Run() {
     std::fprintf(err_, "bk: %s\n", policy.error().message.c_str());
     return policy.error().kind == ErrorKind::kPolicy ? 78 : 2;
   }
-  if (policy->status == "mismatch") {
+  if (policy->state == service::PolicyState::kMismatch) {
     std::fprintf(err_, "bk: %s\n", policy->message.c_str());
     return 78;
   }
