@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "agent/skill_bundle.h"
+#include "base/temp_dir_testing.h"
 
 namespace bk::agent {
 namespace {
@@ -79,11 +80,8 @@ class FailingFileSystem : public sys::FileSystem {
 
 class SkillInstallTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/bk-skill-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    home_ = tmpl;
-  }
+  TempDir tmp_{"bk-skill-test"};
+  void SetUp() override { home_ = tmp_.path(); }
   void TearDown() override {
     std::error_code ec;
     fs::remove_all(home_, ec);

@@ -24,6 +24,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/temp_dir_testing.h"
 #include "client/ledger.h"
 #include "config/config.h"
 #include "rpc/codec.h"
@@ -170,10 +171,9 @@ Transcript Normalize(Transcript t) {
 
 class ParityTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-parity-test"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-parity-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
     ASSERT_EQ(chmod(root_.c_str(), 0755), 0);
     std::string dir = root_ + "/server";
     ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
@@ -203,7 +203,6 @@ class ParityTest : public ::testing::Test {
       waitpid(daemon_, &status, 0);
       EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the daemon did not stop cleanly";
     }
-    std::filesystem::remove_all(root_);
   }
 
   static void Write(const std::string& path, const std::string& text) {

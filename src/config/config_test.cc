@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/temp_dir_testing.h"
 #include "engine/civil_time.h"
 #include "engine/parse.h"
 #include "sys/users.h"
@@ -36,15 +37,13 @@ engine::Seconds T(const char* iso) {
 
 class ConfigTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-config-test"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-config-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = tmp_.path();
     // Every test runs private, away from any real connection file.
     env_["BK_DATA_DIR"] = dir_;
     env_["XDG_CONFIG_HOME"] = dir_ + "/xdg-config";
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   static EnvFn EnvOf(std::map<std::string, std::string> copy) {
     return [copy](const std::string& name) -> std::optional<std::string> {

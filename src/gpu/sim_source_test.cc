@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/temp_dir_testing.h"
 #include "gpu/open_source.h"
 #include "gpu/snapshot.h"
 #include "gpu/source.h"
@@ -417,13 +418,11 @@ TEST(ParseSimulation, EmptyOrNullErrorMeansNoError) {
 
 class SimFileTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-sim-test"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-sim-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = tmp_.path();
     path_ = dir_ + "/sim.json";
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   void Write(const std::string& text, const std::string& path = "") {
     std::ofstream(path.empty() ? path_ : path, std::ios::binary | std::ios::trunc) << text;
   }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "base/temp_dir_testing.h"
 #include "engine/civil_time.h"
 #include "engine/parse.h"
 #include "monitor/heartbeat.h"
@@ -55,10 +56,9 @@ gpu::Snapshot Snap(std::vector<std::vector<gpu::ProcessSample>> per_gpu) {
 
 class MonitorTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-monitor-test"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-monitor-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
     config_.data_dir = root_ + "/data";
     config_.ledger_path = config_.data_dir + "/ledger.db";
     config_.policy.gpu_count = 2;
@@ -75,7 +75,6 @@ class MonitorTest : public ::testing::Test {
     monitor_.reset();
     usage_.reset();
     service_.reset();
-    std::filesystem::remove_all(root_);
   }
 
   void StartMonitor(int64_t reclaim_after_s = 60, bool pause = false) {

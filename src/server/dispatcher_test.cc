@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/temp_dir_testing.h"
 #include "base/version.h"
 #include "config/config.h"
 #include "rpc/methods.h"
@@ -28,10 +29,9 @@ constexpr engine::Seconds kT0 = 1'795'000'200;  // on the 5-minute grid
 
 class DispatcherTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-dispatcher-test"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-dispatcher-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
     config_.deployment = config::Deployment::kServer;
     config_.data_dir = root_ + "/data";
     config_.ledger_path = config_.data_dir + "/ledger.db";
@@ -47,7 +47,6 @@ class DispatcherTest : public ::testing::Test {
   void TearDown() override {
     dispatcher_.reset();
     service_.reset();
-    std::filesystem::remove_all(root_);
   }
 
   // One request line through Handle; the reply parsed (null json when none).

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <string>
 
+#include "base/temp_dir_testing.h"
+
 namespace bk::server {
 namespace {
 
@@ -22,17 +24,15 @@ using ::testing::HasSubstr;
 
 class UnixSocketTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-sock"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-sock-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
     path_ = root_ + "/bk.sock";
     old_umask_ = umask(022);
   }
   void TearDown() override {
     umask(old_umask_);
     for (int fd : fds_) close(fd);
-    std::filesystem::remove_all(root_);
   }
   int Keep(int fd) {
     fds_.push_back(fd);

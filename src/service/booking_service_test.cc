@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/temp_dir_testing.h"
 #include "config/config.h"
 #include "engine/civil_time.h"
 #include "engine/parse.h"
@@ -65,10 +66,9 @@ CreateRequest WithOp(CreateRequest r, std::string op) {
 
 class BookingServiceTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-service-test"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-service-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
     config_.data_dir = root_ + "/data";  // does not exist yet
     config_.ledger_path = config_.data_dir + "/ledger.db";
     config_.config_file = config_.data_dir + "/config.json";
@@ -77,10 +77,7 @@ class BookingServiceTest : public ::testing::Test {
     clock_ = std::make_unique<sys::FixedClock>(T("2026-11-29T18:52:00Z"));
     Restart();
   }
-  void TearDown() override {
-    service_.reset();
-    std::filesystem::remove_all(root_);
-  }
+  void TearDown() override { service_.reset(); }
 
   // A fresh service, as a new bk process would build it.
   void Restart() {

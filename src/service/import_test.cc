@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "base/temp_dir_testing.h"
 #include "config/config.h"
 #include "engine/civil_time.h"
 #include "engine/parse.h"
@@ -54,10 +55,9 @@ constexpr const char* kAdminCancelled = "eef5b71e-1b14-4e3a-b847-84dd425b1611";
 
 class ImportTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-import-test"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-import-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = tmp_.path();
     config_.data_dir = dir_;
     config_.ledger_path = dir_ + "/ledger.db";
     config_.policy.gpu_count = 4;
@@ -66,7 +66,6 @@ class ImportTest : public ::testing::Test {
     fixture_ = ReadFixture();
     ASSERT_FALSE(fixture_.empty()) << FixturePath();
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // A fresh service (as a new bk process would be) over the same directory.
   void Restart() {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "base/temp_dir_testing.h"
 #include "config/config.h"
 #include "engine/civil_time.h"
 #include "engine/parse.h"
@@ -25,10 +26,9 @@ constexpr const char* kSpec = "79133ddf-0000-4000-8000-000000000001";
 
 class JobsTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-jobs-test"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-jobs-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
     config_.data_dir = root_ + "/data";
     config_.ledger_path = config_.data_dir + "/ledger.db";
     config_.policy.gpu_count = 4;
@@ -38,10 +38,7 @@ class JobsTest : public ::testing::Test {
     me_ = Actor{getuid(), "me", false};
     other_ = Actor{getuid() + 1000, "alice", true};  // even an administrator may not touch the job
   }
-  void TearDown() override {
-    service_.reset();
-    std::filesystem::remove_all(root_);
-  }
+  void TearDown() override { service_.reset(); }
 
   BookingOutcome BookWithJob(engine::Seconds duration = engine::kHour) {
     CreateRequest r;

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "base/temp_dir_testing.h"
 #include "engine/civil_time.h"
 #include "engine/parse.h"
 #include "service/booking_service.h"
@@ -16,10 +17,9 @@ engine::Seconds T(const char* iso) { return *engine::ParseIsoTime(iso, engine::F
 
 class ReclaimTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-reclaim-test"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-reclaim-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
     config_.data_dir = root_ + "/data";
     config_.ledger_path = config_.data_dir + "/ledger.db";
     config_.policy.gpu_count = 4;
@@ -27,10 +27,7 @@ class ReclaimTest : public ::testing::Test {
     service_ = std::make_unique<BookingService>(
         BookingService::Deps{&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), false});
   }
-  void TearDown() override {
-    service_.reset();
-    std::filesystem::remove_all(root_);
-  }
+  void TearDown() override { service_.reset(); }
   engine::Reservation Book(std::optional<engine::Seconds> start = std::nullopt) {
     CreateRequest r;
     r.count = 1;

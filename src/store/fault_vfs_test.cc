@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "base/temp_dir_testing.h"
 #include "store/sqlite.h"
 
 namespace bk::store {
@@ -17,18 +18,14 @@ using ::testing::HasSubstr;
 
 class FaultVfsTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-fault-vfs-test"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-fault-vfs-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = tmp_.path();
     path_ = dir_ + "/t.db";
     vfs_ = &FaultVfs::Install();
     vfs_->Reset();
   }
-  void TearDown() override {
-    vfs_->Reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { vfs_->Reset(); }
 
   std::unique_ptr<Db> Open(bool faulty) {
     auto db = Db::Open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, faulty ? FaultVfs::kName : "");

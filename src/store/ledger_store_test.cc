@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "base/temp_dir_testing.h"
+
 namespace bk::store {
 namespace {
 
@@ -19,14 +21,12 @@ using ::testing::HasSubstr;
 
 class LedgerStoreTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-store-test"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-store-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
     dir_ = root_ + "/data";
     path_ = dir_ + "/ledger.db";
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
 
   OpenOptions Options(bool create) const {
     OpenOptions o;

@@ -7,6 +7,8 @@
 
 #include <filesystem>
 
+#include "base/temp_dir_testing.h"
+
 namespace bk::store {
 namespace {
 
@@ -16,13 +18,11 @@ int64_t Hour(int64_t t) { return t - t % 3600; }
 
 class UsageStoreTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-usage-test"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-usage-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
     path_ = root_ + "/data/usage.db";
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
 
   std::unique_ptr<UsageStore> OpenRw() {
     auto s = UsageStore::Open({path_, true, getuid(), 1000});

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "base/temp_dir_testing.h"
+
 namespace bk::sys {
 namespace {
 
@@ -44,18 +46,13 @@ std::vector<std::string> Entries(const std::string& dir) {
 
 class FsTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-fs-test"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-fs-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
     saved_umask_ = umask(022);
     umask(saved_umask_);
   }
-  void TearDown() override {
-    umask(saved_umask_);
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
-  }
+  void TearDown() override { umask(saved_umask_); }
   std::string P(const std::string& name) const { return root_ + "/" + name; }
   static bool IsRoot() { return geteuid() == 0; }
 

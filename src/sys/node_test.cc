@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "base/temp_dir_testing.h"
 #include "sys/sha256.h"
 
 namespace bk::sys {
@@ -45,12 +46,8 @@ TEST(ComputeNodeIdentity, HostnameSeedWithoutMachineId) {
 
 class NodeFiles : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/bk-node-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  TempDir tmp_{"bk-node-test"};
+  void SetUp() override { dir_ = tmp_.path(); }
   std::string Write(const std::string& name, const std::string& text) {
     std::string path = dir_ + "/" + name;
     std::ofstream(path) << text;

@@ -6,18 +6,18 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/temp_dir_testing.h"
+
 namespace bk::worker {
 namespace {
 
 class JobLogTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"bk-joblog-test"};
   void SetUp() override {
-    char tmpl[] = "/tmp/bk-joblog-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = tmp_.path();
     path_ = dir_ + "/r.log";
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string dir_, path_;
 };
 

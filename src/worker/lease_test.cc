@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "base/temp_dir_testing.h"
 #include "engine/civil_time.h"
 
 namespace bk::worker {
@@ -13,12 +14,8 @@ namespace {
 
 class LeaseTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/bk-lease-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  TempDir tmp_{"bk-lease-test"};
+  void SetUp() override { dir_ = tmp_.path(); }
   std::string dir_;
 };
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/temp_dir_testing.h"
 #include "sys/sha256.h"
 
 namespace bk::worker {
@@ -17,12 +18,8 @@ namespace {
 
 class SpecTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/bk-spec-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  TempDir tmp_{"bk-spec-test"};
+  void SetUp() override { dir_ = tmp_.path(); }
   JobSpec Sample() {
     JobSpec s;
     s.spec_id = "79133ddf-0000-4000-8000-000000000001";
