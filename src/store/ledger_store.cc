@@ -258,12 +258,14 @@ Result<std::vector<engine::Reservation>> LedgerStore::ByPrefix(const std::string
 
 Status LedgerStore::Insert(const engine::Reservation& r) {
   changed_.push_back(r.id);
-  return WriteRow(*db_, InsertSql(kReservationTable), kReservationTable, r);
+  static const std::string sql = InsertSql(kReservationTable);
+  return WriteRow(*db_, sql, kReservationTable, r);
 }
 
 Status LedgerStore::Update(const engine::Reservation& r) {
   changed_.push_back(r.id);
-  BK_TRY(WriteRow(*db_, UpdateSql(kReservationTable), kReservationTable, r));
+  static const std::string sql = UpdateSql(kReservationTable);
+  BK_TRY(WriteRow(*db_, sql, kReservationTable, r));
   if (db_->Changes() != 1) return Fail(ErrorKind::kNotFound, "reservation not found: " + r.id);
   return Ok();
 }
@@ -282,11 +284,13 @@ Result<std::optional<Operation>> LedgerStore::FindOperation(uint32_t uid, const 
 }
 
 Status LedgerStore::InsertOperation(const Operation& op) {
-  return WriteRow(*db_, InsertSql(kOperationTable), kOperationTable, op);
+  static const std::string sql = InsertSql(kOperationTable);
+  return WriteRow(*db_, sql, kOperationTable, op);
 }
 
 Status LedgerStore::AppendEvent(const Event& e) {
-  return WriteRow(*db_, InsertSql(kEventTable), kEventTable, e);
+  static const std::string sql = InsertSql(kEventTable);
+  return WriteRow(*db_, sql, kEventTable, e);
 }
 
 Result<std::vector<Event>> LedgerStore::EventsForUid(uint32_t uid, int limit) {
@@ -303,7 +307,8 @@ Result<std::vector<Event>> LedgerStore::EventsForReservation(const std::string& 
 }
 
 Status LedgerStore::InsertNotification(const Notification& n) {
-  return WriteRow(*db_, InsertSql(kNotificationTable), kNotificationTable, n);
+  static const std::string sql = InsertSql(kNotificationTable);
+  return WriteRow(*db_, sql, kNotificationTable, n);
 }
 
 Result<std::vector<Notification>> LedgerStore::NotificationsForUid(uint32_t uid, int limit) {
@@ -321,11 +326,13 @@ Result<std::vector<Notification>> LedgerStore::NotificationsForReservation(const
 }
 
 Status LedgerStore::InsertJob(const JobRecord& job) {
-  return WriteRow(*db_, InsertSql(kJobTable), kJobTable, job);
+  static const std::string sql = InsertSql(kJobTable);
+  return WriteRow(*db_, sql, kJobTable, job);
 }
 
 Status LedgerStore::UpdateJob(const JobRecord& job) {
-  BK_TRY(WriteRow(*db_, UpdateSql(kJobTable), kJobTable, job));
+  static const std::string sql = UpdateSql(kJobTable);
+  BK_TRY(WriteRow(*db_, sql, kJobTable, job));
   if (db_->Changes() != 1) return Fail(ErrorKind::kNotFound, "job not found: " + job.reservation_id);
   return Ok();
 }

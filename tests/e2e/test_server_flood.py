@@ -191,6 +191,20 @@ class Flood(unittest.TestCase):
         self.assertIn("result", reply)
         return took
 
+    def ping_during_flood(self, **flooder):
+        """Floods the daemon (Flooder's keywords) and, for as long as the flood writes, pings it from
+        another client; asserts those pings were answered promptly. Returns the flooder."""
+        other = Rpc(self.srv.socket)
+        self.addCleanup(other.close)
+        self.timed_ping(other)
+        took = []
+        with Flooder(self.srv.socket, seconds=FLOOD_SECONDS, **flooder) as flood:
+            while flood.running():
+                took.append(self.timed_ping(other))
+            self.assertEqual(flood.ended, "time", "a flooding connection was closed early")
+        self.assertNoSlowPings(took)
+        return flood
+
     def seed_large_ledger(self):
         """ROWS past (expired) reservations of several users, imported (as the owner, before the
         daemon starts) with `bk admin data import` straight into the server's ledger."""
@@ -212,16 +226,7 @@ class Flood(unittest.TestCase):
 
     def test_a_ping_flood_neither_stalls_another_client_nor_grows_the_daemon(self):
         self.start()
-        other = Rpc(self.srv.socket)
-        self.addCleanup(other.close)
-        self.timed_ping(other)
-        took = []
-        with Flooder(self.srv.socket, seconds=FLOOD_SECONDS) as flood:
-            # For as long as the flood writes, the other client's pings are answered promptly.
-            while flood.running():
-                took.append(self.timed_ping(other))
-            self.assertEqual(flood.ended, "time", "the flooding connection was closed early")
-        self.assertNoSlowPings(took)
+        self.ping_during_flood()
         self.assertSmall("a ping flood")
         # The flood left nothing behind: the daemon answers a fresh connection.
         fresh = Rpc(self.srv.socket)
@@ -230,30 +235,14 @@ class Flood(unittest.TestCase):
 
     def test_a_ping_flood_that_reads_its_answers_does_not_stall_another_client(self):
         self.start()
-        other = Rpc(self.srv.socket)
-        self.addCleanup(other.close)
-        self.timed_ping(other)
-        took = []
-        with Flooder(self.srv.socket, seconds=FLOOD_SECONDS, drain=True) as flood:
-            while flood.running():
-                took.append(self.timed_ping(other))
-            self.assertEqual(flood.ended, "time", "the flooding connection was closed early")
-        self.assertNoSlowPings(took)
+        flood = self.ping_during_flood(drain=True)
         self.assertGreater(flood.answered, 0, "the flood was not answered at all")
         self.assertSmall("a ping flood that reads its answers")
 
     def test_a_ping_flood_on_many_connections_neither_stalls_another_client_nor_grows_the_daemon(self):
         # A round of the event loop now has 50 busy connections, yet each gets only its share.
         self.start()
-        other = Rpc(self.srv.socket)
-        self.addCleanup(other.close)
-        self.timed_ping(other)
-        took = []
-        with Flooder(self.srv.socket, seconds=FLOOD_SECONDS, connections=50) as flood:
-            while flood.running():
-                took.append(self.timed_ping(other))
-            self.assertEqual(flood.ended, "time", "a flooding connection was closed early")
-        self.assertNoSlowPings(took)
+        self.ping_during_flood(connections=50)
         self.assertSmall("a ping flood on 50 connections")
 
     def test_sigterm_during_a_flood_stops_the_daemon_promptly(self):
