@@ -54,7 +54,10 @@ class Real : public FileSystem {
     // The umask must not decide the mode.
     if (err == 0 && (fchmod(fd, mode) != 0 || fsync(fd) != 0)) err = errno;
     if (close(fd) != 0 && err == 0) err = errno;
-    if (err != 0) return std::unexpected(err);
+    if (err != 0) {
+      unlink(path.c_str());  // ours: O_EXCL created it
+      return std::unexpected(err);
+    }
     return {};
   }
 

@@ -33,7 +33,8 @@ class FileSystem {
   // mkdir with exactly `mode`, whatever the umask; EEXIST when it exists.
   virtual ErrnoResult<void> MakeDir(const std::string& path, mode_t mode) = 0;
   // Creates a new file (never through a symlink, never over an existing one)
-  // with exactly `mode` and `content`, synced to disk.
+  // with exactly `mode` and `content`, synced to disk; on failure the file
+  // is not left behind.
   virtual ErrnoResult<void> WriteNewFile(const std::string& path, std::string_view content, mode_t mode) = 0;
   virtual ErrnoResult<void> Rename(const std::string& from, const std::string& to) = 0;
   virtual ErrnoResult<void> SetMode(const std::string& path, mode_t mode) = 0;

@@ -12,6 +12,7 @@
 #include "base/json_strict.h"
 #include "base/strings.h"
 #include "engine/parse.h"
+#include "sys/file_system.h"
 #include "sys/fs.h"
 #include "sys/random.h"
 #include "sys/sha256.h"
@@ -144,25 +145,9 @@ Status WriteSpec(const std::string& dir, const JobSpec& s) {
             {"digest", s.digest}};
   std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   std::string file = SpecFile(dir, s.spec_id);
-  int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return Fail(ErrorKind::kIo, fmt::format("cannot create job spec {}: {}", file, std::strerror(errno)));
-  bool ok = fchmod(fd, 0600) == 0;
-  size_t off = 0;
-  while (ok && off < text.size()) {
-    ssize_t n = write(fd, text.data() + off, text.size() - off);
-    if (n <= 0)
-      ok = false;
-    else
-      off += static_cast<size_t>(n);
-  }
-  ok = ok && fsync(fd) == 0;
-  int saved = errno;
-  close(fd);
-  if (!ok) {
-    unlink(file.c_str());
-    return Fail(ErrorKind::kIo, fmt::format("cannot write job spec {}: {}", file, std::strerror(saved)));
-  }
+  if (auto written = sys::RealFileSystem().WriteNewFile(file, text, 0600); !written)
+    return Fail(ErrorKind::kIo,
+                fmt::format("cannot write job spec {}: {}", file, std::strerror(written.error())));
   if (auto st = FsyncDir(dir); !st) {
     unlink(file.c_str());
     return st;
