@@ -30,6 +30,11 @@ constexpr std::string_view kOpId =
     "Stable operation ID (1-128 of A-Z a-z 0-9 . _ : -). Reuse it for an exact retry; a new intent needs a "
     "new ID.";
 constexpr std::string_view kRef = "Reservation ID (full, or a unique short prefix) or list number.";
+constexpr std::string_view kCommand =
+    "Optional argv list, e.g. [\"python\", \"train.py\"] (no shell): your bk worker starts it on the booked "
+    "GPUs at the booking's start. Only a digest and a summary enter the shared ledger.";
+constexpr std::string_view kWorkingDirectory =
+    "Absolute directory the command starts in (default: this MCP server's working directory).";
 
 // Long on purpose: a table, one entry per tool.
 std::vector<ToolSpec> BuildTools() {
@@ -58,9 +63,8 @@ std::vector<ToolSpec> BuildTools() {
        "recommendation"},
       {"create_gpu_booking",
        "Create a GPU booking",
-       "Create an idempotent booking as this MCP process UID. Call recommend first and book only after the "
-       "user "
-       "approves.",
+       "Create an idempotent booking as this MCP process UID; optionally attach an argv command. Call "
+       "recommend first and book only after the user approves.",
        ToolKind::kIdempotentWrite,
        {{"count", A::kInteger, true, kCount},
         {"duration", A::kString, true, kDuration},
@@ -72,7 +76,9 @@ std::vector<ToolSpec> BuildTools() {
         {"expected_memory", A::kString, false, kMemory},
         {"share", A::kInteger, false, kShare},
         {"cpus", A::kInteger, false, kCpus},
-        {"ram", A::kString, false, kRam}},
+        {"ram", A::kString, false, kRam},
+        {"command", A::kStringList, false, kCommand},
+        {"working_directory", A::kString, false, kWorkingDirectory}},
        "booking_result"},
       {"list_gpu_reservations",
        "List GPU reservations",
@@ -80,6 +86,17 @@ std::vector<ToolSpec> BuildTools() {
        ToolKind::kReadOnly,
        {{"mine_only", A::kBoolean, false, "Only this UID's reservations (default false: everyone's)."}},
        "reservations"},
+      {"get_my_gpu_usage",
+       "My GPU usage",
+       "Read the current UID's historical GPU usage; never accepts another UID.",
+       ToolKind::kReadOnly,
+       {{"since", A::kString, false, "How far back, e.g. 24h or 7d.", "\"24h\""},
+        {"resolution", A::kString, false, "Sample resolution: auto (1m up to 2 days, else 1h), 1m or 1h.",
+         "\"auto\""},
+        {"include_events", A::kBoolean, false, "Also return this UID's process and reclaim events.", "false"},
+        {"limit", A::kInteger, false, "At most this many sample records (1-200000); events at most 5000.",
+         "1000"}},
+       "my-usage"},
       {"edit_my_gpu_booking",
        "Edit my GPU booking",
        "Idempotently edit this UID's booking; a started one may only change its end. queue never repairs "
@@ -115,6 +132,27 @@ std::vector<ToolSpec> BuildTools() {
        ToolKind::kDestructiveWrite,
        {{"reservation_id", A::kString, true, kRef}, {"operation_id", A::kString, false, kOpId}},
        "cancellation_result"},
+      {"cleanup_my_job_specs",
+       "Clean up my job specs",
+       "Prune only this UID's terminal, expired, or old orphaned private command specs.",
+       ToolKind::kIdempotentCleanup,
+       {},
+       "job-spec-cleanup"},
+      {"cleanup_my_job_logs",
+       "Clean up my job logs",
+       "Apply this UID's age and quota policy to terminal private job logs.",
+       ToolKind::kIdempotentCleanup,
+       {},
+       "job-log-cleanup"},
+      {"read_my_job_log",
+       "Read my job log",
+       "Read a bounded tail of this UID's private scheduled-job log.",
+       ToolKind::kReadOnly,
+       {{"reservation_id", A::kString, true,
+         "Reservation ID (full, or a unique prefix) of a booking with a command."},
+        {"max_chars", A::kInteger, false, "Return at most this many characters from the end (1-128000).",
+         "32000"}},
+       "job_log"},
       {"get_my_gpu_operation",
        "Look up my operation",
        "Read whether this UID's operation ID committed, and the reservation it touched. Use it before "
@@ -151,9 +189,13 @@ json ParamSchema(const ToolParam& p) {
     case ArgType::kIntegerList:
       s = {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}};
       break;
+    case ArgType::kStringList:
+      s = {{"type", "array"}, {"items", {{"type", "string"}, {"minLength", 1}}}, {"minItems", 1}};
+      break;
   }
   s["title"] = TitleCase(p.name);
   s["description"] = p.description;
+  if (!p.default_json.empty()) s["default"] = json::parse(p.default_json);
   return s;
 }
 
@@ -203,8 +245,8 @@ json ReservationSchema() {
           {"additionalProperties", true}};
 }
 
-json Envelope(std::string_view kind, json props, json required) {
-  props["schema_version"] = {{"const", "bk.agent.v1"}};
+json Envelope(std::string_view kind, json props, json required, std::string_view schema = "bk.agent.v1") {
+  props["schema_version"] = {{"const", schema}};
   props["kind"] = {{"const", kind}};
   required.push_back("schema_version");
   required.push_back("kind");
@@ -273,6 +315,32 @@ json OutputSchema(std::string_view kind) {
   if (kind == "cancellation_result") {
     return Envelope(kind, {{"reservation", ReservationSchema()}}, {"reservation"});
   }
+  if (kind == "my-usage") {
+    json part = {{"type", "object"}};
+    return Envelope(kind, {{"generated_at", Str()}, {"summary", part}, {"samples", part}, {"events", part}},
+                    {"generated_at", "summary", "samples"}, "gpubk.usage.v1");
+  }
+  if (kind == "job_log") {
+    return Envelope(kind,
+                    {{"reservation_id", Str()},
+                     {"status", Str()},
+                     {"available", {{"type", "boolean"}}},
+                     {"segments", {{"type", "integer"}}},
+                     {"text", Str()},
+                     {"truncated_to_chars", {{"type", "integer"}}}},
+                    {"reservation_id", "status", "available", "segments", "text", "truncated_to_chars"});
+  }
+  if (kind == "job-spec-cleanup" || kind == "job-log-cleanup") {
+    json counts = {{"type", "object"},
+                   {"required", {"removed", "retained", "failed", "warnings"}},
+                   {"properties",
+                    {{"removed", {{"type", "integer"}}},
+                     {"retained", {{"type", "integer"}}},
+                     {"failed", {{"type", "integer"}}},
+                     {"warnings", warnings}}}};
+    std::string key = kind == "job-spec-cleanup" ? "private_job_cleanup" : "private_job_log_cleanup";
+    return Envelope(kind, {{key, counts}}, {key});
+  }
   // operation_status
   json res = ReservationSchema();
   res["type"] = {"object", "null"};
@@ -283,11 +351,12 @@ json OutputSchema(std::string_view kind) {
 
 json Annotations(const ToolSpec& t) {
   bool read_only = t.kind == ToolKind::kReadOnly;
-  bool destructive = t.kind == ToolKind::kDestructiveWrite;
+  // A cleanup removes files, but running it twice removes nothing more.
+  bool destructive = t.kind == ToolKind::kDestructiveWrite || t.kind == ToolKind::kIdempotentCleanup;
   return {{"title", t.title},
           {"readOnlyHint", read_only},
           {"destructiveHint", destructive},
-          {"idempotentHint", !destructive},
+          {"idempotentHint", t.kind != ToolKind::kDestructiveWrite},
           {"openWorldHint", false}};
 }
 

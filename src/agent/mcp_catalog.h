@@ -1,9 +1,8 @@
 #pragma once
 // What `bk mcp` offers: the tools with their inputs, descriptions and
 // annotations (names and inputs follow the original GPUBK MCP server, plus
-// renew_my_gpu_booking and get_my_gpu_operation), the bk://context resource and
-// the plan_gpu_experiment prompt. Tools whose features this bk lacks (job
-// logs, usage history, job-spec cleanup) are left out rather than stubbed.
+// renew_my_gpu_booking and get_my_gpu_operation), the bk://context and
+// bk://usage/me/recent resources and the plan_gpu_experiment prompt.
 
 #include <string>
 #include <string_view>
@@ -11,17 +10,18 @@
 
 namespace bk::agent {
 
-enum class ArgType { kInteger, kString, kBoolean, kIntegerList };
+enum class ArgType { kInteger, kString, kBoolean, kIntegerList, kStringList };
 
 struct ToolParam {
   std::string_view name;
   ArgType type;
   bool required = false;
   std::string_view description;
+  std::string_view default_json = "";  // the schema's "default" (JSON text); empty when none
 };
 
 // The original's annotation presets.
-enum class ToolKind { kReadOnly, kIdempotentWrite, kDestructiveWrite };
+enum class ToolKind { kReadOnly, kIdempotentWrite, kDestructiveWrite, kIdempotentCleanup };
 
 struct ToolSpec {
   std::string_view name;
@@ -29,7 +29,7 @@ struct ToolSpec {
   std::string_view description;
   ToolKind kind;
   std::vector<ToolParam> params;
-  std::string_view output_kind;  // the bk.agent.v1 `kind` the tool returns
+  std::string_view output_kind;  // the `kind` of the document the tool returns
 };
 
 // In the order tools/list shows them.

@@ -8,6 +8,7 @@
 
 #include "agent/documents.h"
 #include "agent/mcp_catalog.h"
+#include "agent/mcp_usage.h"
 #include "base/json_strict.h"
 #include "base/version.h"
 
@@ -32,6 +33,7 @@ constexpr size_t kMaxLine = 16 << 20;
 constexpr const char* kVersionKey = "io.modelcontextprotocol/protocolVersion";
 constexpr const char* kServerInfoKey = "io.modelcontextprotocol/serverInfo";
 constexpr const char* kContextUri = "bk://context";
+constexpr const char* kMyUsageUri = "bk://usage/me/recent";
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
@@ -76,6 +78,11 @@ json ResourceList() {
         {"name", "context"},
         {"title", "GPU context"},
         {"description", "Current privacy-safe GPU allocation context (bk.agent.v1 context document)."},
+        {"mimeType", "application/json"}},
+       {{"uri", kMyUsageUri},
+        {"name", "my_usage"},
+        {"title", "My recent GPU usage"},
+        {"description", "Current UID's versioned 24-hour usage summary."},
         {"mimeType", "application/json"}}});
 }
 
@@ -152,16 +159,17 @@ class Request {
   std::expected<json, RpcError> ReadResource() {
     std::string uri =
         params_.contains("uri") && params_["uri"].is_string() ? params_["uri"].get<std::string>() : "";
-    if (uri != kContextUri) {
+    if (uri != kContextUri && uri != kMyUsageUri) {
       return std::unexpected(RpcError{modern_ ? kInvalidParams : kResourceNotFoundLegacy,
                                       "Resource not found", json{{"uri", uri}}});
     }
     auto ledger = env_.ledger();
     if (!ledger) return std::unexpected(RpcError{kInternalError, ledger.error().message, json()});
-    auto doc = ContextDoc(**ledger, *env_.config);
+    auto doc =
+        uri == kContextUri ? ContextDoc(**ledger, *env_.config) : MyUsageDoc(**ledger, MyUsageRequest{});
     if (!doc) return std::unexpected(RpcError{kInternalError, doc.error().message, json()});
-    return json{{"contents",
-                 json::array({{{"uri", kContextUri}, {"mimeType", "application/json"}, {"text", *doc}}})}};
+    return json{
+        {"contents", json::array({{{"uri", uri}, {"mimeType", "application/json"}, {"text", *doc}}})}};
   }
 
   std::expected<json, RpcError> GetPrompt() {

@@ -2,11 +2,16 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "agent/agent_testing.h"
 #include "agent/mcp_catalog.h"
+#include "worker/job_dir.h"
 
 namespace bk::agent {
 namespace {
@@ -26,6 +31,12 @@ class McpTest : public LedgerFixture {
     };
     env.config = &config_;
     env.zone = &zone_;
+    job_env_ = {{"BK_JOB_DIR", dir_ + "/jobs"}};
+    env.env = [this](const std::string& k) -> std::optional<std::string> {
+      auto it = job_env_.find(k);
+      if (it == job_env_.end()) return std::nullopt;
+      return it->second;
+    };
     server_ = std::make_unique<McpServer>(std::move(env));
   }
 
@@ -48,6 +59,7 @@ class McpTest : public LedgerFixture {
   }
 
   std::unique_ptr<McpServer> server_;
+  std::map<std::string, std::string> job_env_;  // what the tools read the worker settings from
   int id_ = 0;
   int opens_ = 0;
 };
@@ -146,21 +158,48 @@ TEST_F(McpTest, ToolsHaveSchemasAndAnnotations) {
     EXPECT_EQ(t["inputSchema"]["type"], "object") << t["name"];
     EXPECT_EQ(t["inputSchema"]["additionalProperties"], false) << t["name"];
     EXPECT_EQ(t["outputSchema"]["type"], "object") << t["name"];
-    EXPECT_EQ(t["outputSchema"]["properties"]["schema_version"]["const"], "bk.agent.v1");
+    EXPECT_EQ(t["outputSchema"]["properties"]["schema_version"]["const"],
+              t["name"] == "get_my_gpu_usage" ? "gpubk.usage.v1" : "bk.agent.v1")
+        << t["name"];
     for (const char* hint : {"readOnlyHint", "idempotentHint", "destructiveHint"})
       EXPECT_TRUE(t["annotations"][hint].is_boolean()) << t["name"] << " " << hint;
   }
   EXPECT_EQ(names,
             (std::vector<std::string>{"get_gpu_context", "recommend_gpu_booking", "create_gpu_booking",
-                                      "list_gpu_reservations", "edit_my_gpu_booking", "renew_my_gpu_booking",
-                                      "cancel_my_gpu_booking", "get_my_gpu_operation"}));
+                                      "list_gpu_reservations", "get_my_gpu_usage", "edit_my_gpu_booking",
+                                      "renew_my_gpu_booking", "cancel_my_gpu_booking", "cleanup_my_job_specs",
+                                      "cleanup_my_job_logs", "read_my_job_log", "get_my_gpu_operation"}));
   json create = tools[2];
   EXPECT_EQ(create["inputSchema"]["required"], json({"count", "duration", "operation_id"}));
   EXPECT_EQ(create["inputSchema"]["properties"]["operation_id"]["title"], "Operation Id");
+  EXPECT_EQ(create["inputSchema"]["properties"]["command"]["type"], "array");
+  EXPECT_EQ(create["inputSchema"]["properties"]["command"]["items"]["type"], "string");
+  EXPECT_EQ(create["inputSchema"]["properties"]["working_directory"]["type"], "string");
   EXPECT_EQ(create["annotations"]["idempotentHint"], true);
   EXPECT_EQ(tools[0]["annotations"]["readOnlyHint"], true);
-  EXPECT_EQ(tools[6]["annotations"]["destructiveHint"], true);
-  EXPECT_EQ(tools[6]["annotations"]["idempotentHint"], false);
+  EXPECT_EQ(tools[7]["annotations"]["destructiveHint"], true);
+  EXPECT_EQ(tools[7]["annotations"]["idempotentHint"], false);
+
+  json usage = tools[4];
+  EXPECT_EQ(usage["annotations"]["readOnlyHint"], true);
+  EXPECT_FALSE(usage["inputSchema"].contains("required"));
+  json props = usage["inputSchema"]["properties"];
+  EXPECT_EQ(props["since"]["default"], "24h");
+  EXPECT_EQ(props["resolution"]["default"], "auto");
+  EXPECT_EQ(props["include_events"]["default"], false);
+  EXPECT_EQ(props["limit"]["default"], 1000);
+  EXPECT_FALSE(props.contains("uid")) << "never another UID";
+  // The original's idempotent_cleanup preset: removes files, harmless to repeat.
+  for (size_t i : {8u, 9u}) {
+    EXPECT_EQ(tools[i]["annotations"]["readOnlyHint"], false) << tools[i]["name"];
+    EXPECT_EQ(tools[i]["annotations"]["destructiveHint"], true) << tools[i]["name"];
+    EXPECT_EQ(tools[i]["annotations"]["idempotentHint"], true) << tools[i]["name"];
+    EXPECT_EQ(tools[i]["inputSchema"]["properties"], json::object()) << tools[i]["name"];
+  }
+  json log = tools[10];
+  EXPECT_EQ(log["annotations"]["readOnlyHint"], true);
+  EXPECT_EQ(log["inputSchema"]["required"], json({"reservation_id"}));
+  EXPECT_EQ(log["inputSchema"]["properties"]["max_chars"]["default"], 32000);
 }
 
 TEST_F(McpTest, BookEditRenewCancelAndReplay) {
@@ -227,11 +266,20 @@ TEST_F(McpTest, BadArgumentsAreToolErrors) {
   EXPECT_THAT(ErrorText(Call("recommend_gpu_booking",
                              {{"count", 1}, {"duration", "1h"}, {"gpus", {1}}, {"exclude_gpus", {2}}})),
               HasSubstr("mutually exclusive"));
+  EXPECT_THAT(ErrorText(Call(
+                  "create_gpu_booking",
+                  {{"count", 1}, {"duration", "1h"}, {"operation_id", "a"}, {"command", "python train.py"}})),
+              HasSubstr("command must be a non-empty argv list"));
   EXPECT_THAT(
-      ErrorText(Call(
-          "create_gpu_booking",
-          {{"count", 1}, {"duration", "1h"}, {"operation_id", "a"}, {"command", {"python", "train.py"}}})),
-      HasSubstr("cannot schedule commands"));
+      ErrorText(Call("create_gpu_booking",
+                     {{"count", 1}, {"duration", "1h"}, {"operation_id", "a"}, {"command", {"python", ""}}})),
+      HasSubstr("command must be a non-empty argv list"));
+  EXPECT_THAT(ErrorText(Call("create_gpu_booking", {{"count", 1},
+                                                    {"duration", "1h"},
+                                                    {"operation_id", "a"},
+                                                    {"command", {"python", "train.py"}},
+                                                    {"working_directory", "runs/1"}})),
+              HasSubstr("job working directory must be absolute"));
   EXPECT_THAT(ErrorText(Call("edit_my_gpu_booking",
                              {{"reservation_id", "abc"}, {"operation_id", "e1"}, {"allow_queue", true}})),
               HasSubstr("at least one changed field"));
@@ -270,8 +318,10 @@ TEST_F(McpTest, RecommendationThatDoesNotFitIsAResultNotAnError) {
 
 TEST_F(McpTest, ContextResourceAndPlanningPrompt) {
   json list = Request("resources/list")["result"]["resources"];
-  ASSERT_EQ(list.size(), 1u);
+  ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[0]["uri"], "bk://context");
+  EXPECT_EQ(list[1]["uri"], "bk://usage/me/recent");
+  EXPECT_EQ(list[1]["description"], "Current UID's versioned 24-hour usage summary.");
   json read = Request("resources/read", {{"uri", "bk://context"}})["result"]["contents"][0];
   EXPECT_EQ(read["mimeType"], "application/json");
   EXPECT_EQ(json::parse(read["text"].get<std::string>())["kind"], "context");
@@ -307,6 +357,183 @@ TEST_F(McpTest, ServeAnswersLineByLineUntilEof) {
   EXPECT_EQ(
       output,
       "{\"id\":1,\"jsonrpc\":\"2.0\",\"result\":{}}\n{\"id\":\"b\",\"jsonrpc\":\"2.0\",\"result\":{}}\n");
+}
+
+TEST_F(McpTest, MyUsageIsThisUidsOwnVersionedDocument) {
+  json r = Call("get_my_gpu_usage", json::object());
+  ASSERT_EQ(r.value("isError", true), false) << r.dump();
+  json doc = r["structuredContent"];
+  EXPECT_EQ(doc["schema_version"], "gpubk.usage.v1");
+  EXPECT_EQ(doc["kind"], "my-usage");
+  EXPECT_EQ(doc["generated_at"], "2026-11-29T18:49:00Z");
+  uint32_t uid = ledger_->actor().uid;
+  EXPECT_EQ(doc["summary"]["kind"], "usage-users");
+  EXPECT_EQ(doc["summary"]["query"]["uid"], uid);
+  EXPECT_EQ(doc["summary"]["query"]["limit"], 1);
+  EXPECT_EQ(doc["summary"]["query"]["start_at"], "2026-11-28T18:49:01Z");  // 24h back from now + 1s
+  EXPECT_EQ(doc["samples"]["kind"], "usage-samples");
+  EXPECT_EQ(doc["samples"]["query"]["uid"], uid);
+  EXPECT_EQ(doc["samples"]["query"]["resolution_seconds"], 60);
+  EXPECT_EQ(doc["samples"]["query"]["limit"], 1000);
+  EXPECT_FALSE(doc.contains("events"));
+
+  json wide = Call("get_my_gpu_usage", {{"since", "7d"}, {"include_events", true}, {"limit", 9000}});
+  ASSERT_EQ(wide.value("isError", true), false) << wide.dump();
+  EXPECT_EQ(wide["structuredContent"]["samples"]["query"]["resolution_seconds"], 3600)
+      << "auto: hourly past 2 days";
+  EXPECT_EQ(wide["structuredContent"]["events"]["kind"], "usage-events");
+  EXPECT_EQ(wide["structuredContent"]["events"]["query"]["uid"], uid);
+  EXPECT_EQ(wide["structuredContent"]["events"]["query"]["limit"], 5000);
+  json minutes = Call("get_my_gpu_usage", {{"since", "7d"}, {"resolution", "1m"}})["structuredContent"];
+  EXPECT_EQ(minutes["samples"]["query"]["resolution_seconds"], 60);
+
+  EXPECT_THAT(ErrorText(Call("get_my_gpu_usage", {{"limit", 0}})),
+              HasSubstr("limit must be between 1 and 200000"));
+  EXPECT_THAT(ErrorText(Call("get_my_gpu_usage", {{"limit", 200001}})),
+              HasSubstr("limit must be between 1 and 200000"));
+  EXPECT_THAT(ErrorText(Call("get_my_gpu_usage", {{"resolution", "5s"}})),
+              HasSubstr("resolution must be auto, 1m or 1h"));
+  EXPECT_THAT(ErrorText(Call("get_my_gpu_usage", {{"since", "soon"}})), HasSubstr("duration"));
+  EXPECT_THAT(ErrorText(Call("get_my_gpu_usage", {{"uid", 0}})), HasSubstr("unknown argument: uid"));
+
+  json read = Request("resources/read", {{"uri", "bk://usage/me/recent"}})["result"]["contents"][0];
+  EXPECT_EQ(read["uri"], "bk://usage/me/recent");
+  EXPECT_EQ(read["mimeType"], "application/json");
+  json recent = json::parse(read["text"].get<std::string>());
+  EXPECT_EQ(recent["kind"], "my-usage");
+  EXPECT_EQ(recent["samples"]["query"]["start_at"], "2026-11-28T18:49:01Z");
+}
+
+TEST_F(McpTest, BookingWithACommandLeavesAPendingJobAndItsPrivateSpec) {
+  json args = {{"count", 1},
+               {"duration", "1h"},
+               {"start", "2026-11-29T20:00:00Z"},
+               {"operation_id", "train-001"},
+               {"command", {"python", "train.py", "--epochs", "3"}},
+               {"working_directory", dir_}};
+  json created = Call("create_gpu_booking", args);
+  ASSERT_EQ(created.value("isError", true), false) << created.dump();
+  EXPECT_EQ(created["structuredContent"]["status"], "created");
+  EXPECT_EQ(created["structuredContent"]["worker"]["schema_version"], "gpubk.worker.v1");
+  std::string id = created["structuredContent"]["reservation"]["id"];
+
+  auto jobs = ledger_->Jobs({false});
+  ASSERT_TRUE(jobs.has_value());
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].reservation.id, id);
+  EXPECT_EQ((*jobs)[0].job.status, "pending");
+  EXPECT_EQ((*jobs)[0].job.summary, "python train.py (+2 args)");
+  std::string specs = worker::SpecsDir(dir_ + "/jobs");
+  std::string spec_file = specs + "/" + (*jobs)[0].job.spec_id + ".json";
+  ASSERT_TRUE(std::filesystem::exists(spec_file));
+  std::ifstream in(spec_file);
+  json spec = json::parse(in);
+  EXPECT_EQ(spec["cwd"], dir_);
+  EXPECT_EQ(spec["argv"], json({"python", "train.py", "--epochs", "3"}));
+
+  // A replay binds nothing new, so its own spec is withdrawn.
+  json replay = Call("create_gpu_booking", args)["structuredContent"];
+  EXPECT_EQ(replay["status"], "exists");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(specs), {}), 1);
+
+  json bad = args;
+  bad["operation_id"] = "train-002";
+  bad["working_directory"] = dir_ + "/missing";
+  EXPECT_THAT(ErrorText(Call("create_gpu_booking", bad)),
+              HasSubstr("job working directory does not exist: " + dir_ + "/missing"));
+  std::ofstream(dir_ + "/file") << "x";
+  bad["working_directory"] = dir_ + "/file";
+  EXPECT_THAT(ErrorText(Call("create_gpu_booking", bad)), HasSubstr("job working directory does not exist"));
+  if (geteuid() != 0) {  // root reads every directory
+    std::filesystem::create_directory(dir_ + "/closed");
+    chmod((dir_ + "/closed").c_str(), 0);
+    bad["working_directory"] = dir_ + "/closed";
+    EXPECT_THAT(ErrorText(Call("create_gpu_booking", bad)),
+                HasSubstr("job working directory is not readable: " + dir_ + "/closed"));
+    chmod((dir_ + "/closed").c_str(), 0700);
+  }
+  EXPECT_EQ(ledger_->Jobs({false})->size(), 1u) << "a refused directory books nothing";
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(specs), {}), 1);
+}
+
+TEST_F(McpTest, ReadMyJobLogReturnsABoundedTail) {
+  json created = Call("create_gpu_booking", {{"count", 1},
+                                             {"duration", "1h"},
+                                             {"operation_id", "log-001"},
+                                             {"command", {"sh", "-c", "echo hi"}},
+                                             {"working_directory", dir_}});
+  ASSERT_EQ(created.value("isError", true), false) << created.dump();
+  std::string id = created["structuredContent"]["reservation"]["id"];
+
+  json empty = Call("read_my_job_log", {{"reservation_id", id.substr(0, 8)}})["structuredContent"];
+  EXPECT_EQ(empty["kind"], "job_log");
+  EXPECT_EQ(empty["reservation_id"], id);
+  EXPECT_EQ(empty["status"], "pending");
+  EXPECT_EQ(empty["available"], false);
+  EXPECT_EQ(empty["segments"], 0);
+  EXPECT_EQ(empty["text"], "");
+  EXPECT_EQ(empty["truncated_to_chars"], 32000);
+
+  std::string log = worker::LogPath(dir_ + "/jobs", id);
+  std::filesystem::create_directories(std::filesystem::path(log).parent_path());
+  std::ofstream(log) << "header\nstep 1\nstep 2 \xC3\xA9t\xC3\xA9\n";
+  chmod(log.c_str(), 0600);
+  json tail = Call("read_my_job_log", {{"reservation_id", id}, {"max_chars", 7}})["structuredContent"];
+  EXPECT_EQ(tail["available"], true);
+  EXPECT_EQ(tail["segments"], 1);
+  EXPECT_EQ(tail["text"], " 2 \xC3\xA9t\xC3\xA9\n") << "characters, not bytes";
+  EXPECT_EQ(tail["truncated_to_chars"], 7);
+
+  EXPECT_THAT(ErrorText(Call("read_my_job_log", {{"reservation_id", id}, {"max_chars", 0}})),
+              HasSubstr("max_chars must be between 1 and 128000"));
+  EXPECT_THAT(ErrorText(Call("read_my_job_log", {{"reservation_id", id}, {"max_chars", 128001}})),
+              HasSubstr("max_chars must be between 1 and 128000"));
+  EXPECT_THAT(ErrorText(Call("read_my_job_log", {{"reservation_id", "ffffffff"}})),
+              HasSubstr("reservation not found for current UID"));
+  EXPECT_THAT(ErrorText(Call("read_my_job_log", {{"reservation_id", " "}})),
+              HasSubstr("reservation ID is required"));
+  EXPECT_THAT(ErrorText(Call("read_my_job_log", json::object())),
+              HasSubstr("missing required argument: reservation_id"));
+}
+
+TEST_F(McpTest, CleanupsReportAndFoldFailuresIntoTheDocument) {
+  json specs = Call("cleanup_my_job_specs", json::object());
+  ASSERT_EQ(specs.value("isError", true), false) << specs.dump();
+  EXPECT_EQ(specs["structuredContent"]["kind"], "job-spec-cleanup");
+  EXPECT_EQ(specs["structuredContent"]["private_job_cleanup"]["removed"], 0);
+  EXPECT_EQ(specs["structuredContent"]["private_job_cleanup"]["failed"], 0);
+  json logs = Call("cleanup_my_job_logs", json::object())["structuredContent"];
+  EXPECT_EQ(logs["kind"], "job-log-cleanup");
+  EXPECT_EQ(logs["private_job_log_cleanup"]["failed"], 0);
+  EXPECT_TRUE(logs["private_job_log_cleanup"].contains("bytes_removed"));
+
+  // A pending job's spec is kept; a cancelled booking's spec goes.
+  json created = Call("create_gpu_booking", {{"count", 1},
+                                             {"duration", "1h"},
+                                             {"start", "2026-11-29T20:00:00Z"},
+                                             {"operation_id", "c-001"},
+                                             {"command", {"true"}},
+                                             {"working_directory", dir_}})["structuredContent"];
+  json kept = Call("cleanup_my_job_specs", json::object())["structuredContent"]["private_job_cleanup"];
+  EXPECT_EQ(kept["removed"], 0);
+  EXPECT_EQ(kept["retained"], 1);
+  Call("cancel_my_gpu_booking", {{"reservation_id", created["reservation"]["id"]}});
+  json gone = Call("cleanup_my_job_specs", json::object())["structuredContent"]["private_job_cleanup"];
+  EXPECT_EQ(gone["removed"], 1) << gone.dump();
+  EXPECT_EQ(
+      Call("cleanup_my_job_specs", json::object())["structuredContent"]["private_job_cleanup"]["removed"], 0)
+      << "idempotent";
+
+  job_env_["BK_JOB_DIR"] = "relative/jobs";
+  json failed = Call("cleanup_my_job_specs", json::object());
+  ASSERT_EQ(failed.value("isError", true), false) << failed.dump();
+  json report = failed["structuredContent"]["private_job_cleanup"];
+  EXPECT_EQ(report["failed"], 1);
+  EXPECT_THAT(report["warnings"][0].get<std::string>(),
+              StartsWith("private job spec cleanup failed: BK_JOB_DIR must be an absolute path"));
+  json log_failed =
+      Call("cleanup_my_job_logs", json::object())["structuredContent"]["private_job_log_cleanup"];
+  EXPECT_THAT(log_failed["warnings"][0].get<std::string>(), StartsWith("private job log cleanup failed: "));
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include "agent/documents.h"
 #include "agent/mcp_catalog.h"
+#include "agent/mcp_jobs.h"
+#include "agent/mcp_usage.h"
 #include "base/strings.h"
 #include "engine/parse.h"
 #include "surface/documents.h"
@@ -22,6 +24,7 @@ const char* TypeWord(ArgType t) {
     case ArgType::kString: return "a string";
     case ArgType::kBoolean: return "true or false";
     case ArgType::kIntegerList: return "a list of GPU indexes such as [1] or [0, 3]";
+    case ArgType::kStringList: return "a non-empty argv list";
   }
   return "";
 }
@@ -43,6 +46,11 @@ bool HasType(const json& v, ArgType t) {
       for (const auto& e : v)
         if (!IsInteger(e) || e.get<double>() < 0) return false;
       return true;
+    case ArgType::kStringList:
+      if (!v.is_array() || v.empty()) return false;
+      for (const auto& e : v)
+        if (!e.is_string() || e.get<std::string>().empty()) return false;
+      return true;
   }
   return false;
 }
@@ -60,11 +68,6 @@ class Args {
         for (const auto& p : tool.params)
           if (p.name == key) param = &p;
         if (!param) {
-          if (key == "command" || key == "working_directory")
-            return Invalid(
-                fmt::format("{} is not supported: this bk cannot schedule commands; book, then start the "
-                            "command on the booked GPUs",
-                            key));
           std::vector<std::string> names;
           for (const auto& p : tool.params) names.emplace_back(p.name);
           return Invalid(fmt::format("unknown argument: {}; {} accepts: {}", Printable(key), tool.name,
@@ -95,6 +98,10 @@ class Args {
     return values_.at(name).get<std::string>();
   }
   bool Bool(const char* name) const { return Has(name) && values_.at(name).get<bool>(); }
+  std::optional<std::vector<std::string>> Strs(const char* name) const {
+    if (!Has(name)) return std::nullopt;
+    return values_.at(name).get<std::vector<std::string>>();
+  }
   std::optional<std::vector<int>> Ints(const char* name) const {
     if (!Has(name)) return std::nullopt;
     std::vector<int> out;
@@ -205,12 +212,36 @@ Result<service::EditRequest> EditFrom(const Args& a, const ToolEnv& env, const c
   return r;
 }
 
+// The usage and scheduled-job tools; Run has the booking ones.
+Result<std::string> RunUsageOrJobs(const ToolEnv& env, const std::string& name, const Args& a,
+                                   client::Ledger& l) {
+  if (name == "get_my_gpu_usage") {
+    MyUsageRequest req;
+    if (a.Has("since")) {
+      BK_ASSIGN_OR_RETURN(req.since, engine::ParseDuration(Trim(*a.Str("since"))));
+    }
+    req.resolution = a.Str("resolution").value_or("auto");
+    req.include_events = a.Bool("include_events");
+    req.limit = a.Int("limit").value_or(1000);
+    return MyUsageDoc(l, req);
+  }
+  if (name == "read_my_job_log") {
+    BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(*env.config, env.env));
+    return JobLogDoc(l, settings, *a.Str("reservation_id"), a.Int("max_chars").value_or(32000));
+  }
+  if (name == "cleanup_my_job_specs") return SpecCleanupDoc(l, worker::LoadSettings(*env.config, env.env));
+  if (name == "cleanup_my_job_logs") return LogCleanupDoc(l, worker::LoadSettings(*env.config, env.env));
+  return Fail(ErrorKind::kInternal, "tool has no handler: " + name);
+}
+
 Result<std::string> Run(const ToolEnv& env, const ToolSpec& tool, const Args& a) {
   BK_ASSIGN_OR_RETURN(client::Ledger * l, env.ledger());
   std::string name(tool.name);
   uint32_t uid = l->actor().uid;
   const engine::Policy& p = l->policy();
 
+  if (name == "get_my_gpu_usage" || name == "read_my_job_log" || name.starts_with("cleanup_my_job_"))
+    return RunUsageOrJobs(env, name, a, *l);
   if (name == "get_gpu_context") return ContextDoc(*l, *env.config);
   if (name == "recommend_gpu_booking") {
     BK_ASSIGN_OR_RETURN(service::CreateRequest req, CreateFrom(a, env, *l));
@@ -221,6 +252,12 @@ Result<std::string> Run(const ToolEnv& env, const ToolSpec& tool, const Args& a)
     BK_ASSIGN_OR_RETURN(std::string op_id, OpId(a, true));
     BK_ASSIGN_OR_RETURN(service::CreateRequest req, CreateFrom(a, env, *l));
     req.op_id = op_id;
+    if (a.Has("command")) {
+      // As in the original, working_directory only means something with a command.
+      BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(*env.config, env.env));
+      return CreateWithCommand(*l, *env.config, settings, req, *a.Strs("command"),
+                               a.Str("working_directory").value_or(""));
+    }
     BK_ASSIGN_OR_RETURN(service::BookingOutcome o, l->Create(req));
     return surface::BookingResultDoc(o, uid, p, l->Now());
   }

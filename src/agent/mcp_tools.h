@@ -18,6 +18,8 @@ struct ToolEnv {
   std::function<Result<client::Ledger*>()> ledger;
   const config::Config* config = nullptr;
   const engine::Zone* zone = nullptr;  // naive start times are local
+  // Where the worker settings (the private job directory) are read from.
+  config::EnvFn env = config::ProcessEnv();
 };
 
 struct ToolOutcome {

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -42,8 +43,9 @@ bool WriteAll(int fd, const char* data, size_t n) {
   return true;
 }
 
-// A safe private file's content, or nullopt when absent.
-Result<std::optional<std::string>> ReadSegment(const std::string& path, uid_t uid) {
+// A safe private file's content (its last `tail` bytes when tail > 0), or
+// nullopt when absent.
+Result<std::optional<std::string>> ReadSegment(const std::string& path, uid_t uid, int64_t tail = 0) {
   int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return std::optional<std::string>();
@@ -55,10 +57,13 @@ Result<std::optional<std::string>> ReadSegment(const std::string& path, uid_t ui
     close(fd);
     return Fail(ErrorKind::kPermission, fmt::format("{} is not a private file of yours; not shown", path));
   }
+  if (tail > 0 && st.st_size > tail) lseek(fd, st.st_size - tail, SEEK_SET);
   std::string out;
   char buf[65536];
   ssize_t n;
   while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
+  // A segment still being written may have grown since fstat.
+  if (tail > 0 && static_cast<int64_t>(out.size()) > tail) out.erase(0, out.size() - tail);
   close(fd);
   return std::optional(out);
 }
@@ -190,6 +195,19 @@ Result<std::string> ReadJobLog(const std::string& path, uid_t uid) {
   BK_ASSIGN_OR_RETURN(auto cur, ReadSegment(path, uid));
   if (!old && !cur) return Fail(ErrorKind::kNotFound, "no log");
   return old.value_or("") + cur.value_or("");
+}
+
+Result<LogTail> ReadJobLogTail(const std::string& path, uid_t uid, int64_t max_bytes) {
+  LogTail t;
+  BK_ASSIGN_OR_RETURN(auto cur, ReadSegment(path, uid, max_bytes));
+  int64_t left = max_bytes - static_cast<int64_t>(cur.value_or("").size());
+  // Even when the current segment fills the tail, the older one is opened (for
+  // a byte) to count it under the same checks.
+  BK_ASSIGN_OR_RETURN(auto old, ReadSegment(path + ".1", uid, std::max<int64_t>(left, 1)));
+  if (old && left <= 0) old->clear();
+  t.segments = (cur ? 1 : 0) + (old ? 1 : 0);
+  t.bytes = old.value_or("") + cur.value_or("");
+  return t;
 }
 
 }  // namespace bk::worker

@@ -63,4 +63,12 @@ class JobLog {
 // Both segments of a job's log (.log.1 first), or kNotFound.
 Result<std::string> ReadJobLog(const std::string& path, uid_t uid);
 
+// The last `max_bytes` bytes of both segments together, and how many
+// segments exist (0 to 2); the same safety checks as ReadJobLog.
+struct LogTail {
+  std::string bytes;
+  int segments = 0;
+};
+Result<LogTail> ReadJobLogTail(const std::string& path, uid_t uid, int64_t max_bytes);
+
 }  // namespace bk::worker

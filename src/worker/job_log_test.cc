@@ -74,5 +74,36 @@ TEST_F(JobLogTest, MissingLogIsNotFound) {
   EXPECT_EQ(text.error().kind, ErrorKind::kNotFound);
 }
 
+TEST_F(JobLogTest, TailSpansBothSegmentsAndCountsThem) {
+  auto none = ReadJobLogTail(path_, getuid(), 100);
+  ASSERT_TRUE(none.has_value());
+  EXPECT_EQ(none->segments, 0);
+  EXPECT_EQ(none->bytes, "");
+  {
+    auto log = JobLog::Open(path_, 64, "H1");
+    ASSERT_TRUE(log.has_value());
+    (*log)->Line("older");
+  }
+  auto again = JobLog::Open(path_, 64, "H2");
+  ASSERT_TRUE(again.has_value());
+  (*again)->Line("newer");
+  again->reset();
+  // "H1\nolder\n" + "H2\nnewer\n": 9 bytes each.
+  auto both = ReadJobLogTail(path_, getuid(), 12);
+  ASSERT_TRUE(both.has_value());
+  EXPECT_EQ(both->segments, 2);
+  EXPECT_EQ(both->bytes, "er\nH2\nnewer\n");
+  auto current = ReadJobLogTail(path_, getuid(), 6);
+  ASSERT_TRUE(current.has_value());
+  EXPECT_EQ(current->segments, 2) << "the older segment still counts";
+  EXPECT_EQ(current->bytes, "newer\n");
+}
+
+TEST_F(JobLogTest, TailRefusesASymlinkedSegment) {
+  std::ofstream(dir_ + "/elsewhere") << "secret";
+  std::filesystem::create_symlink(dir_ + "/elsewhere", path_);
+  EXPECT_FALSE(ReadJobLogTail(path_, getuid(), 100).has_value());
+}
+
 }  // namespace
 }  // namespace bk::worker

@@ -85,12 +85,14 @@ Status ValidateCommand(const std::vector<std::string>& argv, const std::string& 
   return Ok();
 }
 
-Result<JobSpec> CaptureSpec(const std::vector<std::string>& argv, uid_t uid, engine::Seconds now) {
+Result<JobSpec> CaptureSpec(const std::vector<std::string>& argv, uid_t uid, engine::Seconds now,
+                            const std::string& cwd) {
   JobSpec s;
+  s.cwd = cwd;
   char buf[8192];
-  if (!getcwd(buf, sizeof(buf)))
+  if (s.cwd.empty() && !getcwd(buf, sizeof(buf)))
     return Fail(ErrorKind::kIo, fmt::format("cannot read the working directory: {}", std::strerror(errno)));
-  s.cwd = buf;
+  if (s.cwd.empty()) s.cwd = buf;
   const char* path = getenv("PATH");
   s.path = path ? path : kDefaultPath;
   s.argv = argv;

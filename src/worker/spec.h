@@ -30,8 +30,10 @@ struct JobSpec {
 // PATH: at most 32 KiB, no control characters.
 Status ValidateCommand(const std::vector<std::string>& argv, const std::string& cwd, const std::string& path);
 
-// A new spec for `argv` run from this process's working directory and PATH.
-Result<JobSpec> CaptureSpec(const std::vector<std::string>& argv, uid_t uid, engine::Seconds now);
+// A new spec for `argv` run from `cwd` (this process's working directory when
+// empty) with this process's PATH.
+Result<JobSpec> CaptureSpec(const std::vector<std::string>& argv, uid_t uid, engine::Seconds now,
+                            const std::string& cwd = "");
 
 // {"argv":[...],"cwd":"...","environment":{"PATH":"..."},"uid":U,"version":2}:
 // compact, sorted keys, ASCII (the hash input).

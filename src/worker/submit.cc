@@ -8,9 +8,9 @@
 namespace bk::worker {
 
 Result<Submission> Submit(const Settings& settings, const std::vector<std::string>& argv, uid_t uid,
-                          engine::Seconds now) {
+                          engine::Seconds now, const std::string& cwd) {
   Submission s;
-  BK_ASSIGN_OR_RETURN(s.spec, CaptureSpec(argv, uid, now));
+  BK_ASSIGN_OR_RETURN(s.spec, CaptureSpec(argv, uid, now, cwd));
   // Remember what did not exist, so a withdrawn submission leaves no trace.
   for (std::string d = settings.job_dir; d.size() > 1 && !sys::Exists(d); d = sys::Dirname(d))
     s.created_top = d;

@@ -21,9 +21,10 @@ struct Submission {
   std::string created_top;  // the highest directory Submit created ("" when none)
 };
 
-// Captures argv, the working directory and PATH, writes the 0600 spec.
+// Captures argv, the working directory (`cwd`, else this process's) and PATH,
+// writes the 0600 spec.
 Result<Submission> Submit(const Settings& settings, const std::vector<std::string>& argv, uid_t uid,
-                          engine::Seconds now);
+                          engine::Seconds now, const std::string& cwd = "");
 // Removes the spec unless `outcome` bound it (a failed booking or a replay).
 void Withdraw(const Submission& s, const service::BookingOutcome* outcome, uid_t uid);
 

@@ -1,0 +1,158 @@
+#include "agent/mcp_jobs.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/strings.h"
+#include "surface/documents.h"
+#include "worker/cleanup.h"
+#include "worker/job_dir.h"
+#include "worker/job_log.h"
+#include "worker/lease.h"
+#include "worker/submit.h"
+
+namespace bk::agent {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kMaxLogChars = 128000;
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// The length of the well-formed UTF-8 sequence at s[i], or 0.
+size_t Utf8Length(std::string_view s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  unsigned char c1 = byte(i + 1);
+  // Overlong forms, surrogates and code points past U+10FFFF.
+  if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) ||
+      (c == 0xF4 && c1 > 0x8F))
+    return 0;
+  return n;
+}
+
+// The last `max_chars` characters of `bytes` read as UTF-8, each byte that is
+// not part of a well-formed character becoming U+FFFD (a tail cut inside a
+// character starts with one, as in the original).
+std::string LastChars(std::string_view bytes, int64_t max_chars) {
+  std::vector<std::string_view> chars;
+  for (size_t i = 0; i < bytes.size();) {
+    size_t n = Utf8Length(bytes, i);
+    chars.push_back(n ? bytes.substr(i, n) : kReplacement);
+    i += n ? n : 1;
+  }
+  size_t first = chars.size() > static_cast<size_t>(max_chars) ? chars.size() - max_chars : 0;
+  std::string out;
+  for (size_t i = first; i < chars.size(); ++i) out += chars[i];
+  return out;
+}
+
+Result<service::JobView> OwnJob(client::Ledger& ledger, std::string_view raw) {
+  std::string ref(Trim(raw));
+  if (ref.empty()) return Invalid("reservation ID is required");
+  BK_ASSIGN_OR_RETURN(auto jobs, ledger.Jobs({false}));
+  std::vector<const service::JobView*> hits;
+  for (const auto& v : jobs)
+    if (StartsWith(v.reservation.id, ref)) hits.push_back(&v);
+  if (hits.empty()) return Fail(ErrorKind::kNotFound, "reservation not found for current UID");
+  if (hits.size() > 1) return Invalid("ambiguous reservation short ID");
+  return *hits[0];
+}
+
+// One cleanup as `bk j --cleanup` runs it: nothing to do without a job
+// directory; any failure before the sweep becomes the report's one failure.
+using RenderReport = std::string (*)(const worker::CleanupReport&);
+
+template <class Sweep>
+std::string CleanupDoc(client::Ledger& ledger, const Result<worker::Settings>& settings,
+                       std::string_view kind, std::string_view key, std::string_view what,
+                       RenderReport render, Sweep sweep) {
+  worker::CleanupReport report;
+  auto jobs = settings ? ledger.Jobs({false})
+                       : Result<std::vector<service::JobView>>(std::unexpected(settings.error()));
+  if (!jobs) {
+    report.failed = 1;
+    report.warnings.push_back(fmt::format("private job {} cleanup failed: {}", what, jobs.error().message));
+  } else if (worker::JobDirExists(settings->job_dir)) {
+    report = sweep(settings->job_dir, *jobs, ledger.Now());
+  }
+  return Dump({{"schema_version", "bk.agent.v1"}, {"kind", kind}, {key, json::parse(render(report))}});
+}
+
+}  // namespace
+
+Status CheckWorkingDirectory(const std::string& path) {
+  if (path.empty() || path[0] != '/') return Invalid("job working directory must be absolute");
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return Invalid(fmt::format("job working directory does not exist: {}", Printable(path)));
+  // The worker starts the command there as this user: it must list and enter it.
+  if (access(path.c_str(), R_OK | X_OK) != 0)
+    return Invalid(fmt::format("job working directory is not readable: {}", Printable(path)));
+  return Ok();
+}
+
+Result<std::string> CreateWithCommand(client::Ledger& ledger, const config::Config& config,
+                                      const worker::Settings& settings, service::CreateRequest request,
+                                      const std::vector<std::string>& argv, const std::string& cwd) {
+  if (!cwd.empty()) BK_TRY(CheckWorkingDirectory(cwd));
+  BK_ASSIGN_OR_RETURN(worker::Submission submission,
+                      worker::Submit(settings, argv, getuid(), ledger.Now(), cwd));
+  request.job = submission.binding;
+  auto booked = ledger.Create(request);
+  worker::Withdraw(submission, booked ? &*booked : nullptr, getuid());
+  if (!booked) return std::unexpected(booked.error());
+  engine::Seconds now = ledger.Now();
+  worker::WorkerStatus ws =
+      worker::Inspect(settings.job_dir, worker::InstanceIdentity(config), getuid(), now);
+  return surface::BookingResultDoc(*booked, ledger.actor().uid, ledger.policy(), now,
+                                   worker::StatusJson(ws, ledger.actor().username));
+}
+
+Result<std::string> JobLogDoc(client::Ledger& ledger, const worker::Settings& settings, std::string_view ref,
+                              int64_t max_chars) {
+  if (max_chars < 1 || max_chars > kMaxLogChars)
+    return Invalid(fmt::format("max_chars must be between 1 and {}", kMaxLogChars));
+  BK_ASSIGN_OR_RETURN(service::JobView v, OwnJob(ledger, ref));
+  // A character is at most 4 bytes: this many bytes always hold the tail.
+  BK_ASSIGN_OR_RETURN(
+      worker::LogTail tail,
+      worker::ReadJobLogTail(worker::LogPath(settings.job_dir, v.reservation.id), getuid(), 4 * max_chars));
+  return Dump({{"schema_version", "bk.agent.v1"},
+               {"kind", "job_log"},
+               {"reservation_id", v.reservation.id},
+               {"status", v.job.status},
+               {"available", tail.segments > 0},
+               {"segments", tail.segments},
+               {"text", LastChars(tail.bytes, max_chars)},
+               {"truncated_to_chars", max_chars}});
+}
+
+std::string SpecCleanupDoc(client::Ledger& ledger, const Result<worker::Settings>& settings) {
+  return CleanupDoc(ledger, settings, "job-spec-cleanup", "private_job_cleanup", "spec",
+                    worker::SpecReportJson,
+                    [](const std::string& root, const auto& jobs, engine::Seconds now) {
+                      return worker::CleanupSpecs(root, jobs, now, getuid());
+                    });
+}
+
+std::string LogCleanupDoc(client::Ledger& ledger, const Result<worker::Settings>& settings) {
+  int64_t days = settings ? settings->log_retention_days : 0;
+  return CleanupDoc(ledger, settings, "job-log-cleanup", "private_job_log_cleanup", "log",
+                    worker::LogReportJson,
+                    [days](const std::string& root, const auto& jobs, engine::Seconds now) {
+                      return worker::CleanupLogs(root, jobs, now, days, getuid());
+                    });
+}
+
+}  // namespace bk::agent
