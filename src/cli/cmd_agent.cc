@@ -196,8 +196,9 @@ Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args) {
           "  codex mcp add gpubk -- bk mcp\n"
           "  claude mcp add --scope user gpubk -- bk mcp\n"
           "Tools: get_gpu_context, recommend_gpu_booking, create_gpu_booking, list_gpu_reservations,\n"
-          "edit_my_gpu_booking, renew_my_gpu_booking, cancel_my_gpu_booking, get_my_gpu_operation.\n"
-          "Resource bk://context; prompt plan_gpu_experiment. See docs/agents.md.\n",
+          "get_my_gpu_usage, edit_my_gpu_booking, renew_my_gpu_booking, cancel_my_gpu_booking,\n"
+          "cleanup_my_job_specs, cleanup_my_job_logs, read_my_job_log, get_my_gpu_operation.\n"
+          "Resources bk://context, bk://usage/me/recent; prompt plan_gpu_experiment. See docs/agents.md.\n",
           ctx.out);
       return 0;
     }

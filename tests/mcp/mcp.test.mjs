@@ -7,8 +7,8 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -26,6 +26,8 @@ const bkEnv = {
   BK_GPU_COUNT: '8',
   BK_TEST_NOW: '2026-11-29T18:49:00Z',
   TZ: 'UTC',
+  // Private job specs and logs of scheduled commands.
+  BK_JOB_DIR: join(dataDir, 'jobs'),
 };
 
 let client;
@@ -49,6 +51,14 @@ function structured(result) {
   assert.notEqual(result.isError, true, JSON.stringify(result.content));
   assert.equal(result.structuredContent.schema_version, 'bk.agent.v1');
   // The same document as JSON text, for clients that only read text.
+  assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent);
+  return result.structuredContent;
+}
+
+// get_my_gpu_usage's document is the usage API's, not bk.agent.v1.
+function usageDoc(result) {
+  assert.notEqual(result.isError, true, JSON.stringify(result.content));
+  assert.equal(result.structuredContent.schema_version, 'gpubk.usage.v1');
   assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent);
   return result.structuredContent;
 }
@@ -79,9 +89,13 @@ test('tools/list: every schema is a valid JSON Schema object; annotations are se
     'recommend_gpu_booking',
     'create_gpu_booking',
     'list_gpu_reservations',
+    'get_my_gpu_usage',
     'edit_my_gpu_booking',
     'renew_my_gpu_booking',
     'cancel_my_gpu_booking',
+    'cleanup_my_job_specs',
+    'cleanup_my_job_logs',
+    'read_my_job_log',
     'get_my_gpu_operation',
   ]);
   // Strict Ajv with meta-schema validation: unknown keywords or malformed
@@ -107,6 +121,37 @@ test('tools/list: every schema is a valid JSON Schema object; annotations are se
   assert.equal(byName.cancel_my_gpu_booking.annotations.destructiveHint, true);
   assert.deepEqual(byName.create_gpu_booking.inputSchema.required, ['count', 'duration', 'operation_id']);
   assert.deepEqual(byName.renew_my_gpu_booking.inputSchema.required, ['reservation_id', 'duration', 'operation_id']);
+
+  // The tools for usage history and scheduled commands, with the original's annotation presets.
+  const hints = (name) => {
+    const { readOnlyHint, destructiveHint, idempotentHint, openWorldHint } = byName[name].annotations;
+    return { readOnlyHint, destructiveHint, idempotentHint, openWorldHint };
+  };
+  const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+  const cleanup = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
+  assert.deepEqual(hints('get_my_gpu_usage'), readOnly);
+  assert.deepEqual(hints('read_my_job_log'), readOnly);
+  assert.deepEqual(hints('cleanup_my_job_specs'), cleanup);
+  assert.deepEqual(hints('cleanup_my_job_logs'), cleanup);
+  const usage = byName.get_my_gpu_usage.inputSchema;
+  assert.deepEqual(Object.keys(usage.properties), ['include_events', 'limit', 'resolution', 'since']);
+  assert.equal(usage.required, undefined);
+  assert.equal(usage.properties.since.default, '24h');
+  assert.equal(usage.properties.resolution.default, 'auto');
+  assert.equal(usage.properties.include_events.default, false);
+  assert.equal(usage.properties.limit.default, 1000);
+  assert.equal(byName.get_my_gpu_usage.outputSchema.properties.schema_version.const, 'gpubk.usage.v1');
+  const log = byName.read_my_job_log.inputSchema;
+  assert.deepEqual(log.required, ['reservation_id']);
+  assert.equal(log.properties.max_chars.type, 'integer');
+  assert.equal(log.properties.max_chars.default, 32000);
+  for (const name of ['cleanup_my_job_specs', 'cleanup_my_job_logs']) {
+    assert.deepEqual(byName[name].inputSchema.properties, {}, name);
+  }
+  const create = byName.create_gpu_booking.inputSchema.properties;
+  assert.deepEqual(create.command.type, 'array');
+  assert.deepEqual(create.command.items.type, 'string');
+  assert.equal(create.working_directory.type, 'string');
 });
 
 test('context, recommend, book, replay, list, edit, renew, cancel', async () => {
@@ -236,7 +281,17 @@ test('bad arguments are isError results and the server keeps answering', async (
     ['create_gpu_booking', { count: 1, duration: '1h' }, /operation_id is required/],
     ['create_gpu_booking', { count: 1, duration: '1h', operation_id: '' }, /operation_id is required/],
     ['create_gpu_booking', { count: 1, duration: '1h', operation_id: 'bad id!' }, /op/i],
-    ['create_gpu_booking', { count: 1, duration: '1h', operation_id: 'x', command: ['nvidia-smi'] }, /cannot schedule commands/],
+    ['create_gpu_booking', { count: 1, duration: '1h', operation_id: 'x', command: 'nvidia-smi -L' }, /command must be a non-empty argv list/],
+    ['create_gpu_booking', { count: 1, duration: '1h', operation_id: 'x', command: [] }, /command must be a non-empty argv list/],
+    ['create_gpu_booking', { count: 1, duration: '1h', operation_id: 'x', command: ['nvidia-smi'], working_directory: 'runs' }, /job working directory must be absolute/],
+    ['create_gpu_booking', { count: 1, duration: '1h', operation_id: 'x', command: ['nvidia-smi'], working_directory: '/no/such/dir' }, /job working directory does not exist: \/no\/such\/dir/],
+    ['get_my_gpu_usage', { limit: 0 }, /limit must be between 1 and 200000/],
+    ['get_my_gpu_usage', { resolution: '7s' }, /resolution must be auto, 1m or 1h/],
+    ['get_my_gpu_usage', { uid: 0 }, /unknown argument: uid/],
+    ['read_my_job_log', { reservation_id: 'ffffffff', max_chars: 0 }, /max_chars must be between 1 and 128000/],
+    ['read_my_job_log', { reservation_id: 'ffffffff', max_chars: 128001 }, /max_chars must be between 1 and 128000/],
+    ['read_my_job_log', { reservation_id: 'ffffffff' }, /reservation not found for current UID/],
+    ['cleanup_my_job_specs', { force: true }, /unknown argument: force; cleanup_my_job_specs accepts: no arguments/],
     ['recommend_gpu_booking', { count: 'two', duration: '1h' }, /count must be an integer/],
     ['recommend_gpu_booking', { count: 1, duration: '7m' }, /multiple of 5 minutes/],
     ['recommend_gpu_booking', { count: 99, duration: '1h' }, /GPU count must be between 1 and 8/],
@@ -267,8 +322,15 @@ test('bk://context resource and plan_gpu_experiment prompt', async () => {
   const { resources } = await client.listResources();
   assert.deepEqual(
     resources.map((r) => r.uri),
-    ['bk://context'],
+    ['bk://context', 'bk://usage/me/recent'],
   );
+  assert.equal(resources[1].description, "Current UID's versioned 24-hour usage summary.");
+  const usage = await client.readResource({ uri: 'bk://usage/me/recent' });
+  assert.equal(usage.contents[0].mimeType, 'application/json');
+  const recent = JSON.parse(usage.contents[0].text);
+  assert.equal(recent.schema_version, 'gpubk.usage.v1');
+  assert.equal(recent.kind, 'my-usage');
+  assert.equal(recent.samples.query.start_at, '2026-11-28T18:49:01Z');
   const read = await client.readResource({ uri: 'bk://context' });
   const doc = JSON.parse(read.contents[0].text);
   assert.equal(doc.kind, 'context');
@@ -287,6 +349,85 @@ test('bk://context resource and plan_gpu_experiment prompt', async () => {
   assert.equal(prompt.messages[0].role, 'user');
   assert.match(prompt.messages[0].content.text, /2 GPU\(s\) for 4h, expected memory 24g per GPU/);
   assert.match(prompt.messages[0].content.text, /recommend_gpu_booking/);
+});
+
+test('get_my_gpu_usage: this UID only, versioned, events on request', async () => {
+  const uid = process.getuid();
+  const doc = usageDoc(await client.callTool({ name: 'get_my_gpu_usage', arguments: {} }));
+  assert.equal(doc.kind, 'my-usage');
+  assert.equal(doc.generated_at, '2026-11-29T18:49:00Z');
+  assert.equal(doc.summary.kind, 'usage-users');
+  assert.equal(doc.summary.query.uid, uid);
+  assert.equal(doc.samples.kind, 'usage-samples');
+  assert.equal(doc.samples.query.uid, uid);
+  assert.equal(doc.samples.query.resolution_seconds, 60);
+  assert.equal(doc.events, undefined);
+
+  const wide = usageDoc(
+    await client.callTool({ name: 'get_my_gpu_usage', arguments: { since: '7d', include_events: true, limit: 20000 } }),
+  );
+  assert.equal(wide.samples.query.resolution_seconds, 3600);
+  assert.equal(wide.samples.query.limit, 20000);
+  assert.equal(wide.events.kind, 'usage-events');
+  assert.equal(wide.events.query.uid, uid);
+  assert.equal(wide.events.query.limit, 5000);
+});
+
+test('create_gpu_booking with a command: a pending job bk j lists, its log, and the cleanups', async () => {
+  const booked = structured(
+    await client.callTool({
+      name: 'create_gpu_booking',
+      arguments: {
+        count: 1,
+        duration: '1h',
+        start: '2026-11-29T21:00:00Z',
+        operation_id: 'train-001',
+        command: ['python', 'train.py', '--epochs', '3'],
+        working_directory: dataDir,
+      },
+    }),
+  );
+  assert.equal(booked.status, 'created');
+  assert.equal(booked.worker.schema_version, 'gpubk.worker.v1');
+  const id = booked.reservation.id;
+
+  // The command line sees the same job, waiting for its start.
+  const jobs = JSON.parse(execFileSync(BK, ['j', '--json'], { env: { ...bkEnv, PATH: process.env.PATH } }));
+  const job = jobs.jobs.find((j) => j.id === id);
+  assert.ok(job, JSON.stringify(jobs));
+  assert.equal(job.job.status, 'pending');
+  assert.equal(job.job.summary, 'python train.py (+2 args)');
+
+  const noLog = structured(await client.callTool({ name: 'read_my_job_log', arguments: { reservation_id: id.slice(0, 8) } }));
+  assert.equal(noLog.kind, 'job_log');
+  assert.equal(noLog.reservation_id, id);
+  assert.equal(noLog.status, 'pending');
+  assert.equal(noLog.available, false);
+  assert.equal(noLog.segments, 0);
+  assert.equal(noLog.text, '');
+
+  // What the worker would have written: a private 0600 log.
+  const logPath = join(dataDir, 'jobs', `${id}.log`);
+  writeFileSync(logPath, 'header\nepoch 1 loss 0.5\nepoch 2 loss 0.25\n', { mode: 0o600 });
+  chmodSync(logPath, 0o600);
+  const tail = structured(await client.callTool({ name: 'read_my_job_log', arguments: { reservation_id: id, max_chars: 18 } }));
+  assert.equal(tail.available, true);
+  assert.equal(tail.segments, 1);
+  assert.equal(tail.text, 'epoch 2 loss 0.25\n');
+  assert.equal(tail.truncated_to_chars, 18);
+
+  const specs = structured(await client.callTool({ name: 'cleanup_my_job_specs', arguments: {} }));
+  assert.equal(specs.kind, 'job-spec-cleanup');
+  assert.equal(specs.private_job_cleanup.failed, 0);
+  assert.equal(specs.private_job_cleanup.removed, 0, 'a pending job keeps its spec');
+  const logs = structured(await client.callTool({ name: 'cleanup_my_job_logs', arguments: {} }));
+  assert.equal(logs.kind, 'job-log-cleanup');
+  assert.equal(logs.private_job_log_cleanup.failed, 0);
+  assert.equal(typeof logs.private_job_log_cleanup.bytes_retained, 'number');
+
+  structured(await client.callTool({ name: 'cancel_my_gpu_booking', arguments: { reservation_id: id } }));
+  const after = structured(await client.callTool({ name: 'cleanup_my_job_specs', arguments: {} }));
+  assert.equal(after.private_job_cleanup.removed, 1, JSON.stringify(after));
 });
 
 // The wire itself, below the SDK: framing, protocol errors, the stateless revision.
@@ -353,7 +494,7 @@ test('raw stdio: the stateless 2026-07-28 revision', async () => {
   // No initialize: each request stands alone.
   const list = await s.request({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: meta } });
   assert.equal(list.result.resultType, 'complete');
-  assert.equal(list.result.tools.length, 8);
+  assert.equal(list.result.tools.length, 12);
   const call = await s.request({
     jsonrpc: '2.0',
     id: 3,
