@@ -253,7 +253,37 @@ json Envelope(std::string_view kind, json props, json required, std::string_view
   return {{"type", "object"}, {"properties", props}, {"required", required}, {"additionalProperties", true}};
 }
 
+// The documents of the usage and scheduled-job tools.
+json UsageOrJobSchema(std::string_view kind) {
+  if (kind == "my-usage") {
+    json part = {{"type", "object"}};
+    return Envelope(kind, {{"generated_at", Str()}, {"summary", part}, {"samples", part}, {"events", part}},
+                    {"generated_at", "summary", "samples"}, "gpubk.usage.v1");
+  }
+  if (kind == "job_log") {
+    return Envelope(kind,
+                    {{"reservation_id", Str()},
+                     {"status", Str()},
+                     {"available", {{"type", "boolean"}}},
+                     {"segments", {{"type", "integer"}}},
+                     {"text", Str()},
+                     {"truncated_to_chars", {{"type", "integer"}}}},
+                    {"reservation_id", "status", "available", "segments", "text", "truncated_to_chars"});
+  }
+  // job-spec-cleanup or job-log-cleanup
+  json counts = {{"type", "object"},
+                 {"required", {"removed", "retained", "failed", "warnings"}},
+                 {"properties",
+                  {{"removed", {{"type", "integer"}}},
+                   {"retained", {{"type", "integer"}}},
+                   {"failed", {{"type", "integer"}}},
+                   {"warnings", {{"type", "array"}, {"items", Str()}}}}}};
+  std::string key = kind == "job-spec-cleanup" ? "private_job_cleanup" : "private_job_log_cleanup";
+  return Envelope(kind, {{key, counts}}, {key});
+}
+
 json OutputSchema(std::string_view kind) {
+  if (kind == "my-usage" || kind == "job_log" || kind.starts_with("job-")) return UsageOrJobSchema(kind);
   json warnings = {{"type", "array"}, {"items", Str()}};
   if (kind == "context") {
     json policy = {
@@ -314,32 +344,6 @@ json OutputSchema(std::string_view kind) {
   }
   if (kind == "cancellation_result") {
     return Envelope(kind, {{"reservation", ReservationSchema()}}, {"reservation"});
-  }
-  if (kind == "my-usage") {
-    json part = {{"type", "object"}};
-    return Envelope(kind, {{"generated_at", Str()}, {"summary", part}, {"samples", part}, {"events", part}},
-                    {"generated_at", "summary", "samples"}, "gpubk.usage.v1");
-  }
-  if (kind == "job_log") {
-    return Envelope(kind,
-                    {{"reservation_id", Str()},
-                     {"status", Str()},
-                     {"available", {{"type", "boolean"}}},
-                     {"segments", {{"type", "integer"}}},
-                     {"text", Str()},
-                     {"truncated_to_chars", {{"type", "integer"}}}},
-                    {"reservation_id", "status", "available", "segments", "text", "truncated_to_chars"});
-  }
-  if (kind == "job-spec-cleanup" || kind == "job-log-cleanup") {
-    json counts = {{"type", "object"},
-                   {"required", {"removed", "retained", "failed", "warnings"}},
-                   {"properties",
-                    {{"removed", {{"type", "integer"}}},
-                     {"retained", {{"type", "integer"}}},
-                     {"failed", {{"type", "integer"}}},
-                     {"warnings", warnings}}}};
-    std::string key = kind == "job-spec-cleanup" ? "private_job_cleanup" : "private_job_log_cleanup";
-    return Envelope(kind, {{key, counts}}, {key});
   }
   // operation_status
   json res = ReservationSchema();

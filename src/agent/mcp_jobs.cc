@@ -24,32 +24,39 @@ constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// The length of the well-formed UTF-8 sequence at s[i], or 0.
-size_t Utf8Length(std::string_view s, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  unsigned char c1 = byte(i + 1);
-  // Overlong forms, surrogates and code points past U+10FFFF.
-  if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) ||
-      (c == 0xF4 && c1 > 0x8F))
-    return 0;
-  return n;
+// The UTF-8 character at s[i]: its length and whether it is well formed. An
+// ill-formed one spans its longest valid beginning (at least one byte), which
+// becomes one U+FFFD, as Python's decoder does.
+struct Utf8Char {
+  size_t length;
+  bool valid;
+};
+
+Utf8Char NextChar(std::string_view s, size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return {1, true};
+  size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  if (n == 0) return {1, false};
+  // The second byte's range excludes overlong forms, surrogates and code
+  // points past U+10FFFF.
+  unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+  unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+  size_t k = 1;
+  for (; k < n && i + k < s.size(); ++k) {
+    auto b = static_cast<unsigned char>(s[i + k]);
+    if (k == 1 ? (b < lo || b > hi) : (b & 0xC0) != 0x80) break;
+  }
+  return {k, k == n};
 }
 
-// The last `max_chars` characters of `bytes` read as UTF-8, each byte that is
-// not part of a well-formed character becoming U+FFFD (a tail cut inside a
-// character starts with one, as in the original).
+// The last `max_chars` characters of `bytes` read as UTF-8 (a tail cut inside
+// a character starts with U+FFFD, as in the original).
 std::string LastChars(std::string_view bytes, int64_t max_chars) {
   std::vector<std::string_view> chars;
   for (size_t i = 0; i < bytes.size();) {
-    size_t n = Utf8Length(bytes, i);
-    chars.push_back(n ? bytes.substr(i, n) : kReplacement);
-    i += n ? n : 1;
+    Utf8Char c = NextChar(bytes, i);
+    chars.push_back(c.valid ? bytes.substr(i, c.length) : kReplacement);
+    i += c.length;
   }
   size_t first = chars.size() > static_cast<size_t>(max_chars) ? chars.size() - max_chars : 0;
   std::string out;
@@ -104,10 +111,11 @@ Status CheckWorkingDirectory(const std::string& path) {
 
 Result<std::string> CreateWithCommand(client::Ledger& ledger, const config::Config& config,
                                       const worker::Settings& settings, service::CreateRequest request,
-                                      const std::vector<std::string>& argv, const std::string& cwd) {
-  if (!cwd.empty()) BK_TRY(CheckWorkingDirectory(cwd));
+                                      const std::vector<std::string>& argv,
+                                      const std::optional<std::string>& cwd) {
+  if (cwd) BK_TRY(CheckWorkingDirectory(*cwd));
   BK_ASSIGN_OR_RETURN(worker::Submission submission,
-                      worker::Submit(settings, argv, getuid(), ledger.Now(), cwd));
+                      worker::Submit(settings, argv, getuid(), ledger.Now(), cwd.value_or("")));
   request.job = submission.binding;
   auto booked = ledger.Create(request);
   worker::Withdraw(submission, booked ? &*booked : nullptr, getuid());

@@ -5,6 +5,7 @@
 // Private files belong to this process's user; the job directory is the one
 // the worker settings name.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,13 +21,14 @@ namespace bk::agent {
 // one error that says which of these it is not.
 Status CheckWorkingDirectory(const std::string& path);
 
-// Books `request` with `argv` attached, run from `cwd` (this process's working
-// directory when empty). The private spec is written before the booking and
-// withdrawn when the booking fails or does not bind it (a replay). Returns the
-// booking_result document with the worker's status.
+// Books `request` with `argv` attached, run from `cwd` (checked by
+// CheckWorkingDirectory; this process's working directory when absent). The private spec is written before
+// the booking and withdrawn when the booking fails or does not bind it (a replay). Returns the booking_result
+// document with the worker's status.
 Result<std::string> CreateWithCommand(client::Ledger& ledger, const config::Config& config,
                                       const worker::Settings& settings, service::CreateRequest request,
-                                      const std::vector<std::string>& argv, const std::string& cwd);
+                                      const std::vector<std::string>& argv,
+                                      const std::optional<std::string>& cwd);
 
 // kind "job_log": the last `max_chars` characters (1-128000; invalid UTF-8
 // replaced) of the log of this user's job whose reservation ID starts with `ref`.

@@ -280,6 +280,12 @@ TEST_F(McpTest, BadArgumentsAreToolErrors) {
                                                     {"command", {"python", "train.py"}},
                                                     {"working_directory", "runs/1"}})),
               HasSubstr("job working directory must be absolute"));
+  EXPECT_THAT(ErrorText(Call("create_gpu_booking", {{"count", 1},
+                                                    {"duration", "1h"},
+                                                    {"operation_id", "a"},
+                                                    {"command", {"python", "train.py"}},
+                                                    {"working_directory", ""}})),
+              HasSubstr("job working directory must be absolute"));
   EXPECT_THAT(ErrorText(Call("edit_my_gpu_booking",
                              {{"reservation_id", "abc"}, {"operation_id", "e1"}, {"allow_queue", true}})),
               HasSubstr("at least one changed field"));
@@ -483,6 +489,9 @@ TEST_F(McpTest, ReadMyJobLogReturnsABoundedTail) {
   EXPECT_EQ(tail["segments"], 1);
   EXPECT_EQ(tail["text"], " 2 \xC3\xA9t\xC3\xA9\n") << "characters, not bytes";
   EXPECT_EQ(tail["truncated_to_chars"], 7);
+  std::ofstream(log) << "x\xFFy\xE2\x82";  // a stray byte, then a character cut short
+  json bad = Call("read_my_job_log", {{"reservation_id", id}, {"max_chars", 3}})["structuredContent"];
+  EXPECT_EQ(bad["text"], "\xEF\xBF\xBDy\xEF\xBF\xBD") << "each ill-formed run is one U+FFFD";
 
   EXPECT_THAT(ErrorText(Call("read_my_job_log", {{"reservation_id", id}, {"max_chars", 0}})),
               HasSubstr("max_chars must be between 1 and 128000"));
@@ -512,8 +521,12 @@ TEST_F(McpTest, CleanupsReportAndFoldFailuresIntoTheDocument) {
                                              {"duration", "1h"},
                                              {"start", "2026-11-29T20:00:00Z"},
                                              {"operation_id", "c-001"},
-                                             {"command", {"true"}},
-                                             {"working_directory", dir_}})["structuredContent"];
+                                             {"command", {"true"}}})["structuredContent"];
+  auto jobs = ledger_->Jobs({false});
+  ASSERT_TRUE(jobs.has_value() && jobs->size() == 1u);
+  std::ifstream in(worker::SpecsDir(dir_ + "/jobs") + "/" + (*jobs)[0].job.spec_id + ".json");
+  EXPECT_EQ(json::parse(in)["cwd"], std::filesystem::current_path().string())
+      << "without working_directory the command starts where the server runs";
   json kept = Call("cleanup_my_job_specs", json::object())["structuredContent"]["private_job_cleanup"];
   EXPECT_EQ(kept["removed"], 0);
   EXPECT_EQ(kept["retained"], 1);

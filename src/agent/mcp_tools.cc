@@ -256,7 +256,7 @@ Result<std::string> Run(const ToolEnv& env, const ToolSpec& tool, const Args& a)
       // As in the original, working_directory only means something with a command.
       BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(*env.config, env.env));
       return CreateWithCommand(*l, *env.config, settings, req, *a.Strs("command"),
-                               a.Str("working_directory").value_or(""));
+                               a.Str("working_directory"));
     }
     BK_ASSIGN_OR_RETURN(service::BookingOutcome o, l->Create(req));
     return surface::BookingResultDoc(o, uid, p, l->Now());
