@@ -363,6 +363,41 @@ class SharedServerAgentTest(unittest.TestCase):
         self.assertEqual((op["found"], op["reservation"]["id"]), (True, r["id"]))
         self.agent(self.user, "cancel", r["id"], "--op-id", "srv-cancel-1")
 
+    def test_mcp_usage_job_log_and_command_through_the_daemon(self):
+        env = self.user.env(BK_JOB_DIR=os.path.join(self.user.home, "mcp-jobs"))
+        s = McpStdio(env, cwd=self.user.home, **self.user.popen_kwargs())
+        try:
+            usage = s.call("get_my_gpu_usage", {"since": "2h", "include_events": True})
+            self.assertFalse(usage["isError"], usage)
+            doc = usage["structuredContent"]
+            self.assertEqual((doc["schema_version"], doc["kind"]), ("gpubk.usage.v1", "my-usage"))
+            for part in ("summary", "samples", "events"):
+                self.assertEqual(doc[part]["query"]["uid"], self.user.uid, part)
+            other = s.call("get_my_gpu_usage", {"uid": 0})  # never another UID
+            self.assertTrue(other["isError"], other)
+            self.assertIn("unknown argument: uid", other["content"][0]["text"])
+
+            args = {"count": 1, "duration": "1h", "gpus": [3], "operation_id": "srv-cmd-1",
+                    "command": ["python3", "train.py", "--epochs", "2"], "working_directory": self.user.home}
+            booked = s.call("create_gpu_booking", args)
+            self.assertFalse(booked["isError"], booked)
+            rid = booked["structuredContent"]["reservation"]["id"]
+            log = s.call("read_my_job_log", {"reservation_id": rid[:8]})["structuredContent"]
+            self.assertEqual((log["reservation_id"], log["status"], log["available"]), (rid, "pending", False))
+            specs = s.call("cleanup_my_job_specs", {})["structuredContent"]["private_job_cleanup"]
+            self.assertEqual((specs["failed"], specs["retained"]), (0, 1), specs)
+        finally:
+            s.close()
+        # The daemon holds the job for the worker; its command line stays in the user's private spec.
+        p = self.user.bk("j", "--json", env=env)
+        self.assertEqual(p.returncode, 0, describe(("j", "--json"), p))
+        job = [j for j in json.loads(p.stdout)["jobs"] if j["id"] == rid]
+        self.assertEqual(len(job), 1, p.stdout)
+        self.assertEqual((job[0]["job"]["status"], job[0]["job"]["summary"]),
+                         ("pending", "python3 train.py (+2 args)"))
+        self.assertNotIn("--epochs", json.dumps(self.agent(self.owner, "context")))
+        self.agent(self.user, "cancel", rid, "--op-id", "srv-cmd-cancel-1")
+
 
 if __name__ == "__main__":
     unittest.main()
