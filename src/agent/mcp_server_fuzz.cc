@@ -66,6 +66,11 @@ struct Fixture {
     env.ledger = [this]() -> Result<client::Ledger*> { return ledger.get(); };
     env.config = &config;
     env.zone = &zone;
+    // Commands a booking attaches write private specs: keep them in the scratch directory.
+    env.env = [this](const std::string& k) -> std::optional<std::string> {
+      if (k == "BK_JOB_DIR") return dir + "/jobs";
+      return std::nullopt;
+    };
     server = std::make_unique<agent::McpServer>(std::move(env));
   }
   void Stop() {
