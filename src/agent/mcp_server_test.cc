@@ -274,18 +274,14 @@ TEST_F(McpTest, BadArgumentsAreToolErrors) {
       ErrorText(Call("create_gpu_booking",
                      {{"count", 1}, {"duration", "1h"}, {"operation_id", "a"}, {"command", {"python", ""}}})),
       HasSubstr("command must be a non-empty argv list"));
-  EXPECT_THAT(ErrorText(Call("create_gpu_booking", {{"count", 1},
-                                                    {"duration", "1h"},
-                                                    {"operation_id", "a"},
-                                                    {"command", {"python", "train.py"}},
-                                                    {"working_directory", "runs/1"}})),
-              HasSubstr("job working directory must be absolute"));
-  EXPECT_THAT(ErrorText(Call("create_gpu_booking", {{"count", 1},
-                                                    {"duration", "1h"},
-                                                    {"operation_id", "a"},
-                                                    {"command", {"python", "train.py"}},
-                                                    {"working_directory", ""}})),
-              HasSubstr("job working directory must be absolute"));
+  for (const char* relative : {"runs/1", ""})
+    EXPECT_THAT(ErrorText(Call("create_gpu_booking", {{"count", 1},
+                                                      {"duration", "1h"},
+                                                      {"operation_id", "a"},
+                                                      {"command", {"python", "train.py"}},
+                                                      {"working_directory", relative}})),
+                HasSubstr("job working directory must be absolute"))
+        << relative;
   EXPECT_THAT(ErrorText(Call("edit_my_gpu_booking",
                              {{"reservation_id", "abc"}, {"operation_id", "e1"}, {"allow_queue", true}})),
               HasSubstr("at least one changed field"));
