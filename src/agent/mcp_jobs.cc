@@ -76,10 +76,10 @@ Result<service::JobView> OwnJob(client::Ledger& ledger, std::string_view raw) {
   return *hits[0];
 }
 
-// One cleanup as `bk j --cleanup` runs it: nothing to do without a job
-// directory; any failure before the sweep becomes the report's one failure.
 using RenderReport = std::string (*)(const worker::CleanupReport&);
 
+// One cleanup as `bk j --cleanup` runs it: nothing to do without a job
+// directory; any failure before the sweep becomes the report's one failure.
 template <class Sweep>
 std::string CleanupDoc(client::Ledger& ledger, const Result<worker::Settings>& settings,
                        std::string_view kind, std::string_view key, std::string_view what,
