@@ -7,6 +7,7 @@ namespace bk {
 std::string_view ErrorKindName(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::kInvalid: return "invalid";
+    case ErrorKind::kUsage: return "usage";
     case ErrorKind::kConflict: return "conflict";
     case ErrorKind::kNoSlot: return "no-slot";
     case ErrorKind::kNotFound: return "not-found";

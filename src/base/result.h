@@ -12,6 +12,7 @@ namespace bk {
 // What went wrong, coarse enough to choose an exit code and a JSON error type.
 enum class ErrorKind {
   kInvalid,      // bad input from the user or a file: fix the input (exit 2)
+  kUsage,        // a command line the option grammar refuses (exit 2; always on stderr)
   kConflict,     // the calendar has no room for the request (exit 2)
   kNoSlot,       // a read-only search found nothing legal (exit 3)
   kNotFound,     // no such reservation / operation / file (exit 2)
@@ -38,6 +39,11 @@ inline std::unexpected<Error> Fail(ErrorKind kind, std::string message) {
 }
 inline std::unexpected<Error> Invalid(std::string message) {
   return Fail(ErrorKind::kInvalid, std::move(message));
+}
+// A command line the option grammar refuses, as argparse's usage errors:
+// these go to stderr even when --json asked for a document.
+inline std::unexpected<Error> UsageError(std::string message) {
+  return Fail(ErrorKind::kUsage, std::move(message));
 }
 inline Status Ok() { return {}; }
 

@@ -121,10 +121,14 @@ const std::map<std::string, Command>& Commands() {
   return table;
 }
 
+bool IsAgent(const std::vector<std::string>& args) {
+  return !args.empty() && (args[0] == "agent" || args[0] == "ai");
+}
+
 // JSON errors when --json or --compact appears before `--`.
 bool WantsJson(const std::vector<std::string>& args) {
   // Agents always read JSON, even when the configuration itself is broken.
-  if (!args.empty() && (args[0] == "agent" || args[0] == "ai")) return true;
+  if (IsAgent(args)) return true;
   for (const auto& a : args) {
     if (a == "--") break;
     if (a == "--json" || a == "--compact") return true;
@@ -133,7 +137,7 @@ bool WantsJson(const std::vector<std::string>& args) {
 }
 
 int Report(Context& ctx, const Error& e) {
-  if (ctx.json) {
+  if (ctx.json && (e.kind != ErrorKind::kUsage || ctx.agent)) {
     std::fprintf(ctx.out, "%s\n", surface::ErrorDoc(e).c_str());
   } else {
     std::fprintf(ctx.err, "bk: %s\n", Printable(e.message).c_str());
@@ -172,6 +176,7 @@ int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   Context ctx;
   ctx.json = WantsJson(args);
+  ctx.agent = IsAgent(args);
 
   if (!args.empty() && (args[0] == "-V" || args[0] == "--version" || args[0] == "version")) {
     std::printf("bk %s\n", kVersion);

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace bk::cli {
 
@@ -13,7 +14,62 @@ struct ArgSpec::Impl {
   std::vector<std::pair<CLI::Option*, std::pair<std::string*, std::optional<std::string>*>>> values;
   std::vector<std::unique_ptr<std::string>> storage;
   std::map<std::string, CLI::Option*> by_name;
+  // Long names ("--gpu") and their options in declaration order, for
+  // argparse's prefixes.
+  std::vector<std::pair<std::string, const CLI::Option*>> longs{{"--help", nullptr}};
+
+  void Declare(const std::string& names, CLI::Option* o) {
+    by_name[names] = o;
+    for (size_t at = 0; at < names.size();) {
+      size_t comma = std::min(names.find(',', at), names.size());
+      std::string name = names.substr(at, comma - at);
+      if (name.starts_with("--")) longs.emplace_back(name, o);
+      at = comma + 1;
+    }
+  }
+
+  Result<std::vector<std::string>> ExpandPrefixes(const std::vector<std::string>& args) const;
 };
+
+// argparse accepts a unique prefix of a long option (`--sh 2` for
+// `--share 2`), and scripts written for the original use them. An exact name
+// always wins; a prefix of names of different options is refused with its
+// candidates (argparse refuses one of two names of the same option too; that
+// is no ambiguity, so it is accepted here). Nothing after `--` is touched: it
+// belongs to the job's command.
+Result<std::vector<std::string>> ArgSpec::Impl::ExpandPrefixes(const std::vector<std::string>& args) const {
+  std::vector<std::string> out;
+  out.reserve(args.size());
+  bool before_separator = true;
+  for (const auto& a : args) {
+    if (a == "--") before_separator = false;
+    if (!before_separator || !a.starts_with("--")) {
+      out.push_back(a);
+      continue;
+    }
+    size_t eq = a.find('=');
+    std::string name = a.substr(0, eq);
+    std::vector<std::string> matches;
+    std::set<const CLI::Option*> owners;
+    for (const auto& [l, option] : longs) {
+      if (l == name) {
+        matches = {l};
+        owners = {option};
+        break;
+      }
+      if (!l.starts_with(name)) continue;
+      matches.push_back(l);
+      owners.insert(option);
+    }
+    if (owners.size() > 1) {
+      std::string list;
+      for (const auto& m : matches) list += (list.empty() ? "" : ", ") + m;
+      return UsageError("ambiguous option: " + name + " could match " + list + "; see `" + prog + " --help`");
+    }
+    out.push_back(matches.empty() ? a : matches[0] + (eq == std::string::npos ? "" : a.substr(eq)));
+  }
+  return out;
+}
 
 ArgSpec::ArgSpec(std::string prog, std::string description) : impl_(std::make_unique<Impl>()) {
   impl_->app.description(std::move(description));
@@ -28,7 +84,7 @@ ArgSpec::~ArgSpec() = default;
 void ArgSpec::Flag(const std::string& names, bool* out, const std::string& help) {
   auto* o = impl_->app.add_flag(names, *out, help);
   o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  impl_->by_name[names] = o;
+  impl_->Declare(names, o);
 }
 
 void ArgSpec::Option(const std::string& names, std::optional<std::string>* out, const std::string& help,
@@ -38,7 +94,7 @@ void ArgSpec::Option(const std::string& names, std::optional<std::string>* out, 
   auto* o = impl_->app.add_option(names, *s, help)->type_name(metavar)->allow_extra_args(false);
   o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   impl_->values.push_back({o, {s, out}});
-  impl_->by_name[names] = o;
+  impl_->Declare(names, o);
 }
 
 void ArgSpec::Positional(const std::string& name, std::optional<std::string>* out, const std::string& help) {
@@ -54,7 +110,8 @@ void ArgSpec::Excludes(const std::string& a, const std::string& b) {
 void ArgSpec::Footer(const std::string& text) { impl_->app.footer(text); }
 
 Status ArgSpec::Parse(const std::vector<std::string>& args) {
-  std::vector<std::string> rev(args.rbegin(), args.rend());
+  BK_ASSIGN_OR_RETURN(auto expanded, impl_->ExpandPrefixes(args));
+  std::vector<std::string> rev(expanded.rbegin(), expanded.rend());
   try {
     impl_->app.parse(rev);
   } catch (const CLI::CallForHelp&) {
@@ -63,7 +120,7 @@ Status ArgSpec::Parse(const std::vector<std::string>& args) {
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
     if (!msg.empty()) msg[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(msg[0])));
-    return Invalid(msg + "; see `" + impl_->prog + " --help`");
+    return UsageError(msg + "; see `" + impl_->prog + " --help`");
   }
   for (auto& [opt, binding] : impl_->values)
     if (opt->count() > 0) *binding.second = *binding.first;

@@ -166,7 +166,7 @@ TEST(ArgSpecTest, UnknownFlagNamesTheProgramsHelp) {
   Demo d;
   auto s = d.spec.Parse({"1", "--bogus"});
   ASSERT_FALSE(s.has_value());
-  EXPECT_EQ(s.error().kind, ErrorKind::kInvalid);
+  EXPECT_EQ(s.error().kind, ErrorKind::kUsage);
   EXPECT_THAT(s.error().message, HasSubstr("--bogus"));
   EXPECT_THAT(s.error().message, HasSubstr("not expected"));
   EXPECT_THAT(s.error().message, HasSubstr("; see `bk demo --help`"));
@@ -178,6 +178,49 @@ TEST(ArgSpecTest, UnknownFlagNamesTheProgramsHelp) {
   auto o = other.Parse({"-Z"});
   ASSERT_FALSE(o.has_value());
   EXPECT_THAT(o.error().message, HasSubstr("see `bk x --help`"));
+}
+
+TEST(ArgSpecTest, UniquePrefixOfALongOptionIsThatOption) {
+  Demo d;
+  auto s = d.spec.Parse({"--gp", "1", "--na=x", "--verb", "--js", "--st", "now"});
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EQ(d.gpu, "1");
+  EXPECT_EQ(d.name, "x");
+  EXPECT_EQ(d.start, "now");
+  EXPECT_TRUE(d.verbose);
+  EXPECT_TRUE(d.json);
+}
+
+TEST(ArgSpecTest, ExactNameWinsOverLongerNames) {
+  ArgSpec spec("bk demo", "");
+  std::optional<std::string> ex, exg;
+  spec.Option("--exclude-gpu", &exg, "");
+  spec.Option("--exclude", &ex, "");
+  ASSERT_TRUE(spec.Parse({"--exclude", "2"}).has_value());
+  EXPECT_EQ(ex, "2");
+  EXPECT_FALSE(exg.has_value());
+}
+
+TEST(ArgSpecTest, AmbiguousPrefixNamesTheCandidates) {
+  ArgSpec spec("bk demo", "");
+  std::optional<std::string> ex, exg;
+  spec.Option("-e,--exclude-gpu,--exclude", &exg, "");
+  spec.Option("--exact", &ex, "");
+  auto s = spec.Parse({"--ex", "2"});
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().kind, ErrorKind::kUsage);
+  EXPECT_EQ(s.error().message,
+            "ambiguous option: --ex could match --exclude-gpu, --exclude, --exact; see `bk demo --help`");
+  // A prefix of several names of one option is that option.
+  ASSERT_TRUE(spec.Parse({"--excl=3"}).has_value());
+  EXPECT_EQ(exg, "3");
+}
+
+TEST(ArgSpecTest, ArgumentsAfterTheSeparatorAreNotExpanded) {
+  Demo d;
+  ASSERT_TRUE(d.spec.Parse({"--", "--gp"}).has_value());
+  EXPECT_EQ(d.first, "--gp");
+  EXPECT_FALSE(d.gpu.has_value());
 }
 
 TEST(ArgSpecTest, TooManyPositionalsRefused) {

@@ -64,6 +64,10 @@ Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args) {
   ctx.Print(fmt::format("source: {} ({})", c.config_file,
                         c.config_file_present ? "present" : "absent: defaults/environment"));
   if (!c.env_overrides.empty()) ctx.Print("environment overrides: " + Join(c.env_overrides, ", "));
+  if (c.original_format) {
+    ctx.Print("GPUBK 0.2.8 config: honoured " + Join(c.original_honoured, ", "));
+    for (const auto& d : c.original_dropped) ctx.Print(fmt::format("  not used: {}: {}", d.key, d.how));
+  }
   ctx.Print(fmt::format("scheduling: GPUs={} ({}) slice={} shared={} queue={}h horizon={}d", p.gpu_count,
                         c.sources.at("gpu_count"), engine::FormatDuration(p.slot), p.share_capacity,
                         p.queue_search / 3600, p.horizon / 86400));

@@ -91,7 +91,7 @@ Result<int> RunWorker(Context& ctx, const std::vector<std::string>& args) {
   o.quiet = quiet;
   BK_ASSIGN_OR_RETURN(o.poll, PositiveNumber(poll, "--poll", 0.1, 3600, settings.poll_seconds));
   BK_ASSIGN_OR_RETURN(double par, PositiveNumber(parallel, "--max-parallel", 1, 4096, settings.max_parallel));
-  o.max_parallel = static_cast<int>(par);
+  o.max_parallel = config::EffectiveMaxParallel(ctx.config, static_cast<int>(par));
   BK_ASSIGN_OR_RETURN(auto clock, worker::LiveClock(ctx.config));
   BK_ASSIGN_OR_RETURN(auto ledger, client::Open(ctx.config, *clock));
   worker::Worker w(*ledger, *clock, ctx.config, settings, o, *ctx.zone, ctx.out, ctx.err);

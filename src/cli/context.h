@@ -25,6 +25,9 @@ struct Context {
   FILE* out = stdout;
   FILE* err = stderr;
   bool json = false;  // --json or --compact seen before `--`: errors become documents
+  // `bk agent`: usage errors become documents too (elsewhere they stay on
+  // stderr, as argparse's do, so a script sees the usage it got wrong).
+  bool agent = false;
   // Why the configuration could not be loaded, for the commands that run
   // anyway (`bk server`, `bk shell`); `config` then holds only defaults.
   std::optional<Error> config_error;

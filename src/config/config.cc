@@ -12,6 +12,7 @@
 #include "base/json_strict.h"
 #include "base/strings.h"
 #include "config/keys.h"
+#include "config/original_config.h"
 #include "gpu/open_source.h"
 #include "sys/fs.h"
 #include "sys/trust.h"
@@ -116,6 +117,13 @@ const std::vector<std::string> kServerOnlyKeys = {
 
 }  // namespace
 
+int EffectiveMaxParallel(const Config& c, std::optional<int> requested) {
+  const engine::Policy& p = c.policy;
+  int64_t enabled = p.gpu_count - static_cast<int64_t>(p.disabled_gpus.size());
+  int64_t slots = std::max<int64_t>(1, enabled) * std::max(1, p.share_capacity);
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(requested.value_or(c.worker.max_parallel), slots)));
+}
+
 std::string OriginalLedger(const Config& c, const EnvFn& env) {
   if (c.deployment != Deployment::kPrivate) return "";
   std::vector<std::string> candidates = {sys::JoinPath(c.data_dir, "ledger.json")};
@@ -186,6 +194,13 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
     if (!doc[key].is_string()) return std::nullopt;
     return doc[key].get<std::string>();
   };
+  if (IsOriginalConfig(doc)) {
+    BK_ASSIGN_OR_RETURN(OriginalConfig original, TranslateOriginalConfig(doc, path));
+    doc = std::move(original.server);
+    c.original_format = true;
+    c.original_honoured = std::move(original.honoured);
+    c.original_dropped = std::move(original.dropped);
+  }
   if (!doc.is_object() || str_or("schema_version", "") != "gpubk.server.v1")
     return Invalid(fmt::format("{} is not a GPUBK server config (schema_version gpubk.server.v1)", path));
   auto str = [&](const char* key) -> Result<std::string> {

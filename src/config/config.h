@@ -37,6 +37,13 @@ struct WorkerSettings {
   int64_t log_retention_days = 30;      // job_log_retention_days (0 = keep)
 };
 
+// A key of GPUBK 0.2.8's config.json that this bk does not use, and what to
+// do instead (config/original_config.h).
+struct DroppedKey {
+  std::string key;
+  std::string how;  // one clause: "remove it: ..."
+};
+
 // Member initialisers equal the defaults declared in keys.cc (a test checks),
 // so a Config built in a test is the one Load would give without settings.
 struct Config {
@@ -68,6 +75,10 @@ struct Config {
   std::string group;
   std::optional<uint32_t> gid;
   std::optional<std::string> server_test_now;  // the daemon's clock in test builds
+  // The server config is GPUBK 0.2.8's: the keys carried over and the ones not.
+  bool original_format = false;
+  std::vector<std::string> original_honoured;
+  std::vector<DroppedKey> original_dropped;
 
   // key -> rendered JSON value, and key -> "default" | "file" | "environment" | "detected"
   std::map<std::string, std::string> values;
@@ -81,6 +92,11 @@ Result<Config> Load(const EnvFn& env);
 // Loads a server's config.json (for `bk server serve --config` and clients).
 // With `trusted`, the file and its ancestors must be safe (sys/trust.h).
 Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool trusted);
+
+// Jobs one worker runs at once: worker_max_parallel (or `requested`), but
+// never more than could hold bookings at the same time (enabled GPUs times
+// share slots), and at least one.
+int EffectiveMaxParallel(const Config& c, std::optional<int> requested = std::nullopt);
 
 // Where `bk server connect` remembers the choice: $XDG_CONFIG_HOME/gpubk/server.json.
 std::string ConnectionFile(const EnvFn& env);

@@ -421,7 +421,8 @@ const KeySpec kKeys[] = {
      .default_text = "64",
      .lo = 1,
      .hi = 4096,
-     .doc = "jobs one worker runs at once (`--max-parallel` overrides)",
+     .doc = "jobs one worker runs at once (`--max-parallel` overrides), never more than enabled GPUs times "
+            "share slots",
      .slot = OfWorker<&WorkerSettings::max_parallel>()},
     {.name = "job_log_max_mb",
      .type = kInteger,

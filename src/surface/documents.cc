@@ -1,5 +1,6 @@
 #include "surface/documents.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "engine/parse.h"
@@ -311,6 +312,37 @@ std::string RecommendationDoc(const service::Recommendation& r, const engine::Po
   return d.dump();
 }
 
+namespace {
+
+// The `effective` values GPUBK 0.2.8 prints in the shapes it prints them
+// (GPU lists as arrays, priorities as an object) and its broker keys with
+// what they are here, so a script written for it reads the same fields.
+void AddOriginalEffective(const config::Config& c, json& effective) {
+  const engine::Policy& p = c.policy;
+  json enabled = json::array();
+  for (int g = 0; g < p.gpu_count; ++g)
+    if (std::find(p.disabled_gpus.begin(), p.disabled_gpus.end(), g) == p.disabled_gpus.end()) enabled.push_back(g);
+  effective["enabled_gpus"] = enabled;
+  effective["disabled_gpus"] = p.disabled_gpus;
+  json priority = json::object();
+  for (const auto& [gpu, rank] : p.gpu_priority) priority[std::to_string(gpu)] = rank;
+  effective["gpu_priority"] = priority;
+  bool shared = c.deployment != config::Deployment::kPrivate;
+  effective["access_mode"] = shared ? "broker" : "private";
+  effective["broker_socket"] = shared ? json(c.socket_path) : json();
+  effective["broker_uid"] = shared ? json(c.owner_uid) : json();
+  effective["broker_gid"] = shared && c.gid ? json(*c.gid) : json();
+  effective["monitor_uid"] = shared ? json(c.owner_uid) : json();
+  effective["storage_gid"] = json();
+  effective["file_mode"] = "0600";
+  effective["dir_mode"] = "0700";
+  effective["allocator_command_configured"] = false;
+  effective["config_file"] = c.config_file;
+  effective["worker_effective_max_parallel"] = config::EffectiveMaxParallel(c);
+}
+
+}  // namespace
+
 std::string ConfigDoc(const config::Config& c, const service::PolicyStatus& status,
                       const std::string& transport, const std::string& telemetry) {
   json effective = json::object();
@@ -323,6 +355,7 @@ std::string ConfigDoc(const config::Config& c, const service::PolicyStatus& stat
   }
   effective["data_dir"] = c.data_dir;
   effective["storage_transport"] = transport;
+  AddOriginalEffective(c, effective);
   json sources = c.sources;
   json d = {{"kind", "configuration"},
             {"schema_version", "gpubk.config.v1"},

@@ -17,8 +17,9 @@ Status CheckTrustedAncestors(const std::string& path, uid_t owner);
 // itself writable by nobody but its owner, sticky or not: in a shared sticky
 // directory anyone may bind the socket's name while the daemon is down.
 Status CheckSocketDirectory(const std::string& socket_path, uid_t owner);
-// A trusted regular file: not a symlink, one link, owned by `owner`, not
-// writable by group or others, with trusted ancestors.
+// A trusted regular file: not a symlink, one link, owned by `owner` or root
+// (a system deployment's /etc/gpubk/config.json is root's), not writable by
+// group or others, with trusted ancestors.
 Status CheckTrustedFile(const std::string& path, uid_t owner);
 
 }  // namespace bk::sys

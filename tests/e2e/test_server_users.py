@@ -564,5 +564,80 @@ class ServerLifecycle(ServerCase):
         self.assertEqual(self.srv.stop(), 0, self.srv.log())
 
 
+@needs_root
+class OriginalSystemConfig(ServerCase):
+    """GPUBK 0.2.8's system config.json (config_version 1, a broker) is served and read as it is."""
+
+    def setUp(self):
+        if not bk_ok():
+            self.skipTest("bk binary not found at %s" % BK_BIN)
+        self.base = make_base_dir()
+        self.addCleanup(remove_tree, self.base)
+        self.owner = Account.make(OWNER, self.base)
+        self.a = Account.make(USER_A, self.base)
+        self.srv = Server(self.base, self.owner, test_now=None)
+        self.addCleanup(self.srv.cleanup)
+        self.srv.init(*INIT_ARGS)
+        # Root's file, 0644, as the original's /etc/gpubk/config.json.
+        self.original = os.path.join(self.srv.dir, "original.json")
+
+    def write_original(self, doc):
+        with open(self.original, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        os.chmod(self.original, 0o644)
+
+    def original_doc(self):
+        return {"config_version": 1, "data_dir": os.path.join(self.srv.dir, "data"),
+                "broker_socket": self.srv.socket, "broker_uid": self.owner.uid, "broker_socket_mode": "0666",
+                "gpu_count": GPU_COUNT, "slot_minutes": 5, "max_shared_users": 2, "disabled_gpus": [3],
+                "gpu_priority": {"1": 10}, "file_mode": "0644", "allocator_weight": 5.0}
+
+    def as_a(self, *args):
+        return self.a.bk(*args, env=self.a.env(BK_CONFIG_FILE=self.original, BK_TEST_NOW=None))
+
+    def test_served_read_and_explained(self):
+        self.write_original(self.original_doc())
+        self.srv.config = self.original
+        self.srv.start()
+        p = self.as_a("config")
+        self.assertEqual(p.returncode, 0, describe(["config"], p))
+        self.assertIn("GPUBK 0.2.8 config: honoured data_dir, broker_socket, broker_uid, gpu_count, slot_minutes, "
+                      "max_shared_users, disabled_gpus, gpu_priority", p.stdout)
+        self.assertIn("not used: file_mode: remove it: the daemon writes its files 0600", p.stdout)
+        self.assertIn("not used: allocator_weight: remove it with allocator_command", p.stdout)
+        self.assertIn("transport: socket %s" % self.srv.socket, p.stdout)
+        p = self.as_a("config", "--json")
+        self.assertEqual(p.returncode, 0, describe(["config", "--json"], p))
+        eff = json.loads(p.stdout)["effective"]
+        self.assertEqual((eff["disabled_gpus"], eff["enabled_gpus"], eff["gpu_priority"]), ([3], [0, 1, 2], {"1": 10}))
+        self.assertEqual((eff["access_mode"], eff["broker_socket"], eff["broker_uid"]),
+                         ("broker", self.srv.socket, self.owner.uid))
+        # Bookings go through the daemon with the original's policy: GPU 3 is disabled.
+        p = self.as_a("3", "1h", "--json")
+        self.assertEqual(p.returncode, 0, describe(["3", "1h", "--json"], p))
+        self.assertEqual(sorted(json.loads(p.stdout)["reservation"]["gpus"]), [0, 1, 2])
+        self.assertEqual(self.as_a("1", "1h", "--gpu", "3").returncode, 2)
+
+    def test_without_a_broker_says_what_to_add(self):
+        doc = self.original_doc()
+        del doc["broker_socket"]
+        self.write_original(doc)
+        line = self.fails_env("l")
+        self.assertIn("GPUBK 0.2.8's configuration without broker_socket", line)
+        self.assertIn("add broker_socket, broker_uid and data_dir", line)
+        doc = self.original_doc()
+        doc["broker_socket_mode"] = "0600"
+        self.write_original(doc)
+        self.assertIn("broker_socket_mode must be 0666 without broker_gid", self.fails_env("l"))
+
+    def fails_env(self, *args):
+        p = self.as_a(*args)
+        d = describe(args, p)
+        self.assertEqual(p.returncode, 2, d)
+        self.assertEqual(p.stdout, "", d)
+        self.assertEqual(len(p.stderr.splitlines()), 1, d)
+        return p.stderr
+
+
 if __name__ == "__main__":
     unittest.main()
