@@ -416,18 +416,12 @@ TEST(ParseSimulation, EmptyOrNullErrorMeansNoError) {
 
 // ---- the file source ----
 
-class SimFileTest : public ::testing::Test {
+class SimFileTest : public TempDirTest {
  protected:
-  TempDir tmp_{"bk-sim-test"};
-  void SetUp() override {
-    dir_ = tmp_.path();
-    path_ = dir_ + "/sim.json";
-  }
   void Write(const std::string& text, const std::string& path = "") {
     std::ofstream(path.empty() ? path_ : path, std::ios::binary | std::ios::trunc) << text;
   }
-  std::string dir_;
-  std::string path_;
+  std::string path_ = Path("sim.json");
 };
 
 TEST_F(SimFileTest, ReReadOnEverySample) {
@@ -491,9 +485,9 @@ TEST_F(SimFileTest, SizeLimitIsFourMiB) {
 }
 
 TEST_F(SimFileTest, NotARegularFile) {
-  auto dir = SimFileSource(dir_).Load(1);
+  auto dir = SimFileSource(root()).Load(1);
   ASSERT_FALSE(dir.has_value());
-  EXPECT_NE(dir.error().message.find("cannot read simulation file " + dir_ + ": "), std::string::npos);
+  EXPECT_NE(dir.error().message.find("cannot read simulation file " + root() + ": "), std::string::npos);
   mkfifo(path_.c_str(), 0600);  // must not hang
   auto fifo = SimFileSource(path_).Load(1);
   ASSERT_FALSE(fifo.has_value());
@@ -501,8 +495,8 @@ TEST_F(SimFileTest, NotARegularFile) {
 }
 
 TEST_F(SimFileTest, SymlinkToAFixtureIsFollowed) {
-  Write(ManyGpus(3), dir_ + "/three.json");
-  ASSERT_EQ(symlink((dir_ + "/three.json").c_str(), path_.c_str()), 0);
+  Write(ManyGpus(3), Path("three.json"));
+  ASSERT_EQ(symlink(Path("three.json").c_str(), path_.c_str()), 0);
   auto snap = SimFileSource(path_).Load(3);
   ASSERT_TRUE(snap.has_value());
   EXPECT_EQ(snap->devices[2].source, Source::kSimulation);
@@ -519,7 +513,7 @@ TEST_F(SimFileTest, CountSimulatedGpus) {
   auto empty = CountSimulatedGpus(path_);
   ASSERT_FALSE(empty.has_value());
   EXPECT_NE(empty.error().message.find("gpus must list at least one GPU"), std::string::npos);
-  EXPECT_FALSE(CountSimulatedGpus(dir_ + "/missing.json").has_value());
+  EXPECT_FALSE(CountSimulatedGpusPath("missing.json").has_value());
 }
 
 // The factory: a configured simulation file is the source, with nothing to

@@ -22,14 +22,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class UnixSocketTest : public ::testing::Test {
+class UnixSocketTest : public TempDirTest {
  protected:
-  TempDir tmp_{"bk-sock"};
-  void SetUp() override {
-    root_ = tmp_.path();
-    path_ = root_ + "/bk.sock";
-    old_umask_ = umask(022);
-  }
+  UnixSocketTest() : TempDirTest("bk-sock") {}
+  void SetUp() override { old_umask_ = umask(022); }
   void TearDown() override {
     umask(old_umask_);
     for (int fd : fds_) close(fd);
@@ -56,8 +52,7 @@ class UnixSocketTest : public ::testing::Test {
     return c >= 0 ? Keep(c) : -1;
   }
 
-  std::string root_;
-  std::string path_;
+  std::string path_ = Path("bk.sock");
   mode_t old_umask_ = 0;
   std::vector<int> fds_;
 };
@@ -167,7 +162,7 @@ TEST_F(UnixSocketTest, DirectoryAndSymlinkAtThePathAreRefused) {
   rmdir(path_.c_str());
 
   // A symlink to a real socket is not this server's socket either (lstat).
-  std::string real = root_ + "/real.sock";
+  std::string real = Path("real.sock");
   auto r = ListenUnix(real, 0600, std::nullopt, getuid());
   ASSERT_TRUE(r.has_value());
   Keep(*r);
@@ -179,7 +174,7 @@ TEST_F(UnixSocketTest, DirectoryAndSymlinkAtThePathAreRefused) {
 }
 
 TEST_F(UnixSocketTest, TooLongPathIsInvalid) {
-  std::string longp = root_ + "/" + std::string(200, 's');
+  std::string longp = Path("") + std::string(200, 's');
   auto fd = ListenUnix(longp, 0600, std::nullopt, getuid());
   ASSERT_FALSE(fd.has_value());
   EXPECT_EQ(fd.error().kind, ErrorKind::kInvalid);
@@ -190,7 +185,7 @@ TEST_F(UnixSocketTest, TooLongPathIsInvalid) {
 }
 
 TEST_F(UnixSocketTest, MissingDirectoryIsAnIoError) {
-  auto fd = ListenUnix(root_ + "/no/such/dir/bk.sock", 0600, std::nullopt, getuid());
+  auto fd = ListenUnix(Path("no/such/dir/bk.sock"), 0600, std::nullopt, getuid());
   ASSERT_FALSE(fd.has_value());
   EXPECT_EQ(fd.error().kind, ErrorKind::kIo);
 }
@@ -273,7 +268,7 @@ TEST_F(UnixSocketTest, PeerCredentialsOfANonSocketIsRefused) {
 }
 
 TEST_F(UnixSocketTest, ConnectToMissingPathIsUnavailable) {
-  auto c = ConnectUnix(root_ + "/nobody-here.sock", 500);
+  auto c = ConnectUnix(Path("nobody-here.sock"), 500);
   ASSERT_FALSE(c.has_value());
   EXPECT_EQ(c.error().kind, ErrorKind::kUnavailable);
 }

@@ -11,12 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "base/temp_dir_testing.h"
-#include "config/config.h"
-#include "engine/civil_time.h"
 #include "engine/parse.h"
+#include "service/service_testing.h"
 #include "store/ledger_store.h"
-#include "sys/clock.h"
 
 namespace bk::service {
 namespace {
@@ -31,11 +28,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::SizeIs;
 
-Seconds T(const char* iso) {
-  auto t = engine::ParseIsoTime(iso, engine::FixedZone(0));
-  EXPECT_TRUE(t.has_value()) << iso;
-  return t.value_or(0);
-}
+using engine::T;
 
 constexpr Seconds kM = engine::kMinute;
 constexpr Seconds kH = engine::kHour;
@@ -64,26 +57,11 @@ CreateRequest WithOp(CreateRequest r, std::string op) {
   return r;
 }
 
-class BookingServiceTest : public ::testing::Test {
+class BookingServiceTest : public ServiceTest {
  protected:
-  TempDir tmp_{"bk-service-test"};
-  void SetUp() override {
-    root_ = tmp_.path();
-    config_.data_dir = root_ + "/data";  // does not exist yet
-    config_.ledger_path = config_.data_dir + "/ledger.db";
+  BookingServiceTest() {
     config_.config_file = config_.data_dir + "/config.json";
-    config_.policy.gpu_count = 4;
     config_.gpu_count_detected = false;
-    clock_ = std::make_unique<sys::FixedClock>(T("2026-11-29T18:52:00Z"));
-    Restart();
-  }
-  void TearDown() override { service_.reset(); }
-
-  // A fresh service, as a new bk process would build it.
-  void Restart() {
-    service_.reset();
-    service_ = std::make_unique<BookingService>(
-        BookingService::Deps{&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), false});
   }
 
   void SetNow(const char* iso) { clock_->Set(T(iso)); }
@@ -115,10 +93,6 @@ class BookingServiceTest : public ::testing::Test {
   bool LedgerExists() const { return std::filesystem::exists(config_.ledger_path); }
   bool DataDirExists() const { return std::filesystem::exists(config_.data_dir); }
 
-  std::string root_;
-  config::Config config_;
-  std::unique_ptr<sys::FixedClock> clock_;
-  std::unique_ptr<BookingService> service_;
   const Actor me_{static_cast<uint32_t>(getuid()), "me", true};
   const Actor other_{static_cast<uint32_t>(getuid()) + 1, "bob", false};
 };

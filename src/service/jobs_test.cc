@@ -8,37 +8,20 @@
 #include <memory>
 #include <string>
 
-#include "base/temp_dir_testing.h"
-#include "config/config.h"
-#include "engine/civil_time.h"
-#include "engine/parse.h"
 #include "service/booking_service.h"
+#include "service/service_testing.h"
 #include "store/ledger_store.h"
-#include "sys/clock.h"
 
 namespace bk::service {
 namespace {
 
-engine::Seconds T(const char* iso) { return engine::ParseIsoTime(iso, engine::FixedZone(0)).value_or(0); }
+using engine::T;
 
 constexpr const char* kDigest = "aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf";
 constexpr const char* kSpec = "79133ddf-0000-4000-8000-000000000001";
 
-class JobsTest : public ::testing::Test {
+class JobsTest : public ServiceTest {
  protected:
-  TempDir tmp_{"bk-jobs-test"};
-  void SetUp() override {
-    root_ = tmp_.path();
-    config_.data_dir = root_ + "/data";
-    config_.ledger_path = config_.data_dir + "/ledger.db";
-    config_.policy.gpu_count = 4;
-    clock_ = std::make_unique<sys::FixedClock>(T("2026-11-29T18:52:00Z"));
-    service_ = std::make_unique<BookingService>(
-        BookingService::Deps{&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), false});
-    me_ = Actor{getuid(), "me", false};
-    other_ = Actor{getuid() + 1000, "alice", true};  // even an administrator may not touch the job
-  }
-  void TearDown() override { service_.reset(); }
 
   BookingOutcome BookWithJob(engine::Seconds duration = engine::kHour) {
     CreateRequest r;
@@ -63,11 +46,8 @@ class JobsTest : public ::testing::Test {
     return p;
   }
 
-  std::string root_;
-  config::Config config_;
-  std::unique_ptr<sys::FixedClock> clock_;
-  std::unique_ptr<BookingService> service_;
-  Actor me_, other_;
+  Actor me_{getuid(), "me", false};
+  Actor other_{getuid() + 1000, "alice", true};  // even an administrator may not touch the job
 };
 
 TEST_F(JobsTest, BookingBindsAPendingJobWithoutTheCommand) {

@@ -19,14 +19,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class LedgerStoreTest : public ::testing::Test {
+class LedgerStoreTest : public TempDirTest {
  protected:
-  TempDir tmp_{"bk-store-test"};
-  void SetUp() override {
-    root_ = tmp_.path();
-    dir_ = root_ + "/data";
-    path_ = dir_ + "/ledger.db";
-  }
 
   OpenOptions Options(bool create) const {
     OpenOptions o;
@@ -57,7 +51,8 @@ class LedgerStoreTest : public ::testing::Test {
     ::chmod(path_.c_str(), 0600);
   }
 
-  std::string root_, dir_, path_;
+  std::string dir_ = Path("data");
+  std::string path_ = dir_ + "/ledger.db";
 };
 
 engine::Reservation MakeReservation(const std::string& id, uint32_t uid, engine::Seconds start,
