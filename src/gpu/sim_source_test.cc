@@ -513,7 +513,7 @@ TEST_F(SimFileTest, CountSimulatedGpus) {
   auto empty = CountSimulatedGpus(path_);
   ASSERT_FALSE(empty.has_value());
   EXPECT_NE(empty.error().message.find("gpus must list at least one GPU"), std::string::npos);
-  EXPECT_FALSE(CountSimulatedGpusPath("missing.json").has_value());
+  EXPECT_FALSE(CountSimulatedGpus(Path("missing.json")).has_value());
 }
 
 // The factory: a configured simulation file is the source, with nothing to

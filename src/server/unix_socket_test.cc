@@ -174,7 +174,7 @@ TEST_F(UnixSocketTest, DirectoryAndSymlinkAtThePathAreRefused) {
 }
 
 TEST_F(UnixSocketTest, TooLongPathIsInvalid) {
-  std::string longp = Path("") + std::string(200, 's');
+  std::string longp = Path(std::string(200, 's'));
   auto fd = ListenUnix(longp, 0600, std::nullopt, getuid());
   ASSERT_FALSE(fd.has_value());
   EXPECT_EQ(fd.error().kind, ErrorKind::kInvalid);

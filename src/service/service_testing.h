@@ -31,12 +31,14 @@ class ServiceTest : public TempDirTest {
   // A fresh service over the same files, as a new bk process would build it.
   void Restart() {
     service_.reset();
-    service_ = std::make_unique<BookingService>(
-        BookingService::Deps{&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), false});
+    service_ = std::make_unique<BookingService>(BookingService::Deps{
+        &config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), exclusive_store_});
   }
 
   config::Config config_;
-  std::unique_ptr<sys::FixedClock> clock_ = std::make_unique<sys::FixedClock>(engine::T("2026-11-29T18:52:00Z"));
+  std::unique_ptr<sys::FixedClock> clock_ =
+      std::make_unique<sys::FixedClock>(engine::T("2026-11-29T18:52:00Z"));
+  bool exclusive_store_ = false;  // true: as the daemon holds the ledger
   std::unique_ptr<BookingService> service_;
 };
 
