@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "monitor/heartbeat.h"
+#include "monitor/monitor_testing.h"
 #include "monitor/usage_view.h"
 #include "service/service_testing.h"
 
@@ -29,24 +30,6 @@ gpu::ProcessSample Proc(int pid, std::optional<uid_t> uid, std::string user = ""
   p.sm_utilization_percent = 0;
   p.gpu_memory_mb = 512;
   return p;
-}
-
-gpu::Snapshot Snap(std::vector<std::vector<gpu::ProcessSample>> per_gpu) {
-  gpu::Snapshot s;
-  for (size_t i = 0; i < per_gpu.size(); ++i) {
-    gpu::DeviceSample d;
-    d.index = static_cast<int>(i);
-    d.uuid = "GPU-0000000" + std::to_string(i);
-    d.name = "Sim";
-    d.memory_total_mb = 81920;
-    d.memory_used_mb = 0;
-    d.utilization_percent = 0;
-    d.source = gpu::Source::kSimulation;
-    d.process_telemetry = true;
-    d.processes = std::move(per_gpu[i]);
-    s.devices.push_back(std::move(d));
-  }
-  return s;
 }
 
 class MonitorTest : public service::ServiceTest {
