@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/members_testing.h"
 #include "base/temp_dir_testing.h"
 #include "gpu/open_source.h"
 #include "gpu/snapshot.h"
@@ -26,6 +27,19 @@ Snapshot MustParse(const std::string& text, int gpu_count = 1) {
   auto snap = ParseSimulation(text, gpu_count, kWhat);
   EXPECT_TRUE(snap.has_value()) << text << "\n" << (snap ? "" : snap.error().message);
   return snap ? *snap : Snapshot{};
+}
+
+// Every member parsing fills in, of a device (its processes aside) and of a process.
+void ExpectParsed(const DeviceSample& want, const DeviceSample& got) {
+  using D = DeviceSample;
+  ExpectSameMembers(want, got, &D::index, &D::uuid, &D::name, &D::memory_used_mb, &D::memory_total_mb,
+                    &D::utilization_percent, &D::temperature_c, &D::source, &D::process_telemetry);
+}
+void ExpectParsed(const ProcessSample& want, const ProcessSample& got) {
+  using P = ProcessSample;
+  ExpectSameMembers(want, got, &P::pid, &P::uid, &P::host_uid, &P::username, &P::command, &P::gpu_memory_mb,
+                    &P::sm_utilization_percent, &P::kind, &P::host_start_id, &P::identity_source,
+                    &P::container_runtime, &P::container_id);
 }
 
 std::string ManyGpus(int n) {
@@ -213,54 +227,59 @@ TEST(ParseSimulation, FullDevice) {
   ASSERT_TRUE(snap.ok());
   ASSERT_EQ(snap.devices.size(), 1u);
   const DeviceSample& d = snap.devices[0];
-  EXPECT_EQ(d.index, 0);
-  EXPECT_EQ(d.uuid, "GPU-5d9a3c1e-7b2f-4e8a-9c61-0f3b2a7d4e10");
-  EXPECT_EQ(d.name, "NVIDIA A100-SXM4-80GB");
-  EXPECT_EQ(d.memory_used_mb, 40960);
-  EXPECT_EQ(d.memory_total_mb, 81920);
-  EXPECT_EQ(d.utilization_percent, 87);
-  EXPECT_EQ(d.temperature_c, 64);
-  EXPECT_EQ(d.source, Source::kSimulation);
-  EXPECT_TRUE(d.process_telemetry);
+  ExpectParsed({.index = 0,
+                .uuid = "GPU-5d9a3c1e-7b2f-4e8a-9c61-0f3b2a7d4e10",
+                .name = "NVIDIA A100-SXM4-80GB",
+                .memory_used_mb = 40960,
+                .memory_total_mb = 81920,
+                .utilization_percent = 87,
+                .temperature_c = 64,
+                .source = Source::kSimulation,
+                .process_telemetry = true},
+               d);
   ASSERT_EQ(d.processes.size(), 1u);
-  const ProcessSample& p = d.processes[0];
-  EXPECT_EQ(p.pid, 4242);
-  EXPECT_EQ(p.uid, std::optional<uid_t>(1001));
-  EXPECT_EQ(p.host_uid, std::optional<uid_t>(1001));
-  EXPECT_EQ(p.username, "alice");
-  EXPECT_EQ(p.command, "python train.py --epochs 10");
-  EXPECT_EQ(p.gpu_memory_mb, 40000);
-  EXPECT_EQ(p.sm_utilization_percent, 85);
-  EXPECT_EQ(p.kind, "C+G");
-  EXPECT_EQ(p.host_start_id, "1234:5678");
-  EXPECT_EQ(p.identity_source, "container-reservation");
-  EXPECT_EQ(p.container_runtime, "docker");
-  EXPECT_EQ(p.container_id, "0123456789ab");
+  ExpectParsed({.pid = 4242,
+                .uid = 1001,
+                .username = "alice",
+                .command = "python train.py --epochs 10",
+                .gpu_memory_mb = 40000,
+                .sm_utilization_percent = 85,
+                .kind = "C+G",
+                .host_start_id = "1234:5678",
+                .identity_source = "container-reservation",
+                .container_runtime = "docker",
+                .container_id = "0123456789ab",
+                .host_uid = 1001},
+               d.processes[0]);
 }
 
 TEST(ParseSimulation, Defaults) {
   Snapshot snap = MustParse(R"([{"index":0,"processes":[{"pid":5}]}])");
   const DeviceSample& d = snap.devices[0];
-  EXPECT_EQ(d.name, "simulated");
-  EXPECT_EQ(d.uuid, "");
-  EXPECT_EQ(d.memory_used_mb, 0);
-  EXPECT_EQ(d.memory_total_mb, 0);
-  EXPECT_FALSE(d.utilization_percent.has_value());
-  EXPECT_FALSE(d.temperature_c.has_value());
-  EXPECT_EQ(d.source, Source::kSimulation);
-  EXPECT_TRUE(d.process_telemetry);
-  const ProcessSample& p = d.processes[0];
-  EXPECT_FALSE(p.uid.has_value());
-  EXPECT_FALSE(p.host_uid.has_value());
-  EXPECT_EQ(p.username, "?");
-  EXPECT_EQ(p.command, "");
-  EXPECT_EQ(p.gpu_memory_mb, 0);
-  EXPECT_FALSE(p.sm_utilization_percent.has_value());
-  EXPECT_EQ(p.kind, "C");
-  EXPECT_EQ(p.host_start_id, "");
-  EXPECT_EQ(p.identity_source, "host");
-  EXPECT_EQ(p.container_runtime, "");
-  EXPECT_EQ(p.container_id, "");
+  ExpectParsed({.index = 0,
+                .uuid = "",
+                .name = "simulated",
+                .memory_used_mb = 0,
+                .memory_total_mb = 0,
+                .utilization_percent = std::nullopt,
+                .temperature_c = std::nullopt,
+                .source = Source::kSimulation,
+                .process_telemetry = true},
+               d);
+  ASSERT_EQ(d.processes.size(), 1u);
+  ExpectParsed({.pid = 5,
+                .uid = std::nullopt,
+                .username = "?",
+                .command = "",
+                .gpu_memory_mb = 0,
+                .sm_utilization_percent = std::nullopt,
+                .kind = "C",
+                .host_start_id = "",
+                .identity_source = "host",
+                .container_runtime = "",
+                .container_id = "",
+                .host_uid = std::nullopt},
+               d.processes[0]);
 }
 
 TEST(ParseSimulation, NullMeansDefaultForOptionalFields) {

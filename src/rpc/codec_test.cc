@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/members_testing.h"
+
 namespace bk::rpc {
 namespace {
 
@@ -21,21 +23,6 @@ using ::testing::SizeIs;
 constexpr Seconds kT0 = 1'795'000'200;  // on a 5-minute boundary
 
 // ---- fixtures of every type -----------------------------------------------------
-
-// EXPECT_EQ on each listed member of a and b (EXPECT_DOUBLE_EQ on a floating
-// one); a failure names the member by its place in the list, counting from 1.
-template <class S, class... M>
-void ExpectSameMembers(const S& a, const S& b, M S::*... members) {
-  int n = 0;
-  auto one = [&](auto member) {
-    ++n;
-    if constexpr (std::is_floating_point_v<std::remove_cvref_t<decltype(a.*member)>>)
-      EXPECT_DOUBLE_EQ(a.*member, b.*member) << "member #" << n;
-    else
-      EXPECT_EQ(a.*member, b.*member) << "member #" << n;
-  };
-  (one(members), ...);
-}
 
 engine::Reservation FullReservation() {
   engine::Reservation r;
