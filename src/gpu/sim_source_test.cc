@@ -440,6 +440,20 @@ class SimFileTest : public TempDirTest {
   void Write(const std::string& text, const std::string& path = "") {
     std::ofstream(path.empty() ? path_ : path, std::ios::binary | std::ios::trunc) << text;
   }
+  // Load refuses the file with `want`, and Sample reports it as the error of
+  // a snapshot of two GPUs that nothing is known about.
+  static void ExpectRefused(SimFileSource& source, const std::string& want) {
+    auto loaded = source.Load(2);
+    ASSERT_FALSE(loaded.has_value());
+    EXPECT_EQ(loaded.error().kind, ErrorKind::kInvalid);
+    EXPECT_EQ(loaded.error().message, want);
+    Snapshot sampled = source.Sample(2);
+    EXPECT_EQ(sampled.error, want);
+    ASSERT_EQ(sampled.devices.size(), 2u);
+    EXPECT_EQ(sampled.devices[0].source, Source::kNone);
+    EXPECT_EQ(sampled.devices[1].source, Source::kNone);
+  }
+
   std::string path_ = Path("sim.json");
 };
 
@@ -458,14 +472,7 @@ TEST_F(SimFileTest, MissingFile) {
   SimFileSource source(path_);
   const std::string want = "cannot read simulation file " + path_ +
                            ": No such file or directory; fix the file or unset BK_GPU_SIM_FILE";
-  auto loaded = source.Load(2);
-  ASSERT_FALSE(loaded.has_value());
-  EXPECT_EQ(loaded.error().kind, ErrorKind::kInvalid);
-  EXPECT_EQ(loaded.error().message, want);
-  Snapshot sampled = source.Sample(2);
-  EXPECT_EQ(sampled.error, want);
-  ASSERT_EQ(sampled.devices.size(), 2u);
-  EXPECT_EQ(sampled.devices[1].source, Source::kNone);
+  ExpectRefused(source, want);
 }
 
 TEST_F(SimFileTest, InvalidFileNamesPathInLoadAndSample) {
@@ -474,13 +481,7 @@ TEST_F(SimFileTest, InvalidFileNamesPathInLoadAndSample) {
   const std::string want =
       "simulation file " + path_ +
       " is invalid: gpus[1].index must be an integer; fix the file or unset BK_GPU_SIM_FILE";
-  auto loaded = source.Load(2);
-  ASSERT_FALSE(loaded.has_value());
-  EXPECT_EQ(loaded.error().message, want);
-  Snapshot sampled = source.Sample(2);
-  EXPECT_EQ(sampled.error, want);
-  EXPECT_EQ(sampled.devices.size(), 2u);
-  EXPECT_EQ(sampled.devices[0].source, Source::kNone);
+  ExpectRefused(source, want);
 }
 
 TEST_F(SimFileTest, ErrorExtensionFromFile) {
