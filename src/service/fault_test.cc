@@ -253,6 +253,15 @@ class FaultTest : public ::testing::Test {
     };
   }
 
+  // Books base-1 (1 GPU, 1 h) and base-2 (2 GPUs, 2 h), saves that as the
+  // baseline, and runs the ledger walk of `op` on booking number `target`.
+  void WalkOnBooking(std::string name, int target,
+                     std::function<Status(BookingService&, const std::string& id)> op) {
+    const std::string ids[] = {Book("base-1", 1, 1 * kH).id, Book("base-2", 2, 2 * kH).id};
+    SaveBaseline();
+    Run(LedgerWalk(std::move(name), [op, id = ids[target - 1]](BookingService& s) { return op(s, id); }));
+  }
+
   // Replays `w` once per write point and fault kind, from the saved baseline.
   void Run(const Walk& w) {
     RestoreBaseline();
@@ -410,37 +419,28 @@ TEST_F(FaultTest, FirstCreate) {
 }
 
 TEST_F(FaultTest, Edit) {
-  Book("base-1", 1, 1 * kH);
-  std::string id = Book("base-2", 2, 2 * kH).id;
-  SaveBaseline();
-  Run(LedgerWalk("edit", [this, id](BookingService& s) -> Status {
+  WalkOnBooking("edit", 2, [this](BookingService& s, const std::string& id) -> Status {
     EditRequest r;
     r.ref = id;
     r.duration = 3 * kH;
     r.op_id = "op-edit";
     BK_TRY(s.Edit(me_, r));
     return Ok();
-  }));
+  });
 }
 
 TEST_F(FaultTest, Renew) {
-  std::string id = Book("base-1", 1, 1 * kH).id;
-  Book("base-2", 2, 2 * kH);
-  SaveBaseline();
-  Run(LedgerWalk("renew", [this, id](BookingService& s) -> Status {
+  WalkOnBooking("renew", 1, [this](BookingService& s, const std::string& id) -> Status {
     BK_TRY(s.Renew(me_, RenewRequest{id, 30 * kM, "op-renew"}));
     return Ok();
-  }));
+  });
 }
 
 TEST_F(FaultTest, Cancel) {
-  std::string id = Book("base-1", 1, 1 * kH).id;
-  Book("base-2", 2, 2 * kH);
-  SaveBaseline();
-  Run(LedgerWalk("cancel", [this, id](BookingService& s) -> Status {
+  WalkOnBooking("cancel", 1, [this](BookingService& s, const std::string& id) -> Status {
     BK_TRY(s.Cancel(me_, CancelRequest{id, "op-cancel", std::nullopt}));
     return Ok();
-  }));
+  });
 }
 
 std::string ReadFixture() {

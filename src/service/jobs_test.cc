@@ -22,7 +22,6 @@ constexpr const char* kSpec = "79133ddf-0000-4000-8000-000000000001";
 
 class JobsTest : public ServiceTest {
  protected:
-
   BookingOutcome BookWithJob(engine::Seconds duration = engine::kHour) {
     CreateRequest r;
     r.count = 1;
@@ -31,6 +30,20 @@ class JobsTest : public ServiceTest {
     auto out = service_->Create(me_, r);
     EXPECT_TRUE(out.has_value()) << (out ? "" : out.error().message);
     return out ? *out : BookingOutcome{};
+  }
+
+  // Whether `p` applied (a refused or failed update fails the test).
+  bool Apply(const JobPatch& p) {
+    auto r = service_->UpdateJob(me_, p);
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
+    return r && r->applied;
+  }
+
+  // A booking whose job worker w1 has claimed with token t1.
+  BookingOutcome BookClaimed() {
+    BookingOutcome o = BookWithJob();
+    EXPECT_TRUE(Apply(Claim(o.reservation.id, "t1")));
+    return o;
   }
 
   JobPatch Claim(const std::string& id, const std::string& token) {
@@ -84,7 +97,7 @@ TEST_F(JobsTest, OnlyTheOwnerUpdatesTheJob) {
   auto r = service_->UpdateJob(other_, Claim(o.reservation.id, "t1"));
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().kind, ErrorKind::kPermission);
-  EXPECT_TRUE(service_->UpdateJob(me_, Claim(o.reservation.id, "t1"))->applied);
+  EXPECT_TRUE(Apply(Claim(o.reservation.id, "t1")));
 }
 
 TEST_F(JobsTest, ClaimIsACompareAndSwap) {
@@ -103,7 +116,7 @@ TEST_F(JobsTest, ClaimIsACompareAndSwap) {
   run.if_status = {"claimed"};
   run.if_claim_token = "t2";
   run.status = "running";
-  EXPECT_FALSE(service_->UpdateJob(me_, run)->applied);
+  EXPECT_FALSE(Apply(run));
   run.if_claim_token = "t1";
   run.runner_pid = 5151;
   auto ok = service_->UpdateJob(me_, run);
@@ -140,13 +153,12 @@ TEST_F(JobsTest, NoClaimBeforeTheStart) {
 }
 
 TEST_F(JobsTest, FinishingStampsTimeAndAudits) {
-  BookingOutcome o = BookWithJob();
-  ASSERT_TRUE(service_->UpdateJob(me_, Claim(o.reservation.id, "t1"))->applied);
+  BookingOutcome o = BookClaimed();
   JobPatch run;
   run.reservation_id = o.reservation.id;
   run.if_claim_token = "t1";
   run.status = "running";
-  ASSERT_TRUE(service_->UpdateJob(me_, run)->applied);
+  ASSERT_TRUE(Apply(run));
   JobPatch done;
   done.reservation_id = o.reservation.id;
   done.if_status = {"running"};
@@ -175,8 +187,7 @@ TEST_F(JobsTest, CancelSettlesAPendingJobAndFlagsARunningOne) {
   ASSERT_EQ(jobs->size(), 1u);
   EXPECT_EQ((*jobs)[0].job.status, "cancelled");
 
-  BookingOutcome running = BookWithJob();
-  ASSERT_TRUE(service_->UpdateJob(me_, Claim(running.reservation.id, "t1"))->applied);
+  BookingOutcome running = BookClaimed();
   ASSERT_TRUE(service_->Cancel(me_, {running.reservation.id, std::nullopt, std::nullopt}).has_value());
   auto all = service_->Jobs(me_, {});
   ASSERT_TRUE(all.has_value());
@@ -190,12 +201,12 @@ TEST_F(JobsTest, CancelSettlesAPendingJobAndFlagsARunningOne) {
 TEST_F(JobsTest, RetryRules) {
   BookingOutcome o = BookWithJob();
   EXPECT_FALSE(service_->RetryJob(me_, {"1", false}).has_value());  // pending
-  ASSERT_TRUE(service_->UpdateJob(me_, Claim(o.reservation.id, "t1"))->applied);
+  ASSERT_TRUE(Apply(Claim(o.reservation.id, "t1")));
   JobPatch lost;
   lost.reservation_id = o.reservation.id;
   lost.status = "uncertain";
   lost.recovery_state = "terminated";
-  ASSERT_TRUE(service_->UpdateJob(me_, lost)->applied);
+  ASSERT_TRUE(Apply(lost));
   auto refused = service_->RetryJob(me_, {"1", false});
   ASSERT_FALSE(refused.has_value());
   EXPECT_NE(refused.error().message.find("--accept-duplicate-risk"), std::string::npos);
@@ -206,10 +217,10 @@ TEST_F(JobsTest, RetryRules) {
   EXPECT_TRUE(ok->job.recovery_state.empty());
   EXPECT_FALSE(ok->job.claimed_at.has_value());
   // After the window the retry is refused.
-  ASSERT_TRUE(service_->UpdateJob(me_, Claim(o.reservation.id, "t2"))->applied);
+  ASSERT_TRUE(Apply(Claim(o.reservation.id, "t2")));
   lost.status = "failed";
   lost.recovery_state.reset();
-  ASSERT_TRUE(service_->UpdateJob(me_, lost)->applied);
+  ASSERT_TRUE(Apply(lost));
   clock_->Set(T("2026-11-29T23:00:00Z"));
   auto late = service_->RetryJob(me_, {"1", false});
   ASSERT_FALSE(late.has_value());
@@ -224,7 +235,7 @@ TEST_F(JobsTest, MissedExpiresTheReservation) {
   p.if_status = {"pending"};
   p.status = "missed";
   p.expire_reservation = true;
-  ASSERT_TRUE(service_->UpdateJob(me_, p)->applied);
+  ASSERT_TRUE(Apply(p));
   auto jobs = service_->Jobs(me_, {});
   EXPECT_EQ((*jobs)[0].reservation.status, engine::Status::kExpired);
 }

@@ -21,7 +21,6 @@ using ::testing::HasSubstr;
 
 class LedgerStoreTest : public TempDirTest {
  protected:
-
   OpenOptions Options(bool create) const {
     OpenOptions o;
     o.path = path_;
@@ -35,6 +34,13 @@ class LedgerStoreTest : public TempDirTest {
     auto s = LedgerStore::Open(Options(create));
     EXPECT_TRUE(s.has_value()) << (s ? "" : s.error().message);
     return s ? std::move(*s) : nullptr;
+  }
+
+  // Whether `store` holds reservation `id`; a failed read fails the test.
+  static bool Holds(LedgerStore& store, const std::string& id) {
+    auto got = store.Get(id);
+    EXPECT_TRUE(got.has_value()) << (got ? "" : got.error().message);
+    return got && got->has_value();
   }
 
   static int Mode(const std::string& p) {
@@ -172,9 +178,7 @@ TEST_F(LedgerStoreTest, ReopenKeepsDataAndDoesNotMigrateAgain) {
   auto s = OpenOrDie(false);
   ASSERT_TRUE(s);
   EXPECT_FALSE(s->in_memory());
-  auto got = s->Get("keep");
-  ASSERT_TRUE(got.has_value());
-  EXPECT_TRUE(got->has_value());
+  EXPECT_TRUE(Holds(*s, "keep"));
 }
 
 TEST_F(LedgerStoreTest, NonDatabaseFileIsCorruptAndNamesThePath) {
@@ -302,9 +306,7 @@ TEST_F(LedgerStoreTest, InsertGetRoundTripsEveryField) {
   EXPECT_EQ(g.cancellation->actor_username, "root");
   EXPECT_EQ(g.cancellation->op_id, "cancel-op");
 
-  auto missing = s->Get("nope");
-  ASSERT_TRUE(missing.has_value());
-  EXPECT_FALSE(missing->has_value());
+  EXPECT_FALSE(Holds(*s, "nope"));
 }
 
 TEST_F(LedgerStoreTest, ExclusiveWithoutMemoryOrCancellationRoundTrips) {
@@ -682,13 +684,9 @@ TEST_F(LedgerStoreTest, WriteTxnRollsBackUnlessCommitted) {
     ASSERT_TRUE(txn.has_value());
     ASSERT_TRUE(s->Insert(MakeReservation("dropped", 1, 100, 200)).has_value());
     ASSERT_TRUE(s->AppendEvent(MakeEvent("dropped-ev", 1, "x")).has_value());
-    auto inside = s->Get("dropped");
-    ASSERT_TRUE(inside.has_value());
-    EXPECT_TRUE(inside->has_value());  // visible inside the transaction
+    EXPECT_TRUE(Holds(*s, "dropped"));  // visible inside the transaction
   }
-  auto after = s->Get("dropped");
-  ASSERT_TRUE(after.has_value());
-  EXPECT_FALSE(after->has_value());
+  EXPECT_FALSE(Holds(*s, "dropped"));
   auto events = s->EventsForUid(1, 10);
   ASSERT_TRUE(events.has_value());
   EXPECT_TRUE(events->empty());
@@ -702,12 +700,8 @@ TEST_F(LedgerStoreTest, WriteTxnRollsBackUnlessCommitted) {
   s.reset();
   auto again = OpenOrDie(false);
   ASSERT_TRUE(again);
-  auto kept = again->Get("kept");
-  ASSERT_TRUE(kept.has_value());
-  EXPECT_TRUE(kept->has_value());
-  auto dropped = again->Get("dropped");
-  ASSERT_TRUE(dropped.has_value());
-  EXPECT_FALSE(dropped->has_value());
+  EXPECT_TRUE(Holds(*again, "kept"));
+  EXPECT_FALSE(Holds(*again, "dropped"));
 }
 
 TEST_F(LedgerStoreTest, SecondWriterIsBusyWhileATransactionIsOpen) {
