@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/members_testing.h"
 #include "gpu/source.h"
 
 namespace bk::gpu {
@@ -34,6 +35,12 @@ DeviceSample Device(int util, int64_t used, int64_t total, std::vector<ProcessSa
   d.memory_total_mb = total;
   d.processes = std::move(processes);
   return d;
+}
+
+// ClassifyLive(d) gives every member of `want`.
+void ExpectLive(const DeviceSample& d, const LiveState& want) {
+  using L = LiveState;
+  ExpectSameMembers(want, ClassifyLive(d), &L::status, &L::reason, &L::score, &L::process_count);
 }
 
 TEST(SourceName, Names) {
@@ -83,22 +90,15 @@ TEST(ClassifyLive, NoTelemetryIsUnknown) {
 }
 
 TEST(ClassifyLive, IdleGpu) {
-  LiveState s = ClassifyLive(Device(0, 0, 81920));
-  EXPECT_EQ(s.status, "idle");
-  EXPECT_EQ(s.reason, "");
-  EXPECT_DOUBLE_EQ(s.score, 0.0);
-  EXPECT_EQ(s.process_count, 0);
+  ExpectLive(Device(0, 0, 81920), {.status = "idle", .reason = "", .score = 0.0, .process_count = 0});
 }
 
 TEST(ClassifyLive, UtilizationThreshold) {
   LiveState nine = ClassifyLive(Device(9, 0, 81920));
   EXPECT_EQ(nine.status, "idle");
   EXPECT_DOUBLE_EQ(nine.score, 4.5);
-  LiveState ten = ClassifyLive(Device(10, 0, 81920));
-  EXPECT_EQ(ten.status, "busy");
-  EXPECT_EQ(ten.reason, "util=10%");
-  EXPECT_DOUBLE_EQ(ten.score, 72.0);
-  EXPECT_EQ(ten.process_count, 0);
+  ExpectLive(Device(10, 0, 81920),
+             {.status = "busy", .reason = "util=10%", .score = 72.0, .process_count = 0});
 }
 
 TEST(ClassifyLive, MemoryFloorOf1024MiB) {
@@ -140,12 +140,9 @@ TEST(ClassifyLive, SystemProcessIgnored) {
 }
 
 TEST(ClassifyLive, AnyUserProcessIsBusy) {
-  LiveState s = ClassifyLive(
-      Device(0, 0, 81920, {Process(1500, "root", "Xorg", 20), Process(4242, "alice", "python train.py", 0)}));
-  EXPECT_EQ(s.status, "busy");
-  EXPECT_EQ(s.reason, "user=alice pid=4242");
-  EXPECT_EQ(s.process_count, 1);
-  EXPECT_DOUBLE_EQ(s.score, 75.0);
+  ExpectLive(
+      Device(0, 0, 81920, {Process(1500, "root", "Xorg", 20), Process(4242, "alice", "python train.py", 0)}),
+      {.status = "busy", .reason = "user=alice pid=4242", .score = 75.0, .process_count = 1});
 }
 
 TEST(ClassifyLive, UnattributedProcessIsBusy) {

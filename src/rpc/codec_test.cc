@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/members_testing.h"
+#include "engine/reservation_testing.h"
 
 namespace bk::rpc {
 namespace {
@@ -62,18 +63,6 @@ engine::Reservation PlainReservation() {
   r.updated_at = kT0;
   r.op_id = "op-2";
   return r;
-}
-
-void ExpectSameReservation(const engine::Reservation& a, const engine::Reservation& b) {
-  using R = engine::Reservation;
-  ExpectSameMembers(a, b, &R::id, &R::uid, &R::username, &R::gpus, &R::mode, &R::share_units, &R::memory_mb,
-                    &R::cpus, &R::ram_mb, &R::start, &R::end, &R::status, &R::created_at, &R::updated_at,
-                    &R::op_id, &R::op_signature, &R::edit_count);
-  ASSERT_EQ(a.cancellation.has_value(), b.cancellation.has_value());
-  using K = engine::Cancellation;
-  if (a.cancellation)
-    ExpectSameMembers(*a.cancellation, *b.cancellation, &K::at, &K::kind, &K::reason, &K::actor_uid,
-                      &K::actor_username, &K::op_id);
 }
 
 store::JobRecord FullJob() {

@@ -253,6 +253,16 @@ class FaultTest : public ::testing::Test {
     };
   }
 
+  // The command under test in the create walks: one GPU for an hour.
+  Status CreateOne(BookingService& s) {
+    CreateRequest r;
+    r.count = 1;
+    r.duration = 1 * kH;
+    r.op_id = "op-create";
+    BK_TRY(s.Create(me_, r));
+    return Ok();
+  }
+
   // Books base-1 (1 GPU, 1 h) and base-2 (2 GPUs, 2 h), saves that as the
   // baseline, and runs the ledger walk of `op` on booking number `target`.
   void WalkOnBooking(std::string name, int target,
@@ -390,14 +400,7 @@ TEST_F(FaultTest, Create) {
   Book("base-1", 1, 1 * kH);
   Book("base-2", 2, 2 * kH);
   SaveBaseline();
-  Run(LedgerWalk("create", [this](BookingService& s) -> Status {
-    CreateRequest r;
-    r.count = 1;
-    r.duration = 1 * kH;
-    r.op_id = "op-create";
-    BK_TRY(s.Create(me_, r));
-    return Ok();
-  }));
+  Run(LedgerWalk("create", [this](BookingService& s) { return CreateOne(s); }));
 }
 
 // The first write ever: no data directory, no ledger. The file is created
@@ -405,14 +408,7 @@ TEST_F(FaultTest, Create) {
 // removed), but never with half a booking in it.
 TEST_F(FaultTest, FirstCreate) {
   SaveBaseline();
-  Walk w = LedgerWalk("first create", [this](BookingService& s) -> Status {
-    CreateRequest r;
-    r.count = 1;
-    r.duration = 1 * kH;
-    r.op_id = "op-create";
-    BK_TRY(s.Create(me_, r));
-    return Ok();
-  });
+  Walk w = LedgerWalk("first create", [this](BookingService& s) { return CreateOne(s); });
   w.state = [this] { return ContentState(); };
   w.same_connection = nullptr;  // a daemon creates its ledger when it starts
   Run(w);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/temp_dir_testing.h"
+#include "engine/reservation_testing.h"
 
 namespace bk::store {
 namespace {
@@ -279,32 +280,7 @@ TEST_F(LedgerStoreTest, InsertGetRoundTripsEveryField) {
   auto got = s->Get(r.id);
   ASSERT_TRUE(got.has_value());
   ASSERT_TRUE(got->has_value());
-  const engine::Reservation& g = **got;
-  EXPECT_EQ(g.id, r.id);
-  EXPECT_EQ(g.uid, 4242u);
-  EXPECT_EQ(g.username, "alice");
-  EXPECT_THAT(g.gpus, ElementsAre(2, 0));
-  EXPECT_EQ(g.mode, engine::Mode::kShared);
-  EXPECT_EQ(g.share_units, 2);
-  ASSERT_TRUE(g.memory_mb.has_value());
-  EXPECT_EQ(*g.memory_mb, 12288);
-  EXPECT_EQ(g.cpus, 6);
-  EXPECT_EQ(g.ram_mb, 32768);
-  EXPECT_EQ(g.start, r.start);
-  EXPECT_EQ(g.end, r.end);
-  EXPECT_EQ(g.status, engine::Status::kCancelled);
-  EXPECT_EQ(g.created_at, r.created_at);
-  EXPECT_EQ(g.updated_at, r.updated_at);
-  EXPECT_EQ(g.op_id, "create-op");
-  EXPECT_EQ(g.op_signature, r.op_signature);
-  EXPECT_EQ(g.edit_count, 3);
-  ASSERT_TRUE(g.cancellation.has_value());
-  EXPECT_EQ(g.cancellation->at, 1'799'999'600);
-  EXPECT_EQ(g.cancellation->kind, "administrator");
-  EXPECT_EQ(g.cancellation->reason, "maintenance");
-  EXPECT_EQ(g.cancellation->actor_uid, 0u);
-  EXPECT_EQ(g.cancellation->actor_username, "root");
-  EXPECT_EQ(g.cancellation->op_id, "cancel-op");
+  engine::ExpectSameReservation(r, **got);
 
   EXPECT_FALSE(Holds(*s, "nope"));
 }
@@ -349,19 +325,7 @@ TEST_F(LedgerStoreTest, UpdateChangesEveryFieldAndRejectsUnknownIds) {
   ASSERT_TRUE(s->Update(r).has_value());
   auto got = s->Get("u1");
   ASSERT_TRUE(got.has_value() && got->has_value());
-  const auto& g = **got;
-  EXPECT_THAT(g.gpus, ElementsAre(2, 0));
-  EXPECT_EQ(g.share_units, 3);
-  EXPECT_FALSE(g.memory_mb.has_value());
-  EXPECT_EQ(g.cpus, 2);
-  EXPECT_EQ(g.ram_mb, 2048);
-  EXPECT_EQ(g.start, 1300);
-  EXPECT_EQ(g.end, 2600);
-  EXPECT_EQ(g.updated_at, 1200);
-  EXPECT_EQ(g.edit_count, 1);
-  EXPECT_EQ(g.status, engine::Status::kCancelled);
-  ASSERT_TRUE(g.cancellation.has_value());
-  EXPECT_EQ(g.cancellation->kind, "owner");
+  engine::ExpectSameReservation(r, **got);
 
   // Clearing the cancellation writes NULLs back.
   r.cancellation.reset();
