@@ -38,4 +38,36 @@ F& Fixture() {
   return *f;
 }
 
+// The base of a target's fixture that runs a real ledger in a scratch
+// directory, removed at exit. Derived (a struct with Start and Stop, whose
+// destructor calls Stop) opens the ledger in Start and closes it in Stop;
+// Renew starts it afresh over an emptied directory.
+template <class Derived>
+class LedgerFixture {
+ public:
+  explicit LedgerFixture(std::string_view target) : dir(ScratchDir(target)) {}
+  ~LedgerFixture() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  LedgerFixture(const LedgerFixture&) = delete;
+  LedgerFixture& operator=(const LedgerFixture&) = delete;
+
+  void Renew() {
+    auto& self = static_cast<Derived&>(*this);
+    self.Stop();
+    Empty(dir);
+    self.Start();
+  }
+  // Renews at every `per_ledger`th input, which keeps the ledger small.
+  void CountInput(int per_ledger) {
+    if (++inputs_ % per_ledger == 0) Renew();
+  }
+
+  const std::string dir;
+
+ private:
+  int inputs_ = 0;
+};
+
 }  // namespace bk::fuzz
