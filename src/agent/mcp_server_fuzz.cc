@@ -26,12 +26,9 @@ namespace {
 
 using namespace bk;
 
-constexpr engine::Seconds kNow = 1'795'000'320;  // 2026-11-18T11:12:00Z
-constexpr int kInputsPerLedger = 5000;
-
 struct Fixture : fuzz::LedgerFixture<Fixture> {
   config::Config config;
-  sys::FixedClock clock{kNow};
+  sys::FixedClock clock{fuzz::kNow};
   engine::FixedZone zone{0};
   std::unique_ptr<client::Ledger> ledger;
   std::unique_ptr<agent::McpServer> server;
@@ -69,7 +66,7 @@ struct Fixture : fuzz::LedgerFixture<Fixture> {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Fixture& f = fuzz::Fixture<Fixture>();
-  f.CountInput(kInputsPerLedger);
+  f.CountInput();
   (void)f.server->HandleLine(std::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }

@@ -5,12 +5,16 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <system_error>
 
 namespace bk::fuzz {
+
+// The fixed time of every target's clock: 2026-11-18T11:12:00Z.
+inline constexpr int64_t kNow = 1'795'000'320;
 
 // A new directory for one target's ledger: on tmpfs where there is one, since
 // every ledger write is fsynced and the fuzzer makes millions of them.
@@ -60,7 +64,7 @@ class LedgerFixture {
     self.Start();
   }
   // Renews at every `per_ledger`th input, which keeps the ledger small.
-  void CountInput(int per_ledger) {
+  void CountInput(int per_ledger = 5000) {
     if (++inputs_ % per_ledger == 0) Renew();
   }
 

@@ -23,12 +23,9 @@ namespace {
 
 using namespace bk;
 
-constexpr engine::Seconds kNow = 1'795'000'320;  // 2026-11-18T11:12:00Z
-constexpr int kInputsPerLedger = 5000;
-
 struct Fixture : fuzz::LedgerFixture<Fixture> {
   config::Config config;
-  sys::FixedClock clock{kNow};
+  sys::FixedClock clock{fuzz::kNow};
   std::unique_ptr<service::BookingService> service;
   std::unique_ptr<server::Dispatcher> dispatcher;
 
@@ -61,7 +58,7 @@ struct Fixture : fuzz::LedgerFixture<Fixture> {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   Fixture& f = fuzz::Fixture<Fixture>();
-  f.CountInput(kInputsPerLedger);
+  f.CountInput();
   const uint32_t uid = static_cast<uint32_t>(getuid());
   static const service::Actor kActors[] = {
       {uid, "alice", false}, {uid + 1, "bob", false}, {uid + 2, "owner", true}};

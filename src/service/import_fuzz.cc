@@ -19,11 +19,11 @@ namespace {
 
 using namespace bk;
 
-constexpr engine::Seconds kNow = 1'795'000'320;  // 2026-11-18T11:12:00Z
+const service::Actor kRoot{0, "root", true};
 
 struct Fixture : fuzz::LedgerFixture<Fixture> {
   config::Config config;
-  sys::FixedClock clock{kNow};
+  sys::FixedClock clock{fuzz::kNow};
   std::unique_ptr<service::BookingService> service;
 
   Fixture() : LedgerFixture("import-fuzz") {
@@ -46,7 +46,6 @@ struct Fixture : fuzz::LedgerFixture<Fixture> {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Fixture& f = fuzz::Fixture<Fixture>();
-  static const service::Actor kRoot{0, "root", true};
   std::string text(reinterpret_cast<const char*>(data), size);
   if (f.service->ImportUpstream(kRoot, text)) f.Renew();
   return 0;
