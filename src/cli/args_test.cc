@@ -36,6 +36,16 @@ struct Demo {
   }
 };
 
+// Why a fresh Demo refuses `args` ("<accepted>" when it does not); every
+// refusal is kInvalid.
+std::string DemoRefusal(const std::vector<std::string>& args) {
+  Demo d;
+  auto s = d.spec.Parse(args);
+  if (s) return "<accepted>";
+  EXPECT_EQ(s.error().kind, ErrorKind::kInvalid);
+  return s.error().message;
+}
+
 TEST(ArgSpecTest, PositionalsFillInOrder) {
   Demo d;
   ASSERT_TRUE(d.spec.Parse({"1", "30m"}).has_value());
@@ -181,19 +191,11 @@ TEST(ArgSpecTest, UnknownFlagNamesTheProgramsHelp) {
 }
 
 TEST(ArgSpecTest, TooManyPositionalsRefused) {
-  Demo d;
-  auto s = d.spec.Parse({"1", "2", "3"});
-  ASSERT_FALSE(s.has_value());
-  EXPECT_THAT(s.error().message, HasSubstr("not expected: 3"));
-  EXPECT_THAT(s.error().message, HasSubstr("--help"));
+  EXPECT_THAT(DemoRefusal({"1", "2", "3"}), AllOf(HasSubstr("not expected: 3"), HasSubstr("--help")));
 }
 
 TEST(ArgSpecTest, MissingOptionValueRefused) {
-  Demo d;
-  auto s = d.spec.Parse({"--gpu"});
-  ASSERT_FALSE(s.has_value());
-  EXPECT_THAT(s.error().message, HasSubstr("gpu"));
-  EXPECT_THAT(s.error().message, HasSubstr("see `bk demo --help`"));
+  EXPECT_THAT(DemoRefusal({"--gpu"}), AllOf(HasSubstr("gpu"), HasSubstr("see `bk demo --help`")));
 }
 
 TEST(ArgSpecTest, FlagsTakeNoValue) {
