@@ -23,12 +23,8 @@ namespace bk::config {
 namespace {
 
 using json = nlohmann::json;
-using ::testing::AllOf;
-using ::testing::ElementsAre;
-using ::testing::EndsWith;
-using ::testing::HasSubstr;
-using ::testing::Pair;
-using ::testing::UnorderedElementsAre;
+using ::testing::AllOf, ::testing::ElementsAre, ::testing::EndsWith, ::testing::HasSubstr, ::testing::Pair,
+    ::testing::UnorderedElementsAre;
 
 engine::Seconds T(const char* iso) {
   auto t = engine::ParseIsoTime(iso, engine::FixedZone(0));

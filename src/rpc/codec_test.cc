@@ -13,13 +13,8 @@
 namespace bk::rpc {
 namespace {
 
-using engine::Mode;
-using engine::Seconds;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using ::testing::SizeIs;
+using engine::Mode, engine::Seconds;
+using ::testing::ElementsAre, ::testing::HasSubstr, ::testing::IsEmpty, ::testing::Not, ::testing::SizeIs;
 
 constexpr Seconds kT0 = 1'795'000'200;  // on a 5-minute boundary
 

@@ -20,14 +20,9 @@ namespace bk::service {
 namespace {
 
 using json = nlohmann::json;
-using engine::Mode;
-using engine::Seconds;
-using ::testing::AllOf;
-using ::testing::Contains;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::Not;
-using ::testing::SizeIs;
+using engine::Mode, engine::Seconds;
+using ::testing::AllOf, ::testing::Contains, ::testing::ElementsAre, ::testing::HasSubstr, ::testing::Not,
+    ::testing::SizeIs;
 
 using engine::T;
 

@@ -18,10 +18,7 @@ namespace bk::service {
 namespace {
 
 using json = nlohmann::json;
-using ::testing::AllOf;
-using ::testing::EndsWith;
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
+using ::testing::AllOf, ::testing::EndsWith, ::testing::HasSubstr, ::testing::StartsWith;
 
 using engine::T;
 
