@@ -100,16 +100,18 @@ void ExpectSameJob(const store::JobRecord& a, const store::JobRecord& b) {
 }
 
 service::GpuView FullView(int gpu) {
-  return service::GpuView{.gpu = gpu,
-                          .live_status = "busy",
-                          .live_reason = "user=alice pid=4242",
-                          .load_score = 87.5,
-                          .memory_total_mb = 81920,
-                          .memory_free_mb = 1024,
-                          .utilization_percent = 93,
-                          .priority = 2,
-                          .pressure = 50.0,
-                          .budget_after_mb = 40000};
+  service::GpuView v;
+  v.gpu = gpu;
+  v.live_status = "busy";
+  v.live_reason = "user=alice pid=4242";
+  v.load_score = 87.5;
+  v.memory_total_mb = 81920;
+  v.memory_free_mb = 1024;
+  v.utilization_percent = 93;
+  v.priority = 2;
+  v.pressure = 50.0;
+  v.budget_after_mb = 40000;
+  return v;
 }
 
 void ExpectSameView(const service::GpuView& a, const service::GpuView& b) {
@@ -879,25 +881,30 @@ TEST(CodecResultTest, OperationRoundTrip) {
 TEST(CodecResultTest, StatusViewRoundTrip) {
   service::StatusView in;
   in.now = kT0 + 42;
-  gpu::ProcessSample p1{.pid = 4242,
-                        .uid = 1001,
-                        .username = "alice",
-                        .command = "python train.py",
-                        .gpu_memory_mb = 900,
-                        .sm_utilization_percent = 40,
-                        .kind = "C",
-                        .identity_source = "container-reservation"};
-  gpu::ProcessSample p2{.pid = 77, .gpu_memory_mb = 100, .kind = "G"};
-  gpu::DeviceSample d0{.index = 0,
-                       .uuid = "GPU-0000",
-                       .name = "NVIDIA H200",
-                       .memory_used_mb = 1000,
-                       .memory_total_mb = 141000,
-                       .utilization_percent = 55,
-                       .temperature_c = 61,
-                       .processes = {p1, p2},
-                       .source = gpu::Source::kNvml,
-                       .process_telemetry = true};
+  gpu::DeviceSample d0;
+  d0.index = 0;
+  d0.uuid = "GPU-0000";
+  d0.name = "NVIDIA H200";
+  d0.memory_used_mb = 1000;
+  d0.memory_total_mb = 141000;
+  d0.utilization_percent = 55;
+  d0.temperature_c = 61;
+  d0.source = gpu::Source::kNvml;
+  d0.process_telemetry = true;
+  gpu::ProcessSample p1;
+  p1.pid = 4242;
+  p1.uid = 1001;
+  p1.username = "alice";
+  p1.command = "python train.py";
+  p1.gpu_memory_mb = 900;
+  p1.sm_utilization_percent = 40;
+  p1.kind = "C";
+  p1.identity_source = "container-reservation";
+  gpu::ProcessSample p2;
+  p2.pid = 77;
+  p2.gpu_memory_mb = 100;
+  p2.kind = "G";
+  d0.processes = {p1, p2};
   gpu::DeviceSample d1;  // nothing known
   d1.index = 1;
   d1.source = gpu::Source::kSimulation;
