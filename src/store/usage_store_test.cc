@@ -18,7 +18,6 @@ int64_t Hour(int64_t t) { return t - t % 3600; }
 
 class UsageStoreTest : public TempDirTest {
  protected:
-
   std::unique_ptr<UsageStore> OpenRw() {
     auto s = UsageStore::Open({path_, true, getuid(), 1000});
     EXPECT_TRUE(s.has_value()) << (s ? "" : s.error().message);

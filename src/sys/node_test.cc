@@ -55,8 +55,7 @@ class NodeFiles : public TempDirTest {
 
 TEST_F(NodeFiles, FirstReadableNonEmptyFileWins) {
   std::string second = Write("dbus", "  0123abcd\n");
-  EXPECT_EQ(ReadNodeIdentity({Path("missing"), second}, "h").id,
-            Sha256Hex("machine:0123abcd").substr(0, 20));
+  EXPECT_EQ(ReadNodeIdentity({Path("missing"), second}, "h").id, Sha256Hex("machine:0123abcd").substr(0, 20));
   std::string blank = Write("blank", " \n");
   EXPECT_EQ(ReadNodeIdentity({blank, second}, "h").id, Sha256Hex("machine:0123abcd").substr(0, 20));
   std::string first = Write("etc", "feedface\n");
