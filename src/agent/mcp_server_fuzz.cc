@@ -9,17 +9,15 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 
 #include "agent/mcp_server.h"
-#include "client/ledger.h"
 #include "base/fuzz_support.h"
+#include "client/ledger.h"
 #include "config/config.h"
 #include "engine/civil_time.h"
 #include "sys/clock.h"
@@ -28,20 +26,14 @@ namespace {
 
 using namespace bk;
 
-constexpr engine::Seconds kNow = 1'795'000'320;  // 2026-11-18T11:12:00Z
-constexpr int kInputsPerLedger = 5000;
-
-struct Fixture {
-  std::string dir;
+struct Fixture : fuzz::LedgerFixture<Fixture> {
   config::Config config;
-  sys::FixedClock clock{kNow};
+  sys::FixedClock clock{fuzz::kNow};
   engine::FixedZone zone{0};
   std::unique_ptr<client::Ledger> ledger;
   std::unique_ptr<agent::McpServer> server;
-  int inputs = 0;
 
-  Fixture() {
-    dir = fuzz::ScratchDir("mcp-fuzz");
+  Fixture() : LedgerFixture("mcp-fuzz") {
     std::map<std::string, std::string> env = {
         {"BK_DATA_DIR", dir}, {"BK_GPU_COUNT", "8"}, {"BK_HOST_CPUS", "64"}, {"BK_HOST_RAM_MB", "512g"}};
     auto cfg = config::Load([&](const std::string& k) -> std::optional<std::string> {
@@ -53,11 +45,7 @@ struct Fixture {
     config = *cfg;
     Start();
   }
-  ~Fixture() {
-    Stop();
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
+  ~Fixture() { Stop(); }
   void Start() {
     auto opened = client::OpenDirect(config, clock);
     if (!opened) abort();
@@ -77,18 +65,13 @@ struct Fixture {
     server.reset();
     ledger.reset();
   }
-  void Reset() {
-    Stop();
-    fuzz::Empty(dir);
-    Start();
-  }
 };
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Fixture& f = fuzz::Fixture<Fixture>();
-  if (++f.inputs % kInputsPerLedger == 0) f.Reset();
+  f.CountInput();
   (void)f.server->HandleLine(std::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }

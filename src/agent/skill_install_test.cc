@@ -78,14 +78,8 @@ class FailingFileSystem : public sys::FileSystem {
   sys::FileSystem& real_ = sys::RealFileSystem();
 };
 
-class SkillInstallTest : public ::testing::Test {
+class SkillInstallTest : public TempDirTest {
  protected:
-  TempDir tmp_{"bk-skill-test"};
-  void SetUp() override { home_ = tmp_.path(); }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(home_, ec);
-  }
   SkillEnv Env() const { return SkillEnv{home_, std::nullopt}; }
   std::string Dest(SkillAgent a) const { return *SkillDir(a, Env()); }
   Result<std::string> Install(const std::string& dest, bool force = false, sys::FileSystem* fs = nullptr) {
@@ -99,7 +93,7 @@ class SkillInstallTest : public ::testing::Test {
     return names;
   }
 
-  std::string home_;
+  const std::string home_ = root();
 };
 
 TEST(SkillBundleTest, FrontMatterIsValid) {

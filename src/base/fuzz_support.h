@@ -5,12 +5,16 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <system_error>
 
 namespace bk::fuzz {
+
+// The fixed time of every target's clock: 2026-11-18T11:12:00Z.
+inline constexpr int64_t kNow = 1'795'000'320;
 
 // A new directory for one target's ledger: on tmpfs where there is one, since
 // every ledger write is fsynced and the fuzzer makes millions of them.
@@ -37,5 +41,37 @@ F& Fixture() {
   (void)registered;
   return *f;
 }
+
+// The base of a target's fixture that runs a real ledger in a scratch
+// directory, removed at exit. Derived (a struct with Start and Stop, whose
+// destructor calls Stop) opens the ledger in Start and closes it in Stop;
+// Renew starts it afresh over an emptied directory.
+template <class Derived>
+class LedgerFixture {
+ public:
+  explicit LedgerFixture(std::string_view target) : dir(ScratchDir(target)) {}
+  ~LedgerFixture() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  LedgerFixture(const LedgerFixture&) = delete;
+  LedgerFixture& operator=(const LedgerFixture&) = delete;
+
+  void Renew() {
+    auto& self = static_cast<Derived&>(*this);
+    self.Stop();
+    Empty(dir);
+    self.Start();
+  }
+  // Renews at every `per_ledger`th input, which keeps the ledger small.
+  void CountInput(int per_ledger = 5000) {
+    if (++inputs_ % per_ledger == 0) Renew();
+  }
+
+  const std::string dir;
+
+ private:
+  int inputs_ = 0;
+};
 
 }  // namespace bk::fuzz

@@ -1,7 +1,8 @@
 #pragma once
 // For tests: a fresh directory under /tmp that lives as long as the fixture
 // holding it and is removed with all it holds. Declared as a fixture's first
-// data member, it outlives every service or store opened inside it.
+// data member (or held by TempDirTest, a base class), it outlives every
+// service or store opened inside it.
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -33,6 +34,21 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// A fixture whose tests work in one fresh directory: root() is that directory
+// and Path("name") a name inside it. Being a base class, the directory exists
+// before the derived fixture's members are built, so they may be initialised
+// from Path() directly.
+class TempDirTest : public ::testing::Test {
+ protected:
+  explicit TempDirTest(std::string_view prefix = "bk-test") : tmp_(prefix) {}
+
+  const std::string& root() const { return tmp_.path(); }
+  std::string Path(std::string_view name) const { return root() + "/" + std::string(name); }
+
+ private:
+  TempDir tmp_;
 };
 
 }  // namespace bk

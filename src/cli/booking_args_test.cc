@@ -14,11 +14,8 @@
 namespace bk::cli {
 namespace {
 
-using engine::Mode;
-using engine::Seconds;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
+using engine::Mode, engine::Seconds;
+using ::testing::ElementsAre, ::testing::HasSubstr, ::testing::IsEmpty;
 
 // 2026-11-18T11:12:00Z: two minutes into the 11:10 slot.
 constexpr Seconds kSlot = 1'795'000'200;

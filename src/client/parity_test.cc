@@ -169,16 +169,13 @@ Transcript Normalize(Transcript t) {
   return t;
 }
 
-class ParityTest : public ::testing::Test {
+class ParityTest : public TempDirTest {
  protected:
-  TempDir tmp_{"bk-parity-test"};
   void SetUp() override {
-    root_ = tmp_.path();
-    ASSERT_EQ(chmod(root_.c_str(), 0755), 0);
-    std::string dir = root_ + "/server";
+    ASSERT_EQ(chmod(root().c_str(), 0755), 0);
+    std::string dir = Path("server");
     ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
     ASSERT_EQ(mkdir((dir + "/run").c_str(), 0711), 0);
-    sim_ = root_ + "/gpus.json";
     Write(sim_,
           R"({"gpus":[{"index":0,"memory_total_mb":81920,"memory_used_mb":1024,"utilization_percent":3},)"
           R"({"index":1,"memory_total_mb":81920,"memory_used_mb":0,"utilization_percent":0},)"
@@ -256,7 +253,7 @@ class ParityTest : public ::testing::Test {
   std::unique_ptr<Ledger> Direct() {
     direct_config_ = remote_config_;
     direct_config_.deployment = config::Deployment::kPrivate;
-    direct_config_.data_dir = root_ + "/private";
+    direct_config_.data_dir = Path("private");
     direct_config_.ledger_path = direct_config_.data_dir + "/ledger.db";
     direct_config_.config_file = direct_config_.data_dir + "/config.json";
     direct_config_.config_file_present = false;
@@ -265,8 +262,7 @@ class ParityTest : public ::testing::Test {
     return ledger ? std::move(*ledger) : nullptr;
   }
 
-  std::string root_;
-  std::string sim_;
+  std::string sim_ = Path("gpus.json");
   std::string config_path_;
   pid_t daemon_ = 0;
   sys::FixedClock clock_{kNow};

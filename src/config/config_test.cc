@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/env_testing.h"
 #include "base/temp_dir_testing.h"
 #include "engine/civil_time.h"
 #include "engine/parse.h"
@@ -22,12 +23,8 @@ namespace bk::config {
 namespace {
 
 using json = nlohmann::json;
-using ::testing::AllOf;
-using ::testing::ElementsAre;
-using ::testing::EndsWith;
-using ::testing::HasSubstr;
-using ::testing::Pair;
-using ::testing::UnorderedElementsAre;
+using ::testing::AllOf, ::testing::ElementsAre, ::testing::EndsWith, ::testing::HasSubstr, ::testing::Pair,
+    ::testing::UnorderedElementsAre;
 
 engine::Seconds T(const char* iso) {
   auto t = engine::ParseIsoTime(iso, engine::FixedZone(0));
@@ -35,16 +32,8 @@ engine::Seconds T(const char* iso) {
   return t.value_or(0);
 }
 
-class ConfigTest : public ::testing::Test {
+class ConfigTest : public TempDirTest {
  protected:
-  TempDir tmp_{"bk-config-test"};
-  void SetUp() override {
-    dir_ = tmp_.path();
-    // Every test runs private, away from any real connection file.
-    env_["BK_DATA_DIR"] = dir_;
-    env_["XDG_CONFIG_HOME"] = dir_ + "/xdg-config";
-  }
-
   static EnvFn EnvOf(std::map<std::string, std::string> copy) {
     return [copy](const std::string& name) -> std::optional<std::string> {
       auto it = copy.find(name);
@@ -75,13 +64,13 @@ class ConfigTest : public ::testing::Test {
   }
 
   void WriteConfig(const std::string& text, mode_t mode = 0600) {
-    std::string path = dir_ + "/config.json";
+    std::string path = Path("config.json");
     std::ofstream(path) << text;
     ::chmod(path.c_str(), mode);
   }
 
-  std::string dir_;
-  std::map<std::string, std::string> env_;
+  // Every test runs private, away from any real connection file.
+  std::map<std::string, std::string> env_{{"BK_DATA_DIR", root()}, {"XDG_CONFIG_HOME", Path("xdg-config")}};
 };
 
 // ---- locations and defaults ---------------------------------------------------
@@ -89,9 +78,9 @@ class ConfigTest : public ::testing::Test {
 TEST_F(ConfigTest, Defaults) {
   Config c = LoadOk({{"BK_GPU_COUNT", "4"}});
   EXPECT_EQ(c.deployment, Deployment::kPrivate);
-  EXPECT_EQ(c.data_dir, dir_);
-  EXPECT_EQ(c.ledger_path, dir_ + "/ledger.db");
-  EXPECT_EQ(c.config_file, dir_ + "/config.json");
+  EXPECT_EQ(c.data_dir, root());
+  EXPECT_EQ(c.ledger_path, Path("ledger.db"));
+  EXPECT_EQ(c.config_file, Path("config.json"));
   EXPECT_FALSE(c.config_file_present);
   EXPECT_EQ(c.why, "BK_DATA_DIR is set");
   const engine::Policy& p = c.policy;
@@ -146,11 +135,11 @@ TEST_F(ConfigTest, XdgDataHomeGivesTheDefaultPrivateDirectory) {
   if (std::filesystem::exists("/etc/gpubk/config.json"))
     GTEST_SKIP() << "a system deployment is installed here";
   env_.erase("BK_DATA_DIR");
-  Config c = LoadOk({{"XDG_DATA_HOME", dir_ + "/xdg-data"}, {"BK_GPU_COUNT", "2"}});
+  Config c = LoadOk({{"XDG_DATA_HOME", Path("xdg-data")}, {"BK_GPU_COUNT", "2"}});
   EXPECT_EQ(c.deployment, Deployment::kPrivate);
-  EXPECT_EQ(c.data_dir, dir_ + "/xdg-data/gpubk");
+  EXPECT_EQ(c.data_dir, Path("xdg-data/gpubk"));
   EXPECT_THAT(c.data_dir, EndsWith("/gpubk"));
-  EXPECT_EQ(c.ledger_path, dir_ + "/xdg-data/gpubk/ledger.db");
+  EXPECT_EQ(c.ledger_path, Path("xdg-data/gpubk/ledger.db"));
   EXPECT_EQ(c.why, "no server configured; using your private ledger");
   EXPECT_FALSE(std::filesystem::exists(c.data_dir));  // loading creates nothing
 }
@@ -158,17 +147,13 @@ TEST_F(ConfigTest, XdgDataHomeGivesTheDefaultPrivateDirectory) {
 TEST_F(ConfigTest, RelativeXdgDataHomeFallsBackToHome) {
   if (std::filesystem::exists("/etc/gpubk/config.json"))
     GTEST_SKIP() << "a system deployment is installed here";
-  const char* old = std::getenv("HOME");
-  std::string saved = old ? old : "";
-  ::setenv("HOME", dir_.c_str(), 1);
+  SavedEnv home("HOME");
+  ::setenv("HOME", root().c_str(), 1);
   env_.erase("BK_DATA_DIR");
   auto c = LoadWith({{"XDG_DATA_HOME", "relative/path"}, {"BK_GPU_COUNT", "2"}});
-  if (old)
-    ::setenv("HOME", saved.c_str(), 1);
-  else
-    ::unsetenv("HOME");
+  home.Restore();
   ASSERT_TRUE(c.has_value()) << c.error().message;
-  EXPECT_EQ(c->data_dir, dir_ + "/.local/share/gpubk");
+  EXPECT_EQ(c->data_dir, Path(".local/share/gpubk"));
 }
 
 // ---- environment overrides ---------------------------------------------------
@@ -395,7 +380,7 @@ TEST_F(ConfigTest, EnvironmentBeatsFile) {
 TEST_F(ConfigTest, FileUnknownKeySuggestsTheClosest) {
   WriteConfig(R"({"slot_minute": 10})");
   std::string err = LoadError({});
-  EXPECT_THAT(err, HasSubstr(dir_ + "/config.json"));
+  EXPECT_THAT(err, HasSubstr(Path("config.json")));
   EXPECT_THAT(err, HasSubstr("unknown key slot_minute"));
   EXPECT_THAT(err, HasSubstr("did you mean slot_minutes?"));
 
@@ -414,7 +399,7 @@ TEST_F(ConfigTest, FileRefusesOtherConfigVersions) {
 
 TEST_F(ConfigTest, FileRefusesInvalidJsonAndNonObjects) {
   WriteConfig(R"({"slot_minutes": 10,)");
-  EXPECT_THAT(LoadError({}), AllOf(HasSubstr(dir_ + "/config.json"), HasSubstr("not valid JSON")));
+  EXPECT_THAT(LoadError({}), AllOf(HasSubstr(Path("config.json")), HasSubstr("not valid JSON")));
   WriteConfig(R"([1, 2])");
   EXPECT_THAT(LoadError({}), HasSubstr("must hold a JSON object"));
 }
@@ -422,7 +407,7 @@ TEST_F(ConfigTest, FileRefusesInvalidJsonAndNonObjects) {
 TEST_F(ConfigTest, FileBadValueNamesTheFileAndKey) {
   WriteConfig(R"({"slot_minutes": 7})");
   EXPECT_THAT(LoadError({}),
-              AllOf(HasSubstr(dir_ + "/config.json: "), HasSubstr("slot_minutes must divide one hour")));
+              AllOf(HasSubstr(Path("config.json: ")), HasSubstr("slot_minutes must divide one hour")));
   WriteConfig(R"({"host_cpus": null, "gpu_count": 2})");
   Config c = LoadOk();
   EXPECT_FALSE(c.policy.host_cpus.has_value());
@@ -432,12 +417,12 @@ TEST_F(ConfigTest, GroupWritableFileIsRefused) {
   WriteConfig(R"({"slot_minutes": 10})", 0660);
   auto c = LoadWith({});
   ASSERT_FALSE(c.has_value());
-  EXPECT_THAT(c.error().message, HasSubstr(dir_ + "/config.json"));
+  EXPECT_THAT(c.error().message, HasSubstr(Path("config.json")));
 }
 
 TEST_F(ConfigTest, ServerConfigIdsBeyond32BitsAreRefusedNotWrapped) {
   // 4294968296 is 2^32 + 1000: read as uint32 it would name UID 1000.
-  std::string path = dir_ + "/server.json";
+  std::string path = Path("server.json");
   auto load = [&](const std::string& text) {
     std::ofstream(path) << text;
     return LoadServer(path, EnvOf({}), /*trusted=*/false);
@@ -448,11 +433,11 @@ TEST_F(ConfigTest, ServerConfigIdsBeyond32BitsAreRefusedNotWrapped) {
   ASSERT_FALSE(uid.has_value());
   EXPECT_THAT(uid.error().message, HasSubstr("owner_uid must be a UID"));
   EXPECT_FALSE(load(head + R"("owner_uid": 4294967295})").has_value());
-  std::filesystem::create_directory(dir_ + "/run");
-  std::filesystem::permissions(dir_ + "/run", std::filesystem::perms(0711));
+  std::filesystem::create_directory(Path("run"));
+  std::filesystem::permissions(Path("run"), std::filesystem::perms(0711));
   auto gid = load(fmt::format(R"({{"schema_version": "gpubk.server.v1", "socket": "{}/run/broker.sock", )"
                               R"("owner_uid": {}, "data_dir": "{}/data", "gid": 4294967396}})",
-                              dir_, getuid(), dir_));
+                              root(), getuid(), root()));
   ASSERT_FALSE(gid.has_value());
   EXPECT_THAT(gid.error().message, HasSubstr("must be a GID")) << gid.error().message;
 }
@@ -460,14 +445,14 @@ TEST_F(ConfigTest, ServerConfigIdsBeyond32BitsAreRefusedNotWrapped) {
 // Found by fuzzing: a number where a string belongs made json::value() throw
 // out of LoadServer, ending bk and the daemon.
 TEST_F(ConfigTest, ServerConfigStringsOfAnotherTypeAreRefused) {
-  std::string path = dir_ + "/server.json";
-  std::filesystem::create_directory(dir_ + "/run");
-  std::filesystem::permissions(dir_ + "/run", std::filesystem::perms(0711));
+  std::string path = Path("server.json");
+  std::filesystem::create_directory(Path("run"));
+  std::filesystem::permissions(Path("run"), std::filesystem::perms(0711));
   auto load = [&](const std::string& extra) {
     std::ofstream(path) << fmt::format(
         R"({{"schema_version": "gpubk.server.v1", "socket": "{}/run/broker.sock", "owner_uid": {}, )"
         R"("data_dir": "{}/data"{}}})",
-        dir_, getuid(), dir_, extra);
+        root(), getuid(), root(), extra);
     return LoadServer(path, EnvOf({{"BK_GPU_SIM_FILE", "/nonexistent.json"}}), /*trusted=*/false);
   };
   ASSERT_TRUE(load("").has_value()) << load("").error().message;
@@ -486,15 +471,15 @@ TEST_F(ConfigTest, ServerConfigStringsOfAnotherTypeAreRefused) {
 // Each user runs their own worker: on a server their BK_<KEY> fills the worker
 // keys the server's file leaves unset, and nothing else.
 TEST_F(ConfigTest, ServerWorkerKeysTakeTheUsersEnvironmentWhereTheFileIsSilent) {
-  std::string path = dir_ + "/server.json";
-  std::filesystem::create_directory(dir_ + "/run");
-  std::filesystem::permissions(dir_ + "/run", std::filesystem::perms(0711));
+  std::string path = Path("server.json");
+  std::filesystem::create_directory(Path("run"));
+  std::filesystem::permissions(Path("run"), std::filesystem::perms(0711));
   std::ofstream(path) << fmt::format(
       R"({{"schema_version": "gpubk.server.v1", "socket": "{}/run/broker.sock", "owner_uid": {}, )"
       R"("data_dir": "{}/data", "gpu_count": 2, "worker_poll_seconds": 3}})",
-      dir_, getuid(), dir_);
+      root(), getuid(), root());
   std::map<std::string, std::string> env = {{"BK_CONFIG_FILE", path},
-                                            {"XDG_CONFIG_HOME", dir_ + "/xdg-config"},
+                                            {"XDG_CONFIG_HOME", Path("xdg-config")},
                                             {"BK_WORKER_POLL_SECONDS", "0.5"},
                                             {"BK_WORKER_MAX_PARALLEL", "4"},
                                             {"BK_SLOT_MINUTES", "10"}};

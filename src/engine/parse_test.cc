@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,33 @@ std::string ErrorOf(const Result<T>& r) {
   return r.error().message;
 }
 
+// A text that parses to `want`, and one refused with `error`.
+template <class T>
+struct Accepted {
+  std::string_view text;
+  T want;
+};
+struct Refused {
+  std::string_view text;
+  std::string error;
+};
+
+// parse(text) gives each case's `want`.
+template <class T, size_t N, class Parse>
+void ExpectAccepted(Parse parse, const Accepted<T> (&cases)[N]) {
+  for (const Accepted<T>& c : cases) {
+    const auto r = parse(c.text);
+    ASSERT_TRUE(r) << "'" << c.text << "': " << r.error().message;
+    EXPECT_EQ(*r, c.want) << "'" << c.text << "'";
+  }
+}
+
+// parse(text) refuses each case with its `error`.
+template <size_t N, class Parse>
+void ExpectRefused(Parse parse, const Refused (&cases)[N]) {
+  for (const Refused& c : cases) EXPECT_EQ(ErrorOf(parse(c.text)), c.error) << "'" << c.text << "'";
+}
+
 Seconds Utc(int y, int mo, int d, int h = 0, int mi = 0, int s = 0) {
   return CivilToEpoch({y, mo, d, h, mi, s});
 }
@@ -27,11 +55,7 @@ Seconds Utc(int y, int mo, int d, int h = 0, int mi = 0, int s = 0) {
 // Durations
 
 TEST(ParseDurationTest, Accepted) {
-  struct Case {
-    std::string_view text;
-    Seconds seconds;
-  };
-  const Case cases[] = {
+  const Accepted<Seconds> cases[] = {
       {"30m", 1800},
       {"1h30m", 5400},
       {"1d2h5m", 93900},
@@ -54,11 +78,7 @@ TEST(ParseDurationTest, Accepted) {
       {"36500d", 36500 * kDay},
       {"52560000m", 36500 * kDay},
   };
-  for (const Case& c : cases) {
-    const auto r = ParseDuration(c.text);
-    ASSERT_TRUE(r) << "'" << c.text << "': " << r.error().message;
-    EXPECT_EQ(*r, c.seconds) << "'" << c.text << "'";
-  }
+  ExpectAccepted(ParseDuration, cases);
 }
 
 TEST(ParseDurationTest, Rejected) {
@@ -66,11 +86,7 @@ TEST(ParseDurationTest, Rejected) {
   const std::string once = "duration units may only appear once";
   const std::string positive = "duration must be positive";
   const std::string too_long = "duration is too long (at most 36500d)";
-  struct Case {
-    std::string_view text;
-    std::string error;
-  };
-  const Case cases[] = {
+  const Refused cases[] = {
       {"1h 30m", shape},
       {"30", shape},
       {"1hour", shape},
@@ -103,7 +119,7 @@ TEST(ParseDurationTest, Rejected) {
       {"99999999999999999999999999999999d", too_long},
       {"9223372036854775807m", too_long},
   };
-  for (const Case& c : cases) EXPECT_EQ(ErrorOf(ParseDuration(c.text)), c.error) << "'" << c.text << "'";
+  ExpectRefused(ParseDuration, cases);
 }
 
 TEST(FormatDurationTest, CompactForm) {
@@ -131,11 +147,7 @@ TEST(FormatDurationTest, RoundTripsThroughParse) {
 // Memory sizes
 
 TEST(ParseSizeMbTest, Accepted) {
-  struct Case {
-    std::string_view text;
-    int64_t mb;
-  };
-  const Case cases[] = {
+  const Accepted<int64_t> cases[] = {
       {"12g", 12288},
       {"12GB", 12288},
       {"12GiB", 12288},
@@ -163,11 +175,7 @@ TEST(ParseSizeMbTest, Accepted) {
       {"1073741824g", int64_t{1} << 40},
       {"1099511627776m", int64_t{1} << 40},
   };
-  for (const Case& c : cases) {
-    const auto r = ParseSizeMb(c.text);
-    ASSERT_TRUE(r) << "'" << c.text << "': " << r.error().message;
-    EXPECT_EQ(*r, c.mb) << "'" << c.text << "'";
-  }
+  ExpectAccepted([](std::string_view t) { return ParseSizeMb(t); }, cases);
 }
 
 TEST(ParseSizeMbTest, Rejected) {
@@ -175,11 +183,7 @@ TEST(ParseSizeMbTest, Rejected) {
   const std::string positive = "memory must be positive";
   const std::string tiny = "memory must be at least 1 MiB";
   const std::string huge = "memory must be at most 1073741824g";
-  struct Case {
-    std::string_view text;
-    std::string error;
-  };
-  const Case cases[] = {
+  const Refused cases[] = {
       {"12", shape},
       {"12 g", shape},
       {".5g", shape},
@@ -211,7 +215,7 @@ TEST(ParseSizeMbTest, Rejected) {
       {"1073741824.001g", huge},
       {"99999999999999999999999999999999g", huge},
   };
-  for (const Case& c : cases) EXPECT_EQ(ErrorOf(ParseSizeMb(c.text)), c.error) << "'" << c.text << "'";
+  ExpectRefused([](std::string_view t) { return ParseSizeMb(t); }, cases);
 }
 
 TEST(ParseSizeMbTest, ErrorsNameTheQuantity) {
@@ -252,11 +256,7 @@ TEST(ParseCpusTest, RejectsEverythingElse) {
 }
 
 TEST(ParseGpuListTest, Accepted) {
-  struct Case {
-    std::string_view text;
-    std::vector<int> gpus;
-  };
-  const Case cases[] = {
+  const Accepted<std::vector<int>> cases[] = {
       {"0", {0}},
       {"3,1", {3, 1}},  // order kept; the caller sorts
       {"0,1,2,3", {0, 1, 2, 3}},
@@ -269,22 +269,14 @@ TEST(ParseGpuListTest, Accepted) {
       {"007", {7}},
       {"2147483647", {2147483647}},
   };
-  for (const Case& c : cases) {
-    const auto r = ParseGpuList(c.text, "--gpu");
-    ASSERT_TRUE(r) << "'" << c.text << "': " << r.error().message;
-    EXPECT_EQ(*r, c.gpus) << "'" << c.text << "'";
-  }
+  ExpectAccepted([](std::string_view t) { return ParseGpuList(t, "--gpu"); }, cases);
 }
 
 TEST(ParseGpuListTest, Rejected) {
   const std::string shape = "--gpu must contain comma-separated GPU indexes";
   const std::string empty = "--gpu must contain at least one GPU index";
   const std::string repeated = "--gpu must not contain repeated GPU indexes";
-  struct Case {
-    std::string_view text;
-    std::string error;
-  };
-  const Case cases[] = {
+  const Refused cases[] = {
       {"a", shape},          {"1,a", shape},
       {"-1", shape},         {"+1", shape},
       {"1.5", shape},        {"1 2", shape},
@@ -295,8 +287,7 @@ TEST(ParseGpuListTest, Rejected) {
       {"1,1", repeated},     {"0,1,0", repeated},
       {"2, 2", repeated},    {"03,3", repeated},
   };
-  for (const Case& c : cases)
-    EXPECT_EQ(ErrorOf(ParseGpuList(c.text, "--gpu")), c.error) << "'" << c.text << "'";
+  ExpectRefused([](std::string_view t) { return ParseGpuList(t, "--gpu"); }, cases);
 }
 
 TEST(ParseGpuListTest, ErrorsNameTheOption) {
@@ -358,11 +349,7 @@ TEST(TransitionZoneTest, BehavesLikeARealZone) {
 // ISO 8601
 
 TEST(ParseIsoTimeTest, Accepted) {
-  struct Case {
-    std::string_view text;
-    Seconds t;
-  };
-  const Case cases[] = {
+  const Accepted<Seconds> cases[] = {
       {"2026-11-30T09:00", Local8(2026, 11, 30, 9)},
       {"2026-11-30T09:00:00", Local8(2026, 11, 30, 9)},
       {"2026-11-30 09:00", Local8(2026, 11, 30, 9)},
@@ -392,22 +379,14 @@ TEST(ParseIsoTimeTest, Accepted) {
       {"0001-01-01T00:00Z", Utc(1, 1, 1)},
       {"9999-12-31T23:59:59Z", Utc(9999, 12, 31, 23, 59, 59)},
   };
-  for (const Case& c : cases) {
-    const auto r = ParseIsoTime(c.text, kPlus8);
-    ASSERT_TRUE(r) << "'" << c.text << "': " << r.error().message;
-    EXPECT_EQ(*r, c.t) << "'" << c.text << "' gave " << FormatIsoUtc(*r);
-  }
+  ExpectAccepted([](std::string_view t) { return ParseIsoTime(t, kPlus8); }, cases);
 }
 
 TEST(ParseIsoTimeTest, Rejected) {
   const std::string shape = "time must be ISO 8601 such as 2026-11-30T09:00 or 2026-11-30T09:00:00+08:00";
   const std::string date = "invalid calendar date";
   const std::string clock = "clock time is out of range";
-  struct Case {
-    std::string_view text;
-    std::string error;
-  };
-  const Case cases[] = {
+  const Refused cases[] = {
       {"2026-02-30", date},
       {"2026-02-30T10:00", date},
       {"2025-02-29T10:00", date},
@@ -444,8 +423,7 @@ TEST(ParseIsoTimeTest, Rejected) {
       {"2026-11-30T09:00Z+08:00", shape},
       {"2026-11-30T09:00+08:00:00", shape},
   };
-  for (const Case& c : cases)
-    EXPECT_EQ(ErrorOf(ParseIsoTime(c.text, kPlus8)), c.error) << "'" << c.text << "'";
+  ExpectRefused([](std::string_view t) { return ParseIsoTime(t, kPlus8); }, cases);
 }
 
 TEST(ParseIsoTimeTest, NaiveTimesUseTheZoneOfThatDate) {

@@ -150,23 +150,14 @@ inline nvml::Return List(nvml::Device d, const std::string& name, const std::vec
   *count = static_cast<unsigned int>(procs.size());
   return nvml::kSuccess;
 }
-inline nvml::Return Compute1(nvml::Device d, unsigned int* n, void* p) {
-  return List(d, "compute1", Dev(d).compute, 16, n, p);
-}
-inline nvml::Return Compute2(nvml::Device d, unsigned int* n, void* p) {
-  return List(d, "compute2", Dev(d).compute, 24, n, p);
-}
-inline nvml::Return Compute3(nvml::Device d, unsigned int* n, void* p) {
-  return List(d, "compute3", Dev(d).compute, Dev(d).v3_record, n, p);
-}
-inline nvml::Return Graphics1(nvml::Device d, unsigned int* n, void* p) {
-  return List(d, "graphics1", Dev(d).graphics, 16, n, p);
-}
-inline nvml::Return Graphics2(nvml::Device d, unsigned int* n, void* p) {
-  return List(d, "graphics2", Dev(d).graphics, 24, n, p);
-}
-inline nvml::Return Graphics3(nvml::Device d, unsigned int* n, void* p) {
-  return List(d, "graphics3", Dev(d).graphics, Dev(d).v3_record, n, p);
+// Version 1, 2 or 3 of the compute or graphics process-list call (named
+// "compute1" ... "graphics3" for forced failures): records of 16, 24 or the
+// device's v3_record bytes.
+template <bool kGraphics, int kVersion>
+nvml::Return ProcessList(nvml::Device d, unsigned int* n, void* p) {
+  const std::string name = (kGraphics ? "graphics" : "compute") + std::to_string(kVersion);
+  const size_t record = kVersion == 1 ? 16 : kVersion == 2 ? 24 : Dev(d).v3_record;
+  return List(d, name, kGraphics ? Dev(d).graphics : Dev(d).compute, record, n, p);
 }
 inline nvml::Return ProcUtil(nvml::Device d, nvml::ProcessUtilizationSample* s, unsigned int* n,
                              unsigned long long last_seen) {
@@ -199,12 +190,12 @@ inline nvml::Api Api() {
   a.DeviceGetMemoryInfoV2 = Mem2;
   a.DeviceGetUtilizationRates = Util;
   a.DeviceGetTemperature = Temp;
-  a.compute[nvml::kV1] = Compute1;
-  a.compute[nvml::kV2] = Compute2;
-  a.compute[nvml::kV3] = Compute3;
-  a.graphics[nvml::kV1] = Graphics1;
-  a.graphics[nvml::kV2] = Graphics2;
-  a.graphics[nvml::kV3] = Graphics3;
+  a.compute[nvml::kV1] = ProcessList<false, 1>;
+  a.compute[nvml::kV2] = ProcessList<false, 2>;
+  a.compute[nvml::kV3] = ProcessList<false, 3>;
+  a.graphics[nvml::kV1] = ProcessList<true, 1>;
+  a.graphics[nvml::kV2] = ProcessList<true, 2>;
+  a.graphics[nvml::kV3] = ProcessList<true, 3>;
   a.DeviceGetProcessUtilization = ProcUtil;
   return a;
 }

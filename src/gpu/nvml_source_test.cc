@@ -39,6 +39,15 @@ class NvmlSourceTest : public ::testing::Test {
   }
   std::unique_ptr<NvmlSource> Make() { return std::make_unique<NvmlSource>(Options()); }
 
+  // One sample of GPU 0 from a fresh source into *s: its process list must
+  // hold `count` processes, read with version `version` of NVML's call.
+  void SampleProcessList(int version, size_t count, Snapshot* s) {
+    NvmlReport report;
+    *s = Make()->Sample(1, &report);
+    EXPECT_EQ(report.devices[0].process_list_version, version);
+    ASSERT_EQ(s->devices[0].processes.size(), count);
+  }
+
   fake::Nvml nvml_;
   nvml::Api api_ = fake::Api();
   FakeProcReader proc_;
@@ -321,11 +330,8 @@ TEST_F(NvmlSourceTest, V3WithThe32ByteRecordsFallsBackToV2) {
 TEST_F(NvmlSourceTest, V3With16ByteRecordsIsRejected) {
   nvml_.gpus[0].compute = {{100, 1024 * kMiB}, {200, 512 * kMiB}};
   nvml_.gpus[0].v3_record = 16;  // instance ids would be the next record's pid
-  auto src = Make();
-  NvmlReport report;
-  Snapshot s = src->Sample(1, &report);
-  EXPECT_EQ(report.devices[0].process_list_version, 2);
-  ASSERT_EQ(s.devices[0].processes.size(), 2u);
+  Snapshot s;
+  ASSERT_NO_FATAL_FAILURE(SampleProcessList(2, 2, &s));
   EXPECT_EQ(s.devices[0].processes[0].gpu_memory_mb, 1024);
 }
 
@@ -362,11 +368,8 @@ TEST_F(NvmlSourceTest, V3PidsMissingFromProcPreferAnOlderVersionThatAgreesWithPr
     *n = 1;
     return nvml::kSuccess;
   };
-  auto src = Make();
-  NvmlReport report;
-  Snapshot s = src->Sample(1, &report);
-  EXPECT_EQ(report.devices[0].process_list_version, 2);
-  ASSERT_EQ(s.devices[0].processes.size(), 1u);
+  Snapshot s;
+  ASSERT_NO_FATAL_FAILURE(SampleProcessList(2, 1, &s));
   EXPECT_EQ(s.devices[0].processes[0].pid, 100);
 }
 
@@ -374,12 +377,9 @@ TEST_F(NvmlSourceTest, UnsupportedV3AndMissingV2UseV1) {
   nvml_.gpus[0].compute = {{100, 1024 * kMiB}};
   nvml_.gpus[0].rc["compute3"] = nvml::kErrorFunctionNotFound;
   api_.compute[nvml::kV2] = nullptr;
-  auto src = Make();
-  NvmlReport report;
-  Snapshot s = src->Sample(1, &report);
+  Snapshot s;
+  ASSERT_NO_FATAL_FAILURE(SampleProcessList(1, 1, &s));
   EXPECT_TRUE(s.devices[0].process_telemetry);
-  EXPECT_EQ(report.devices[0].process_list_version, 1);
-  ASSERT_EQ(s.devices[0].processes.size(), 1u);
   EXPECT_EQ(s.devices[0].processes[0].gpu_memory_mb, 1024);
 }
 

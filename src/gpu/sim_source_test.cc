@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/members_testing.h"
 #include "base/temp_dir_testing.h"
 #include "gpu/open_source.h"
 #include "gpu/snapshot.h"
@@ -26,6 +27,19 @@ Snapshot MustParse(const std::string& text, int gpu_count = 1) {
   auto snap = ParseSimulation(text, gpu_count, kWhat);
   EXPECT_TRUE(snap.has_value()) << text << "\n" << (snap ? "" : snap.error().message);
   return snap ? *snap : Snapshot{};
+}
+
+// Every member parsing fills in, of a device (its processes aside) and of a process.
+void ExpectParsed(const DeviceSample& want, const DeviceSample& got) {
+  using D = DeviceSample;
+  ExpectSameMembers(want, got, &D::index, &D::uuid, &D::name, &D::memory_used_mb, &D::memory_total_mb,
+                    &D::utilization_percent, &D::temperature_c, &D::source, &D::process_telemetry);
+}
+void ExpectParsed(const ProcessSample& want, const ProcessSample& got) {
+  using P = ProcessSample;
+  ExpectSameMembers(want, got, &P::pid, &P::uid, &P::host_uid, &P::username, &P::command, &P::gpu_memory_mb,
+                    &P::sm_utilization_percent, &P::kind, &P::host_start_id, &P::identity_source,
+                    &P::container_runtime, &P::container_id);
 }
 
 std::string ManyGpus(int n) {
@@ -213,54 +227,59 @@ TEST(ParseSimulation, FullDevice) {
   ASSERT_TRUE(snap.ok());
   ASSERT_EQ(snap.devices.size(), 1u);
   const DeviceSample& d = snap.devices[0];
-  EXPECT_EQ(d.index, 0);
-  EXPECT_EQ(d.uuid, "GPU-5d9a3c1e-7b2f-4e8a-9c61-0f3b2a7d4e10");
-  EXPECT_EQ(d.name, "NVIDIA A100-SXM4-80GB");
-  EXPECT_EQ(d.memory_used_mb, 40960);
-  EXPECT_EQ(d.memory_total_mb, 81920);
-  EXPECT_EQ(d.utilization_percent, 87);
-  EXPECT_EQ(d.temperature_c, 64);
-  EXPECT_EQ(d.source, Source::kSimulation);
-  EXPECT_TRUE(d.process_telemetry);
+  ExpectParsed({.index = 0,
+                .uuid = "GPU-5d9a3c1e-7b2f-4e8a-9c61-0f3b2a7d4e10",
+                .name = "NVIDIA A100-SXM4-80GB",
+                .memory_used_mb = 40960,
+                .memory_total_mb = 81920,
+                .utilization_percent = 87,
+                .temperature_c = 64,
+                .source = Source::kSimulation,
+                .process_telemetry = true},
+               d);
   ASSERT_EQ(d.processes.size(), 1u);
-  const ProcessSample& p = d.processes[0];
-  EXPECT_EQ(p.pid, 4242);
-  EXPECT_EQ(p.uid, std::optional<uid_t>(1001));
-  EXPECT_EQ(p.host_uid, std::optional<uid_t>(1001));
-  EXPECT_EQ(p.username, "alice");
-  EXPECT_EQ(p.command, "python train.py --epochs 10");
-  EXPECT_EQ(p.gpu_memory_mb, 40000);
-  EXPECT_EQ(p.sm_utilization_percent, 85);
-  EXPECT_EQ(p.kind, "C+G");
-  EXPECT_EQ(p.host_start_id, "1234:5678");
-  EXPECT_EQ(p.identity_source, "container-reservation");
-  EXPECT_EQ(p.container_runtime, "docker");
-  EXPECT_EQ(p.container_id, "0123456789ab");
+  ExpectParsed({.pid = 4242,
+                .uid = 1001,
+                .username = "alice",
+                .command = "python train.py --epochs 10",
+                .gpu_memory_mb = 40000,
+                .sm_utilization_percent = 85,
+                .kind = "C+G",
+                .host_start_id = "1234:5678",
+                .identity_source = "container-reservation",
+                .container_runtime = "docker",
+                .container_id = "0123456789ab",
+                .host_uid = 1001},
+               d.processes[0]);
 }
 
 TEST(ParseSimulation, Defaults) {
   Snapshot snap = MustParse(R"([{"index":0,"processes":[{"pid":5}]}])");
   const DeviceSample& d = snap.devices[0];
-  EXPECT_EQ(d.name, "simulated");
-  EXPECT_EQ(d.uuid, "");
-  EXPECT_EQ(d.memory_used_mb, 0);
-  EXPECT_EQ(d.memory_total_mb, 0);
-  EXPECT_FALSE(d.utilization_percent.has_value());
-  EXPECT_FALSE(d.temperature_c.has_value());
-  EXPECT_EQ(d.source, Source::kSimulation);
-  EXPECT_TRUE(d.process_telemetry);
-  const ProcessSample& p = d.processes[0];
-  EXPECT_FALSE(p.uid.has_value());
-  EXPECT_FALSE(p.host_uid.has_value());
-  EXPECT_EQ(p.username, "?");
-  EXPECT_EQ(p.command, "");
-  EXPECT_EQ(p.gpu_memory_mb, 0);
-  EXPECT_FALSE(p.sm_utilization_percent.has_value());
-  EXPECT_EQ(p.kind, "C");
-  EXPECT_EQ(p.host_start_id, "");
-  EXPECT_EQ(p.identity_source, "host");
-  EXPECT_EQ(p.container_runtime, "");
-  EXPECT_EQ(p.container_id, "");
+  ExpectParsed({.index = 0,
+                .uuid = "",
+                .name = "simulated",
+                .memory_used_mb = 0,
+                .memory_total_mb = 0,
+                .utilization_percent = std::nullopt,
+                .temperature_c = std::nullopt,
+                .source = Source::kSimulation,
+                .process_telemetry = true},
+               d);
+  ASSERT_EQ(d.processes.size(), 1u);
+  ExpectParsed({.pid = 5,
+                .uid = std::nullopt,
+                .username = "?",
+                .command = "",
+                .gpu_memory_mb = 0,
+                .sm_utilization_percent = std::nullopt,
+                .kind = "C",
+                .host_start_id = "",
+                .identity_source = "host",
+                .container_runtime = "",
+                .container_id = "",
+                .host_uid = std::nullopt},
+               d.processes[0]);
 }
 
 TEST(ParseSimulation, NullMeansDefaultForOptionalFields) {
@@ -416,18 +435,26 @@ TEST(ParseSimulation, EmptyOrNullErrorMeansNoError) {
 
 // ---- the file source ----
 
-class SimFileTest : public ::testing::Test {
+class SimFileTest : public TempDirTest {
  protected:
-  TempDir tmp_{"bk-sim-test"};
-  void SetUp() override {
-    dir_ = tmp_.path();
-    path_ = dir_ + "/sim.json";
-  }
   void Write(const std::string& text, const std::string& path = "") {
     std::ofstream(path.empty() ? path_ : path, std::ios::binary | std::ios::trunc) << text;
   }
-  std::string dir_;
-  std::string path_;
+  // Load refuses the file with `want`, and Sample reports it as the error of
+  // a snapshot of two GPUs that nothing is known about.
+  static void ExpectRefused(SimFileSource& source, const std::string& want) {
+    auto loaded = source.Load(2);
+    ASSERT_FALSE(loaded.has_value());
+    EXPECT_EQ(loaded.error().kind, ErrorKind::kInvalid);
+    EXPECT_EQ(loaded.error().message, want);
+    Snapshot sampled = source.Sample(2);
+    EXPECT_EQ(sampled.error, want);
+    ASSERT_EQ(sampled.devices.size(), 2u);
+    EXPECT_EQ(sampled.devices[0].source, Source::kNone);
+    EXPECT_EQ(sampled.devices[1].source, Source::kNone);
+  }
+
+  std::string path_ = Path("sim.json");
 };
 
 TEST_F(SimFileTest, ReReadOnEverySample) {
@@ -445,14 +472,7 @@ TEST_F(SimFileTest, MissingFile) {
   SimFileSource source(path_);
   const std::string want = "cannot read simulation file " + path_ +
                            ": No such file or directory; fix the file or unset BK_GPU_SIM_FILE";
-  auto loaded = source.Load(2);
-  ASSERT_FALSE(loaded.has_value());
-  EXPECT_EQ(loaded.error().kind, ErrorKind::kInvalid);
-  EXPECT_EQ(loaded.error().message, want);
-  Snapshot sampled = source.Sample(2);
-  EXPECT_EQ(sampled.error, want);
-  ASSERT_EQ(sampled.devices.size(), 2u);
-  EXPECT_EQ(sampled.devices[1].source, Source::kNone);
+  ExpectRefused(source, want);
 }
 
 TEST_F(SimFileTest, InvalidFileNamesPathInLoadAndSample) {
@@ -461,13 +481,7 @@ TEST_F(SimFileTest, InvalidFileNamesPathInLoadAndSample) {
   const std::string want =
       "simulation file " + path_ +
       " is invalid: gpus[1].index must be an integer; fix the file or unset BK_GPU_SIM_FILE";
-  auto loaded = source.Load(2);
-  ASSERT_FALSE(loaded.has_value());
-  EXPECT_EQ(loaded.error().message, want);
-  Snapshot sampled = source.Sample(2);
-  EXPECT_EQ(sampled.error, want);
-  EXPECT_EQ(sampled.devices.size(), 2u);
-  EXPECT_EQ(sampled.devices[0].source, Source::kNone);
+  ExpectRefused(source, want);
 }
 
 TEST_F(SimFileTest, ErrorExtensionFromFile) {
@@ -491,9 +505,9 @@ TEST_F(SimFileTest, SizeLimitIsFourMiB) {
 }
 
 TEST_F(SimFileTest, NotARegularFile) {
-  auto dir = SimFileSource(dir_).Load(1);
+  auto dir = SimFileSource(root()).Load(1);
   ASSERT_FALSE(dir.has_value());
-  EXPECT_NE(dir.error().message.find("cannot read simulation file " + dir_ + ": "), std::string::npos);
+  EXPECT_NE(dir.error().message.find("cannot read simulation file " + root() + ": "), std::string::npos);
   mkfifo(path_.c_str(), 0600);  // must not hang
   auto fifo = SimFileSource(path_).Load(1);
   ASSERT_FALSE(fifo.has_value());
@@ -501,8 +515,8 @@ TEST_F(SimFileTest, NotARegularFile) {
 }
 
 TEST_F(SimFileTest, SymlinkToAFixtureIsFollowed) {
-  Write(ManyGpus(3), dir_ + "/three.json");
-  ASSERT_EQ(symlink((dir_ + "/three.json").c_str(), path_.c_str()), 0);
+  Write(ManyGpus(3), Path("three.json"));
+  ASSERT_EQ(symlink(Path("three.json").c_str(), path_.c_str()), 0);
   auto snap = SimFileSource(path_).Load(3);
   ASSERT_TRUE(snap.has_value());
   EXPECT_EQ(snap->devices[2].source, Source::kSimulation);
@@ -519,7 +533,7 @@ TEST_F(SimFileTest, CountSimulatedGpus) {
   auto empty = CountSimulatedGpus(path_);
   ASSERT_FALSE(empty.has_value());
   EXPECT_NE(empty.error().message.find("gpus must list at least one GPU"), std::string::npos);
-  EXPECT_FALSE(CountSimulatedGpus(dir_ + "/missing.json").has_value());
+  EXPECT_FALSE(CountSimulatedGpus(Path("missing.json")).has_value());
 }
 
 // The factory: a configured simulation file is the source, with nothing to

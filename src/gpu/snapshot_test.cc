@@ -3,23 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "base/members_testing.h"
 #include "gpu/source.h"
 
 namespace bk::gpu {
 namespace {
-
-DeviceSample Device(int util, int64_t used, int64_t total) {
-  DeviceSample d;
-  d.index = 0;
-  d.name = "NVIDIA A100-SXM4-80GB";
-  d.source = Source::kSimulation;
-  d.process_telemetry = true;
-  d.utilization_percent = util;
-  d.memory_used_mb = used;
-  d.memory_total_mb = total;
-  return d;
-}
 
 ProcessSample Process(int pid, const std::string& user, const std::string& command, int64_t mem = 0,
                       std::optional<int> sm = std::nullopt) {
@@ -31,6 +22,25 @@ ProcessSample Process(int pid, const std::string& user, const std::string& comma
   p.gpu_memory_mb = mem;
   p.sm_utilization_percent = sm;
   return p;
+}
+
+DeviceSample Device(int util, int64_t used, int64_t total, std::vector<ProcessSample> processes = {}) {
+  DeviceSample d;
+  d.index = 0;
+  d.name = "NVIDIA A100-SXM4-80GB";
+  d.source = Source::kSimulation;
+  d.process_telemetry = true;
+  d.utilization_percent = util;
+  d.memory_used_mb = used;
+  d.memory_total_mb = total;
+  d.processes = std::move(processes);
+  return d;
+}
+
+// ClassifyLive(d) gives every member of `want`.
+void ExpectLive(const DeviceSample& d, const LiveState& want) {
+  using L = LiveState;
+  ExpectSameMembers(want, ClassifyLive(d), &L::status, &L::reason, &L::score, &L::process_count);
 }
 
 TEST(SourceName, Names) {
@@ -80,22 +90,15 @@ TEST(ClassifyLive, NoTelemetryIsUnknown) {
 }
 
 TEST(ClassifyLive, IdleGpu) {
-  LiveState s = ClassifyLive(Device(0, 0, 81920));
-  EXPECT_EQ(s.status, "idle");
-  EXPECT_EQ(s.reason, "");
-  EXPECT_DOUBLE_EQ(s.score, 0.0);
-  EXPECT_EQ(s.process_count, 0);
+  ExpectLive(Device(0, 0, 81920), {.status = "idle", .reason = "", .score = 0.0, .process_count = 0});
 }
 
 TEST(ClassifyLive, UtilizationThreshold) {
   LiveState nine = ClassifyLive(Device(9, 0, 81920));
   EXPECT_EQ(nine.status, "idle");
   EXPECT_DOUBLE_EQ(nine.score, 4.5);
-  LiveState ten = ClassifyLive(Device(10, 0, 81920));
-  EXPECT_EQ(ten.status, "busy");
-  EXPECT_EQ(ten.reason, "util=10%");
-  EXPECT_DOUBLE_EQ(ten.score, 72.0);
-  EXPECT_EQ(ten.process_count, 0);
+  ExpectLive(Device(10, 0, 81920),
+             {.status = "busy", .reason = "util=10%", .score = 72.0, .process_count = 0});
 }
 
 TEST(ClassifyLive, MemoryFloorOf1024MiB) {
@@ -129,23 +132,17 @@ TEST(ClassifyLive, UnknownMetricsCountAsZero) {
 }
 
 TEST(ClassifyLive, SystemProcessIgnored) {
-  DeviceSample d = Device(0, 20, 81920);
-  d.processes.push_back(Process(1500, "root", "/usr/lib/xorg/Xorg -core :0", 20));
-  d.processes.push_back(Process(1600, "gdm", "/usr/bin/gnome-shell", 0));
-  LiveState s = ClassifyLive(d);
+  LiveState s = ClassifyLive(Device(0, 20, 81920,
+                                    {Process(1500, "root", "/usr/lib/xorg/Xorg -core :0", 20),
+                                     Process(1600, "gdm", "/usr/bin/gnome-shell", 0)}));
   EXPECT_EQ(s.status, "idle");
   EXPECT_EQ(s.process_count, 0);
 }
 
 TEST(ClassifyLive, AnyUserProcessIsBusy) {
-  DeviceSample d = Device(0, 0, 81920);
-  d.processes.push_back(Process(1500, "root", "Xorg", 20));
-  d.processes.push_back(Process(4242, "alice", "python train.py", 0));
-  LiveState s = ClassifyLive(d);
-  EXPECT_EQ(s.status, "busy");
-  EXPECT_EQ(s.reason, "user=alice pid=4242");
-  EXPECT_EQ(s.process_count, 1);
-  EXPECT_DOUBLE_EQ(s.score, 75.0);
+  ExpectLive(
+      Device(0, 0, 81920, {Process(1500, "root", "Xorg", 20), Process(4242, "alice", "python train.py", 0)}),
+      {.status = "busy", .reason = "user=alice pid=4242", .score = 75.0, .process_count = 1});
 }
 
 TEST(ClassifyLive, UnattributedProcessIsBusy) {
@@ -159,11 +156,11 @@ TEST(ClassifyLive, UnattributedProcessIsBusy) {
 }
 
 TEST(ClassifyLive, ReasonNamesTheBusiestProcess) {
-  DeviceSample d = Device(87, 40960, 81920);
-  d.processes.push_back(Process(300, "carol", "python a.py", 100, 10));
-  d.processes.push_back(Process(200, "bob", "python b.py", 500, 60));
-  d.processes.push_back(Process(100, "alice", "python c.py", 400, 60));
-  d.processes.push_back(Process(50, "dave", "python d.py", 9000, std::nullopt));
+  DeviceSample d =
+      Device(87, 40960, 81920,
+             {Process(300, "carol", "python a.py", 100, 10), Process(200, "bob", "python b.py", 500, 60),
+              Process(100, "alice", "python c.py", 400, 60),
+              Process(50, "dave", "python d.py", 9000, std::nullopt)});
   LiveState s = ClassifyLive(d);
   EXPECT_EQ(s.reason, "user=bob pid=200");  // highest SM, then most memory
   d.processes[1].gpu_memory_mb = 400;
@@ -174,9 +171,7 @@ TEST(ClassifyLive, ReasonNamesTheBusiestProcess) {
 }
 
 TEST(ClassifyLive, BusyScoreFormula) {
-  DeviceSample d = Device(20, 8192, 81920);
-  d.processes.push_back(Process(1, "alice", "python"));
-  LiveState s = ClassifyLive(d);
+  LiveState s = ClassifyLive(Device(20, 8192, 81920, {Process(1, "alice", "python")}));
   EXPECT_DOUBLE_EQ(s.score, 70.0 + 0.20 * 20 + 0.10 * 10.0 + 5.0);
 }
 

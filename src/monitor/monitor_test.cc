@@ -9,20 +9,16 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "base/temp_dir_testing.h"
-#include "engine/civil_time.h"
-#include "engine/parse.h"
 #include "monitor/heartbeat.h"
+#include "monitor/monitor_testing.h"
 #include "monitor/usage_view.h"
-#include "sys/clock.h"
+#include "service/service_testing.h"
 
 namespace bk::monitor {
 namespace {
 
 constexpr uint32_t kAlice = 1001;
 constexpr uint32_t kBob = 1002;
-
-int64_t T(const char* iso) { return *engine::ParseIsoTime(iso, engine::FixedZone(0)); }
 
 gpu::ProcessSample Proc(int pid, std::optional<uid_t> uid, std::string user = "") {
   gpu::ProcessSample p;
@@ -36,35 +32,11 @@ gpu::ProcessSample Proc(int pid, std::optional<uid_t> uid, std::string user = ""
   return p;
 }
 
-gpu::Snapshot Snap(std::vector<std::vector<gpu::ProcessSample>> per_gpu) {
-  gpu::Snapshot s;
-  for (size_t i = 0; i < per_gpu.size(); ++i) {
-    gpu::DeviceSample d;
-    d.index = static_cast<int>(i);
-    d.uuid = "GPU-0000000" + std::to_string(i);
-    d.name = "Sim";
-    d.memory_total_mb = 81920;
-    d.memory_used_mb = 0;
-    d.utilization_percent = 0;
-    d.source = gpu::Source::kSimulation;
-    d.process_telemetry = true;
-    d.processes = std::move(per_gpu[i]);
-    s.devices.push_back(std::move(d));
-  }
-  return s;
-}
-
-class MonitorTest : public ::testing::Test {
+class MonitorTest : public service::ServiceTest {
  protected:
-  TempDir tmp_{"bk-monitor-test"};
+  MonitorTest() { config_.policy.gpu_count = 2; }
   void SetUp() override {
-    root_ = tmp_.path();
-    config_.data_dir = root_ + "/data";
-    config_.ledger_path = config_.data_dir + "/ledger.db";
-    config_.policy.gpu_count = 2;
-    clock_ = std::make_unique<sys::FixedClock>(T("2026-11-29T18:52:00Z"));
-    service_ = std::make_unique<service::BookingService>(
-        service::BookingService::Deps{&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), false});
+    ServiceTest::SetUp();
     ASSERT_TRUE(service_->Open());
     auto u = store::UsageStore::Open({config_.data_dir + "/usage.db", true, getuid(), 1000});
     ASSERT_TRUE(u.has_value()) << u.error().message;
@@ -74,7 +46,7 @@ class MonitorTest : public ::testing::Test {
   void TearDown() override {
     monitor_.reset();
     usage_.reset();
-    service_.reset();
+    ServiceTest::TearDown();
   }
 
   void StartMonitor(int64_t reclaim_after_s = 60, bool pause = false) {
@@ -125,10 +97,6 @@ class MonitorTest : public ::testing::Test {
     return out;
   }
 
-  std::string root_;
-  config::Config config_;
-  std::unique_ptr<sys::FixedClock> clock_;
-  std::unique_ptr<service::BookingService> service_;
   std::unique_ptr<store::UsageStore> usage_;
   std::unique_ptr<Monitor> monitor_;
   int64_t now_ms_ = 0;

@@ -4,6 +4,8 @@
 
 #include <deque>
 
+#include "monitor/monitor_testing.h"
+
 namespace bk::monitor {
 namespace {
 
@@ -21,20 +23,6 @@ gpu::ProcessSample Proc(int pid, std::optional<uid_t> uid, std::string source = 
   p.sm_utilization_percent = sm;
   p.command = "python train.py";
   return p;
-}
-
-gpu::Snapshot Snap(std::vector<std::vector<gpu::ProcessSample>> per_gpu) {
-  gpu::Snapshot s;
-  for (size_t i = 0; i < per_gpu.size(); ++i) {
-    gpu::DeviceSample d;
-    d.index = static_cast<int>(i);
-    d.uuid = "GPU-" + std::to_string(i);
-    d.source = gpu::Source::kSimulation;
-    d.process_telemetry = true;
-    d.processes = std::move(per_gpu[i]);
-    s.devices.push_back(std::move(d));
-  }
-  return s;
 }
 
 // A timeline: samples own their snapshots (SampleView points into them).

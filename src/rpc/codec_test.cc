@@ -7,16 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "base/members_testing.h"
+#include "engine/reservation_testing.h"
+
 namespace bk::rpc {
 namespace {
 
-using engine::Mode;
-using engine::Seconds;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using ::testing::SizeIs;
+using engine::Mode, engine::Seconds;
+using ::testing::ElementsAre, ::testing::HasSubstr, ::testing::IsEmpty, ::testing::Not, ::testing::SizeIs;
 
 constexpr Seconds kT0 = 1'795'000'200;  // on a 5-minute boundary
 
@@ -62,35 +60,6 @@ engine::Reservation PlainReservation() {
   return r;
 }
 
-void ExpectSameReservation(const engine::Reservation& a, const engine::Reservation& b) {
-  EXPECT_EQ(a.id, b.id);
-  EXPECT_EQ(a.uid, b.uid);
-  EXPECT_EQ(a.username, b.username);
-  EXPECT_EQ(a.gpus, b.gpus);
-  EXPECT_EQ(a.mode, b.mode);
-  EXPECT_EQ(a.share_units, b.share_units);
-  EXPECT_EQ(a.memory_mb, b.memory_mb);
-  EXPECT_EQ(a.cpus, b.cpus);
-  EXPECT_EQ(a.ram_mb, b.ram_mb);
-  EXPECT_EQ(a.start, b.start);
-  EXPECT_EQ(a.end, b.end);
-  EXPECT_EQ(a.status, b.status);
-  EXPECT_EQ(a.created_at, b.created_at);
-  EXPECT_EQ(a.updated_at, b.updated_at);
-  EXPECT_EQ(a.op_id, b.op_id);
-  EXPECT_EQ(a.op_signature, b.op_signature);
-  EXPECT_EQ(a.edit_count, b.edit_count);
-  ASSERT_EQ(a.cancellation.has_value(), b.cancellation.has_value());
-  if (a.cancellation) {
-    EXPECT_EQ(a.cancellation->at, b.cancellation->at);
-    EXPECT_EQ(a.cancellation->kind, b.cancellation->kind);
-    EXPECT_EQ(a.cancellation->reason, b.cancellation->reason);
-    EXPECT_EQ(a.cancellation->actor_uid, b.cancellation->actor_uid);
-    EXPECT_EQ(a.cancellation->actor_username, b.cancellation->actor_username);
-    EXPECT_EQ(a.cancellation->op_id, b.cancellation->op_id);
-  }
-}
-
 store::JobRecord FullJob() {
   store::JobRecord j;
   j.reservation_id = "0a1b2c3d-0000-4000-8000-000000000001";
@@ -121,32 +90,13 @@ store::JobRecord FullJob() {
 }
 
 void ExpectSameJob(const store::JobRecord& a, const store::JobRecord& b) {
-  EXPECT_EQ(a.reservation_id, b.reservation_id);
-  EXPECT_EQ(a.uid, b.uid);
-  EXPECT_EQ(a.spec_id, b.spec_id);
-  EXPECT_EQ(a.digest, b.digest);
-  EXPECT_EQ(a.summary, b.summary);
-  EXPECT_EQ(a.status, b.status);
-  EXPECT_EQ(a.submitted_at, b.submitted_at);
-  EXPECT_EQ(a.updated_at, b.updated_at);
-  EXPECT_EQ(a.claimed_at, b.claimed_at);
-  EXPECT_EQ(a.started_at, b.started_at);
-  EXPECT_EQ(a.finished_at, b.finished_at);
-  EXPECT_EQ(a.waiting_since, b.waiting_since);
-  EXPECT_EQ(a.cancel_requested_at, b.cancel_requested_at);
-  EXPECT_EQ(a.recovered_at, b.recovered_at);
-  EXPECT_EQ(a.exit_code, b.exit_code);
-  EXPECT_EQ(a.runner_pid, b.runner_pid);
-  EXPECT_EQ(a.runner_host, b.runner_host);
-  EXPECT_EQ(a.worker_id, b.worker_id);
-  EXPECT_EQ(a.claim_token, b.claim_token);
-  EXPECT_EQ(a.message, b.message);
-  EXPECT_EQ(a.launch_guard_state, b.launch_guard_state);
-  EXPECT_EQ(a.launch_guard_key, b.launch_guard_key);
-  EXPECT_EQ(a.recovery_state, b.recovery_state);
-  EXPECT_EQ(a.recovery_worker_id, b.recovery_worker_id);
-  EXPECT_EQ(a.log_warning, b.log_warning);
-  EXPECT_EQ(a.log_rotated, b.log_rotated);
+  using J = store::JobRecord;
+  ExpectSameMembers(a, b, &J::reservation_id, &J::uid, &J::spec_id, &J::digest, &J::summary, &J::status,
+                    &J::submitted_at, &J::updated_at, &J::claimed_at, &J::started_at, &J::finished_at,
+                    &J::waiting_since, &J::cancel_requested_at, &J::recovered_at, &J::exit_code,
+                    &J::runner_pid, &J::runner_host, &J::worker_id, &J::claim_token, &J::message,
+                    &J::launch_guard_state, &J::launch_guard_key, &J::recovery_state, &J::recovery_worker_id,
+                    &J::log_warning, &J::log_rotated);
 }
 
 service::GpuView FullView(int gpu) {
@@ -165,16 +115,10 @@ service::GpuView FullView(int gpu) {
 }
 
 void ExpectSameView(const service::GpuView& a, const service::GpuView& b) {
-  EXPECT_EQ(a.gpu, b.gpu);
-  EXPECT_EQ(a.live_status, b.live_status);
-  EXPECT_EQ(a.live_reason, b.live_reason);
-  EXPECT_DOUBLE_EQ(a.load_score, b.load_score);
-  EXPECT_EQ(a.memory_total_mb, b.memory_total_mb);
-  EXPECT_EQ(a.memory_free_mb, b.memory_free_mb);
-  EXPECT_EQ(a.utilization_percent, b.utilization_percent);
-  EXPECT_EQ(a.priority, b.priority);
-  EXPECT_DOUBLE_EQ(a.pressure, b.pressure);
-  EXPECT_EQ(a.budget_after_mb, b.budget_after_mb);
+  using V = service::GpuView;
+  ExpectSameMembers(a, b, &V::gpu, &V::live_status, &V::live_reason, &V::load_score, &V::memory_total_mb,
+                    &V::memory_free_mb, &V::utilization_percent, &V::priority, &V::pressure,
+                    &V::budget_after_mb);
 }
 
 store::Event FullEvent(int64_t seq) {
@@ -204,27 +148,11 @@ store::Event FullEvent(int64_t seq) {
 }
 
 void ExpectSameEvent(const store::Event& a, const store::Event& b) {
-  EXPECT_EQ(a.seq, b.seq);
-  EXPECT_EQ(a.event_id, b.event_id);
-  EXPECT_EQ(a.transaction_id, b.transaction_id);
-  EXPECT_EQ(a.ts, b.ts);
-  EXPECT_EQ(a.uid, b.uid);
-  EXPECT_EQ(a.username, b.username);
-  EXPECT_EQ(a.actor_uid, b.actor_uid);
-  EXPECT_EQ(a.actor_username, b.actor_username);
-  EXPECT_EQ(a.action, b.action);
-  EXPECT_EQ(a.reservation_id, b.reservation_id);
-  EXPECT_EQ(a.op_id, b.op_id);
-  EXPECT_EQ(a.gpus, b.gpus);
-  EXPECT_EQ(a.mode, b.mode);
-  EXPECT_EQ(a.share_units, b.share_units);
-  EXPECT_EQ(a.start, b.start);
-  EXPECT_EQ(a.end, b.end);
-  EXPECT_EQ(a.result, b.result);
-  EXPECT_EQ(a.message, b.message);
-  EXPECT_EQ(a.before, b.before);
-  EXPECT_EQ(a.after, b.after);
-  EXPECT_EQ(a.signature, b.signature);
+  using E = store::Event;
+  ExpectSameMembers(a, b, &E::seq, &E::event_id, &E::transaction_id, &E::ts, &E::uid, &E::username,
+                    &E::actor_uid, &E::actor_username, &E::action, &E::reservation_id, &E::op_id, &E::gpus,
+                    &E::mode, &E::share_units, &E::start, &E::end, &E::result, &E::message, &E::before,
+                    &E::after, &E::signature);
 }
 
 store::Notification FullNotification() {
@@ -233,15 +161,9 @@ store::Notification FullNotification() {
 }
 
 void ExpectSameNotification(const store::Notification& a, const store::Notification& b) {
-  EXPECT_EQ(a.id, b.id);
-  EXPECT_EQ(a.uid, b.uid);
-  EXPECT_EQ(a.reservation_id, b.reservation_id);
-  EXPECT_EQ(a.type, b.type);
-  EXPECT_EQ(a.created_at, b.created_at);
-  EXPECT_EQ(a.actor_uid, b.actor_uid);
-  EXPECT_EQ(a.actor_username, b.actor_username);
-  EXPECT_EQ(a.reason, b.reason);
-  EXPECT_EQ(a.message, b.message);
+  using N = store::Notification;
+  ExpectSameMembers(a, b, &N::id, &N::uid, &N::reservation_id, &N::type, &N::created_at, &N::actor_uid,
+                    &N::actor_username, &N::reason, &N::message);
 }
 
 engine::Placement FullPlacement(Seconds start) {
@@ -249,48 +171,33 @@ engine::Placement FullPlacement(Seconds start) {
 }
 
 void ExpectSamePlacement(const engine::Placement& a, const engine::Placement& b) {
-  EXPECT_EQ(a.start, b.start);
-  EXPECT_EQ(a.end, b.end);
-  EXPECT_EQ(a.gpus, b.gpus);
-  EXPECT_EQ(a.queued, b.queued);
-  EXPECT_EQ(a.pressure, b.pressure);
+  using P = engine::Placement;
+  ExpectSameMembers(a, b, &P::start, &P::end, &P::gpus, &P::queued, &P::pressure);
 }
 
 service::CreateRequest FullCreate() {
-  service::CreateRequest r;
-  r.count = 2;
-  r.duration = 5400;
-  r.mode = Mode::kExclusive;
-  r.share_units = 3;
-  r.memory_mb = 12288;
-  r.cpus = 4;
-  r.ram_mb = 32768;
-  r.start = kT0;
-  r.gpus = {3, 1};
-  r.exclude = {0};
-  r.op_id = "op-1";
-  r.job = service::JobBinding{"6f1d2c3b-1111-4222-8333-444455556666", std::string(64, 'b'), "python x.py"};
-  return r;
+  return service::CreateRequest{.count = 2,
+                                .duration = 5400,
+                                .mode = Mode::kExclusive,
+                                .share_units = 3,
+                                .memory_mb = 12288,
+                                .cpus = 4,
+                                .ram_mb = 32768,
+                                .start = kT0,
+                                .gpus = {3, 1},
+                                .exclude = {0},
+                                .op_id = "op-1",
+                                .job = service::JobBinding{"6f1d2c3b-1111-4222-8333-444455556666",
+                                                           std::string(64, 'b'), "python x.py"}};
 }
 
 void ExpectSameCreate(const service::CreateRequest& a, const service::CreateRequest& b) {
-  EXPECT_EQ(a.count, b.count);
-  EXPECT_EQ(a.duration, b.duration);
-  EXPECT_EQ(a.mode, b.mode);
-  EXPECT_EQ(a.share_units, b.share_units);
-  EXPECT_EQ(a.memory_mb, b.memory_mb);
-  EXPECT_EQ(a.cpus, b.cpus);
-  EXPECT_EQ(a.ram_mb, b.ram_mb);
-  EXPECT_EQ(a.start, b.start);
-  EXPECT_EQ(a.gpus, b.gpus);
-  EXPECT_EQ(a.exclude, b.exclude);
-  EXPECT_EQ(a.op_id, b.op_id);
+  using C = service::CreateRequest;
+  ExpectSameMembers(a, b, &C::count, &C::duration, &C::mode, &C::share_units, &C::memory_mb, &C::cpus,
+                    &C::ram_mb, &C::start, &C::gpus, &C::exclude, &C::op_id);
   ASSERT_EQ(a.job.has_value(), b.job.has_value());
-  if (a.job) {
-    EXPECT_EQ(a.job->spec_id, b.job->spec_id);
-    EXPECT_EQ(a.job->digest, b.job->digest);
-    EXPECT_EQ(a.job->summary, b.job->summary);
-  }
+  using B = service::JobBinding;
+  if (a.job) ExpectSameMembers(*a.job, *b.job, &B::spec_id, &B::digest, &B::summary);
 }
 
 // A JSON document survives Encode -> Decode -> Encode unchanged (over the wire as text).
@@ -1017,24 +924,13 @@ TEST(CodecResultTest, StatusViewRoundTrip) {
   EXPECT_EQ(out->snapshot.error, "partial");
   ASSERT_THAT(out->snapshot.devices, SizeIs(3));
   const auto& o0 = out->snapshot.devices[0];
-  EXPECT_EQ(o0.index, 0);
-  EXPECT_EQ(o0.uuid, "GPU-0000");
-  EXPECT_EQ(o0.name, "NVIDIA H200");
-  EXPECT_EQ(o0.memory_used_mb, 1000);
-  EXPECT_EQ(o0.memory_total_mb, 141000);
-  EXPECT_EQ(o0.utilization_percent, 55);
-  EXPECT_EQ(o0.temperature_c, 61);
-  EXPECT_EQ(o0.source, gpu::Source::kNvml);
-  EXPECT_TRUE(o0.process_telemetry);
+  using S = gpu::DeviceSample;
+  ExpectSameMembers(d0, o0, &S::index, &S::uuid, &S::name, &S::memory_used_mb, &S::memory_total_mb,
+                    &S::utilization_percent, &S::temperature_c, &S::source, &S::process_telemetry);
   ASSERT_THAT(o0.processes, SizeIs(2));
-  EXPECT_EQ(o0.processes[0].pid, 4242);
-  EXPECT_EQ(o0.processes[0].uid, std::optional<uid_t>(1001));
-  EXPECT_EQ(o0.processes[0].username, "alice");
-  EXPECT_EQ(o0.processes[0].command, "python train.py");
-  EXPECT_EQ(o0.processes[0].gpu_memory_mb, 900);
-  EXPECT_EQ(o0.processes[0].sm_utilization_percent, 40);
-  EXPECT_EQ(o0.processes[0].kind, "C");
-  EXPECT_EQ(o0.processes[0].identity_source, "container-reservation");
+  using Q = gpu::ProcessSample;
+  ExpectSameMembers(p1, o0.processes[0], &Q::pid, &Q::uid, &Q::username, &Q::command, &Q::gpu_memory_mb,
+                    &Q::sm_utilization_percent, &Q::kind, &Q::identity_source);
   EXPECT_FALSE(o0.processes[1].uid.has_value());
   EXPECT_EQ(o0.processes[1].username, "?");
   EXPECT_FALSE(o0.processes[1].sm_utilization_percent.has_value());
@@ -1078,13 +974,9 @@ TEST(CodecResultTest, PolicyStatusAndImportSummaryRoundTrip) {
   service::ImportSummary in{10, 4, 3, 3, 2, 1, 9};
   auto is = DecodeImportSummary(json::parse(Encode(in).dump()));
   ASSERT_TRUE(is.has_value()) << is.error().message;
-  EXPECT_EQ(is->reservations, 10);
-  EXPECT_EQ(is->active, 4);
-  EXPECT_EQ(is->cancelled, 3);
-  EXPECT_EQ(is->expired, 3);
-  EXPECT_EQ(is->edits, 2);
-  EXPECT_EQ(is->notifications, 1);
-  EXPECT_EQ(is->operations, 9);
+  using I = service::ImportSummary;
+  ExpectSameMembers(in, *is, &I::reservations, &I::active, &I::cancelled, &I::expired, &I::edits,
+                    &I::notifications, &I::operations);
 }
 
 TEST(CodecResultTest, JobResultsRoundTrip) {

@@ -10,10 +10,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <string>
-#include <system_error>
 
 #include "base/fuzz_support.h"
 #include "config/config.h"
@@ -25,23 +23,17 @@ namespace {
 
 using namespace bk;
 
-constexpr engine::Seconds kNow = 1'795'000'320;  // 2026-11-18T11:12:00Z
-constexpr int kInputsPerLedger = 5000;
-
-struct Fixture {
-  std::string root;
+struct Fixture : fuzz::LedgerFixture<Fixture> {
   config::Config config;
-  sys::FixedClock clock{kNow};
+  sys::FixedClock clock{fuzz::kNow};
   std::unique_ptr<service::BookingService> service;
   std::unique_ptr<server::Dispatcher> dispatcher;
-  int inputs = 0;
 
-  Fixture() {
-    root = fuzz::ScratchDir("dispatcher-fuzz");
+  Fixture() : LedgerFixture("dispatcher-fuzz") {
     config.deployment = config::Deployment::kServer;
-    config.data_dir = root + "/data";
+    config.data_dir = dir + "/data";
     config.ledger_path = config.data_dir + "/ledger.db";
-    config.config_file = root + "/config.json";
+    config.config_file = dir + "/config.json";
     config.policy.gpu_count = 4;
     config.policy.host_cpus = 64;
     config.policy.host_ram_mb = 512 * 1024;
@@ -49,11 +41,7 @@ struct Fixture {
     config.owner = "owner";
     Start();
   }
-  ~Fixture() {
-    Stop();
-    std::error_code ec;
-    std::filesystem::remove_all(root, ec);
-  }
+  ~Fixture() { Stop(); }
   void Start() {
     service = std::make_unique<service::BookingService>(service::BookingService::Deps{
         &config, &clock, nullptr, static_cast<uid_t>(getuid()), /*exclusive_store=*/true});
@@ -63,11 +51,6 @@ struct Fixture {
     dispatcher.reset();
     service.reset();
   }
-  void Reset() {
-    Stop();
-    fuzz::Empty(root);
-    Start();
-  }
 };
 
 }  // namespace
@@ -75,7 +58,7 @@ struct Fixture {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   Fixture& f = fuzz::Fixture<Fixture>();
-  if (++f.inputs % kInputsPerLedger == 0) f.Reset();
+  f.CountInput();
   const uint32_t uid = static_cast<uint32_t>(getuid());
   static const service::Actor kActors[] = {
       {uid, "alice", false}, {uid + 1, "bob", false}, {uid + 2, "owner", true}};

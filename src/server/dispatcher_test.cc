@@ -12,11 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "base/temp_dir_testing.h"
 #include "base/version.h"
-#include "config/config.h"
 #include "rpc/methods.h"
-#include "sys/clock.h"
+#include "service/service_testing.h"
 
 namespace bk::server {
 namespace {
@@ -27,26 +25,23 @@ using ::testing::SizeIs;
 
 constexpr engine::Seconds kT0 = 1'795'000'200;  // on the 5-minute grid
 
-class DispatcherTest : public ::testing::Test {
+class DispatcherTest : public service::ServiceTest {
  protected:
-  TempDir tmp_{"bk-dispatcher-test"};
-  void SetUp() override {
-    root_ = tmp_.path();
+  DispatcherTest() {
     config_.deployment = config::Deployment::kServer;
-    config_.data_dir = root_ + "/data";
-    config_.ledger_path = config_.data_dir + "/ledger.db";
-    config_.config_file = root_ + "/config.json";
-    config_.policy.gpu_count = 4;
+    config_.config_file = Path("config.json");
     config_.owner_uid = static_cast<uint32_t>(getuid());
     config_.owner = "owner";
-    clock_ = std::make_unique<sys::FixedClock>(kT0 + 120);
-    service_ = std::make_unique<service::BookingService>(service::BookingService::Deps{
-        &config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), /*exclusive_store=*/true});
+    clock_->Set(kT0 + 120);
+    exclusive_store_ = true;
+  }
+  void SetUp() override {
+    ServiceTest::SetUp();
     dispatcher_ = std::make_unique<Dispatcher>(*service_, config_);
   }
   void TearDown() override {
     dispatcher_.reset();
-    service_.reset();
+    ServiceTest::TearDown();
   }
 
   // One request line through Handle; the reply parsed (null json when none).
@@ -91,10 +86,6 @@ class DispatcherTest : public ::testing::Test {
   }
   bool LedgerExists() const { return std::filesystem::exists(config_.ledger_path); }
 
-  std::string root_;
-  config::Config config_;
-  std::unique_ptr<sys::FixedClock> clock_;
-  std::unique_ptr<service::BookingService> service_;
   std::unique_ptr<Dispatcher> dispatcher_;
   const service::Actor alice_{static_cast<uint32_t>(getuid()), "alice", false};
   const service::Actor bob_{static_cast<uint32_t>(getuid()) + 1, "bob", false};
@@ -730,7 +721,7 @@ TEST_F(DispatcherTest, DeepNestingInParamsOrIdDoesNotCrash) {
 TEST_F(DispatcherTest, MethodsMarkedForAdministratorsRefuseOthers) {
   const std::map<std::string, json> params = {
       {"admin.verify", json::object()},
-      {"admin.backup", {{"path", root_ + "/backup.db"}}},
+      {"admin.backup", {{"path", Path("backup.db")}}},
       {"admin.import", {{"ledger_json", R"({"version":1,"reservations":[]})"}}}};
   std::vector<std::string> marked;
   std::apply(

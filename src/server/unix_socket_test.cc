@@ -22,14 +22,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class UnixSocketTest : public ::testing::Test {
+class UnixSocketTest : public TempDirTest {
  protected:
-  TempDir tmp_{"bk-sock"};
-  void SetUp() override {
-    root_ = tmp_.path();
-    path_ = root_ + "/bk.sock";
-    old_umask_ = umask(022);
-  }
+  UnixSocketTest() : TempDirTest("bk-sock") {}
+  void SetUp() override { old_umask_ = umask(022); }
   void TearDown() override {
     umask(old_umask_);
     for (int fd : fds_) close(fd);
@@ -48,6 +44,20 @@ class UnixSocketTest : public ::testing::Test {
     EXPECT_TRUE(fd.has_value()) << (fd ? "" : fd.error().message);
     return fd ? Keep(*fd) : -1;
   }
+  // A client connected to path_ with `timeout_ms`, closed at the end; -1 when it cannot connect.
+  int Connect(int timeout_ms) {
+    auto fd = ConnectUnix(path_, timeout_ms);
+    EXPECT_TRUE(fd.has_value()) << (fd ? "" : fd.error().message);
+    return fd ? Keep(*fd) : -1;
+  }
+  // The peer of `fd` is this very process.
+  static void ExpectOwnCredentials(int fd) {
+    auto cred = PeerCredentials(fd);
+    ASSERT_TRUE(cred.has_value()) << cred.error().message;
+    EXPECT_EQ(cred->uid, getuid());
+    EXPECT_EQ(cred->gid, getgid());
+    EXPECT_EQ(cred->pid, getpid());
+  }
   int AcceptOne(int listener) {
     pollfd p{listener, POLLIN, 0};
     EXPECT_EQ(poll(&p, 1, 5000), 1);
@@ -56,8 +66,7 @@ class UnixSocketTest : public ::testing::Test {
     return c >= 0 ? Keep(c) : -1;
   }
 
-  std::string root_;
-  std::string path_;
+  std::string path_ = Path("bk.sock");
   mode_t old_umask_ = 0;
   std::vector<int> fds_;
 };
@@ -123,9 +132,7 @@ TEST_F(UnixSocketTest, StaleSocketIsReplaced) {
   EXPECT_EQ(after.st_mode & 07777, 0666u);
   EXPECT_EQ(before.st_mode & 07777, 0600u);  // the stale one had another mode: this is a new bind
   // And it works.
-  auto client = ConnectUnix(path_, 1000);
-  ASSERT_TRUE(client.has_value()) << client.error().message;
-  Keep(*client);
+  ASSERT_GE(Connect(1000), 0);
   EXPECT_GE(AcceptOne(fd), 0);
 }
 
@@ -167,7 +174,7 @@ TEST_F(UnixSocketTest, DirectoryAndSymlinkAtThePathAreRefused) {
   rmdir(path_.c_str());
 
   // A symlink to a real socket is not this server's socket either (lstat).
-  std::string real = root_ + "/real.sock";
+  std::string real = Path("real.sock");
   auto r = ListenUnix(real, 0600, std::nullopt, getuid());
   ASSERT_TRUE(r.has_value());
   Keep(*r);
@@ -179,7 +186,7 @@ TEST_F(UnixSocketTest, DirectoryAndSymlinkAtThePathAreRefused) {
 }
 
 TEST_F(UnixSocketTest, TooLongPathIsInvalid) {
-  std::string longp = root_ + "/" + std::string(200, 's');
+  std::string longp = Path(std::string(200, 's'));
   auto fd = ListenUnix(longp, 0600, std::nullopt, getuid());
   ASSERT_FALSE(fd.has_value());
   EXPECT_EQ(fd.error().kind, ErrorKind::kInvalid);
@@ -190,7 +197,7 @@ TEST_F(UnixSocketTest, TooLongPathIsInvalid) {
 }
 
 TEST_F(UnixSocketTest, MissingDirectoryIsAnIoError) {
-  auto fd = ListenUnix(root_ + "/no/such/dir/bk.sock", 0600, std::nullopt, getuid());
+  auto fd = ListenUnix(Path("no/such/dir/bk.sock"), 0600, std::nullopt, getuid());
   ASSERT_FALSE(fd.has_value());
   EXPECT_EQ(fd.error().kind, ErrorKind::kIo);
 }
@@ -201,34 +208,25 @@ TEST_F(UnixSocketTest, PeerCredentialsOverASocketpair) {
   Keep(sv[0]);
   Keep(sv[1]);
   for (int fd : sv) {
-    auto cred = PeerCredentials(fd);
-    ASSERT_TRUE(cred.has_value()) << cred.error().message;
-    EXPECT_EQ(cred->uid, getuid());
-    EXPECT_EQ(cred->gid, getgid());
-    EXPECT_EQ(cred->pid, getpid());
+    ExpectOwnCredentials(fd);
   }
 }
 
 TEST_F(UnixSocketTest, PeerCredentialsOverARealConnection) {
   int listener = Listen(0600);
   ASSERT_GE(listener, 0);
-  auto client = ConnectUnix(path_, 1000);
-  ASSERT_TRUE(client.has_value()) << client.error().message;
-  Keep(*client);
+  int client = Connect(1000);
+  ASSERT_GE(client, 0);
   int server_side = AcceptOne(listener);
   ASSERT_GE(server_side, 0);
-  auto cred = PeerCredentials(server_side);
-  ASSERT_TRUE(cred.has_value()) << cred.error().message;
-  EXPECT_EQ(cred->uid, getuid());
-  EXPECT_EQ(cred->gid, getgid());
-  EXPECT_EQ(cred->pid, getpid());
+  ExpectOwnCredentials(server_side);
   // The client sees the listener's process too.
-  auto back = PeerCredentials(*client);
+  auto back = PeerCredentials(client);
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->pid, getpid());
 
   // Bytes flow both ways.
-  ASSERT_EQ(write(*client, "ping\n", 5), 5);
+  ASSERT_EQ(write(client, "ping\n", 5), 5);
   char buf[16] = {};
   pollfd p{server_side, POLLIN, 0};
   ASSERT_EQ(poll(&p, 1, 5000), 1);
@@ -273,7 +271,7 @@ TEST_F(UnixSocketTest, PeerCredentialsOfANonSocketIsRefused) {
 }
 
 TEST_F(UnixSocketTest, ConnectToMissingPathIsUnavailable) {
-  auto c = ConnectUnix(root_ + "/nobody-here.sock", 500);
+  auto c = ConnectUnix(Path("nobody-here.sock"), 500);
   ASSERT_FALSE(c.has_value());
   EXPECT_EQ(c.error().kind, ErrorKind::kUnavailable);
 }
@@ -291,21 +289,19 @@ TEST_F(UnixSocketTest, ConnectToARegularFileIsNotAPanic) {
 TEST_F(UnixSocketTest, ConnectAppliesTheTimeout) {
   int listener = Listen(0600);
   ASSERT_GE(listener, 0);
-  auto client = ConnectUnix(path_, 1500);
-  ASSERT_TRUE(client.has_value()) << client.error().message;
-  Keep(*client);
-  timeval tv{};
-  socklen_t len = sizeof(tv);
-  ASSERT_EQ(getsockopt(*client, SOL_SOCKET, SO_RCVTIMEO, &tv, &len), 0);
-  EXPECT_EQ(tv.tv_sec, 1);
-  EXPECT_EQ(tv.tv_usec, 500000);
-  ASSERT_EQ(getsockopt(*client, SOL_SOCKET, SO_SNDTIMEO, &tv, &len), 0);
-  EXPECT_EQ(tv.tv_sec, 1);
-  EXPECT_EQ(tv.tv_usec, 500000);
-  EXPECT_TRUE(fcntl(*client, F_GETFD) & FD_CLOEXEC);
+  int client = Connect(1500);
+  ASSERT_GE(client, 0);
+  for (int option : {SO_RCVTIMEO, SO_SNDTIMEO}) {
+    timeval tv{};
+    socklen_t len = sizeof(tv);
+    ASSERT_EQ(getsockopt(client, SOL_SOCKET, option, &tv, &len), 0) << option;
+    EXPECT_EQ(tv.tv_sec, 1) << option;
+    EXPECT_EQ(tv.tv_usec, 500000) << option;
+  }
+  EXPECT_TRUE(fcntl(client, F_GETFD) & FD_CLOEXEC);
   // A read with nothing sent gives up after the timeout rather than hanging.
   char b;
-  EXPECT_LT(read(*client, &b, 1), 0);
+  EXPECT_LT(read(client, &b, 1), 0);
   EXPECT_TRUE(errno == EAGAIN || errno == EWOULDBLOCK);
 }
 

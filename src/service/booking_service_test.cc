@@ -7,35 +7,24 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "base/temp_dir_testing.h"
-#include "config/config.h"
-#include "engine/civil_time.h"
 #include "engine/parse.h"
+#include "service/service_testing.h"
 #include "store/ledger_store.h"
-#include "sys/clock.h"
 
 namespace bk::service {
 namespace {
 
 using json = nlohmann::json;
-using engine::Mode;
-using engine::Seconds;
-using ::testing::AllOf;
-using ::testing::Contains;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::Not;
-using ::testing::SizeIs;
+using engine::Mode, engine::Seconds;
+using ::testing::AllOf, ::testing::Contains, ::testing::ElementsAre, ::testing::HasSubstr, ::testing::Not,
+    ::testing::SizeIs;
 
-Seconds T(const char* iso) {
-  auto t = engine::ParseIsoTime(iso, engine::FixedZone(0));
-  EXPECT_TRUE(t.has_value()) << iso;
-  return t.value_or(0);
-}
+using engine::T;
 
 constexpr Seconds kM = engine::kMinute;
 constexpr Seconds kH = engine::kHour;
@@ -64,26 +53,11 @@ CreateRequest WithOp(CreateRequest r, std::string op) {
   return r;
 }
 
-class BookingServiceTest : public ::testing::Test {
+class BookingServiceTest : public ServiceTest {
  protected:
-  TempDir tmp_{"bk-service-test"};
-  void SetUp() override {
-    root_ = tmp_.path();
-    config_.data_dir = root_ + "/data";  // does not exist yet
-    config_.ledger_path = config_.data_dir + "/ledger.db";
+  BookingServiceTest() {
     config_.config_file = config_.data_dir + "/config.json";
-    config_.policy.gpu_count = 4;
     config_.gpu_count_detected = false;
-    clock_ = std::make_unique<sys::FixedClock>(T("2026-11-29T18:52:00Z"));
-    Restart();
-  }
-  void TearDown() override { service_.reset(); }
-
-  // A fresh service, as a new bk process would build it.
-  void Restart() {
-    service_.reset();
-    service_ = std::make_unique<BookingService>(
-        BookingService::Deps{&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), false});
   }
 
   void SetNow(const char* iso) { clock_->Set(T(iso)); }
@@ -112,13 +86,24 @@ class BookingServiceTest : public ::testing::Test {
     return h ? h->reservation : engine::Reservation{};
   }
 
+  // `call` twice: both succeed, and the second, answered from the ledger
+  // ("exists"), writes no event.
+  void Twice(const std::function<Result<BookingOutcome>()>& call, BookingOutcome* first,
+             BookingOutcome* again) {
+    auto one = call();
+    ASSERT_TRUE(one.has_value()) << one.error().message;
+    size_t events = EventCount(me_);
+    auto two = call();
+    ASSERT_TRUE(two.has_value()) << two.error().message;
+    EXPECT_EQ(two->status, "exists");
+    EXPECT_EQ(EventCount(me_), events);
+    *first = *one;
+    *again = *two;
+  }
+
   bool LedgerExists() const { return std::filesystem::exists(config_.ledger_path); }
   bool DataDirExists() const { return std::filesystem::exists(config_.data_dir); }
 
-  std::string root_;
-  config::Config config_;
-  std::unique_ptr<sys::FixedClock> clock_;
-  std::unique_ptr<BookingService> service_;
   const Actor me_{static_cast<uint32_t>(getuid()), "me", true};
   const Actor other_{static_cast<uint32_t>(getuid()) + 1, "bob", false};
 };
@@ -218,19 +203,15 @@ TEST_F(BookingServiceTest, PinnedGpusAreSortedAndFixed) {
 // ---- operation IDs and duplicates ----------------------------------------------
 
 TEST_F(BookingServiceTest, OpIdReplayReturnsTheCommittedReservation) {
-  auto first = service_->Create(me_, WithOp(Req(1, 1 * kH), "job-1"));
-  ASSERT_TRUE(first.has_value()) << first.error().message;
-  EXPECT_EQ(first->status, "created");
-  EXPECT_EQ(first->reservation.op_id, "job-1");
-  size_t events = EventCount(me_);
-
-  auto again = service_->Create(me_, WithOp(Req(1, 1 * kH), "job-1"));
-  ASSERT_TRUE(again.has_value()) << again.error().message;
-  EXPECT_EQ(again->status, "exists");
-  EXPECT_TRUE(again->replayed);
-  EXPECT_EQ(again->reservation.id, first->reservation.id);
-  EXPECT_EQ(again->allocator_source, "idempotent-replay");
-  EXPECT_EQ(EventCount(me_), events);
+  BookingOutcome first, again;
+  ASSERT_NO_FATAL_FAILURE(
+      Twice([&] { return service_->Create(me_, WithOp(Req(1, 1 * kH), "job-1")); }, &first, &again));
+  const size_t events = EventCount(me_);
+  EXPECT_EQ(first.status, "created");
+  EXPECT_EQ(first.reservation.op_id, "job-1");
+  EXPECT_TRUE(again.replayed);
+  EXPECT_EQ(again.reservation.id, first.reservation.id);
+  EXPECT_EQ(again.allocator_source, "idempotent-replay");
 
   // A queued request still replays after the clock crosses a slot boundary,
   // and from a new process.
@@ -239,7 +220,7 @@ TEST_F(BookingServiceTest, OpIdReplayReturnsTheCommittedReservation) {
   auto later = service_->Create(me_, WithOp(Req(1, 1 * kH), "job-1"));
   ASSERT_TRUE(later.has_value()) << later.error().message;
   EXPECT_EQ(later->status, "exists");
-  EXPECT_EQ(later->reservation.id, first->reservation.id);
+  EXPECT_EQ(later->reservation.id, first.reservation.id);
   EXPECT_EQ(EventCount(me_), events);
 
   auto list = service_->List(me_, ListQuery{.history = true});
@@ -251,7 +232,7 @@ TEST_F(BookingServiceTest, OpIdReplayReturnsTheCommittedReservation) {
   EXPECT_TRUE(op->found);
   EXPECT_EQ(op->action, "create");
   ASSERT_TRUE(op->reservation.has_value());
-  EXPECT_EQ(op->reservation->id, first->reservation.id);
+  EXPECT_EQ(op->reservation->id, first.reservation.id);
   auto missing = service_->Operation(me_, "job-2");
   ASSERT_TRUE(missing.has_value());
   EXPECT_FALSE(missing->found);
@@ -297,25 +278,20 @@ TEST_F(BookingServiceTest, InvalidOpIdIsRefused) {
 
 TEST_F(BookingServiceTest, ExactDuplicateWithoutOpIdIsAnsweredNotDoubled) {
   CreateRequest r = At(Req(1, 1 * kH), T("2026-11-29T20:00:00Z"));
-  auto first = service_->Create(me_, r);
-  ASSERT_TRUE(first.has_value()) << first.error().message;
-  size_t events = EventCount(me_);
-  auto dup = service_->Create(me_, r);
-  ASSERT_TRUE(dup.has_value()) << dup.error().message;
-  EXPECT_EQ(dup->status, "exists");
-  EXPECT_FALSE(dup->replayed);
-  EXPECT_EQ(dup->reservation.id, first->reservation.id);
-  EXPECT_EQ(dup->message, "duplicate request ignored");
-  EXPECT_EQ(EventCount(me_), events);
+  BookingOutcome first, dup;
+  ASSERT_NO_FATAL_FAILURE(Twice([&] { return service_->Create(me_, r); }, &first, &dup));
+  EXPECT_FALSE(dup.replayed);
+  EXPECT_EQ(dup.reservation.id, first.reservation.id);
+  EXPECT_EQ(dup.message, "duplicate request ignored");
 
   // A different shape is a new booking.
   auto two = service_->Create(me_, At(Req(2, 1 * kH), T("2026-11-29T20:00:00Z")));
   ASSERT_TRUE(two.has_value()) << two.error().message;
-  EXPECT_NE(two->reservation.id, first->reservation.id);
+  EXPECT_NE(two->reservation.id, first.reservation.id);
   // Someone else's identical request is theirs.
   auto theirs = service_->Create(other_, r);
   ASSERT_TRUE(theirs.has_value()) << theirs.error().message;
-  EXPECT_NE(theirs->reservation.id, first->reservation.id);
+  EXPECT_NE(theirs->reservation.id, first.reservation.id);
 }
 
 TEST_F(BookingServiceTest, QueuedRequestsNeverDeduplicate) {
@@ -495,15 +471,10 @@ TEST_F(BookingServiceTest, EditAllowQueueMovesToTheNextFreeSlot) {
 TEST_F(BookingServiceTest, EditOpIdReplay) {
   engine::Reservation f = Book(me_, At(Req(1, 1 * kH), T("2026-11-29T20:00:00Z")));
   EditRequest e{.ref = f.id, .op_id = "edit-1", .duration = 2 * kH};
-  auto first = service_->Edit(me_, e);
-  ASSERT_TRUE(first.has_value()) << first.error().message;
-  size_t events = EventCount(me_);
-  auto again = service_->Edit(me_, e);
-  ASSERT_TRUE(again.has_value()) << again.error().message;
-  EXPECT_EQ(again->status, "exists");
-  EXPECT_TRUE(again->replayed);
-  EXPECT_EQ(again->reservation.end, T("2026-11-29T22:00:00Z"));
-  EXPECT_EQ(EventCount(me_), events);
+  BookingOutcome first, again;
+  ASSERT_NO_FATAL_FAILURE(Twice([&] { return service_->Edit(me_, e); }, &first, &again));
+  EXPECT_TRUE(again.replayed);
+  EXPECT_EQ(again.reservation.end, T("2026-11-29T22:00:00Z"));
   e.duration = 3 * kH;
   auto different = service_->Edit(me_, e);
   ASSERT_FALSE(different.has_value());

@@ -253,6 +253,25 @@ class FaultTest : public ::testing::Test {
     };
   }
 
+  // The command under test in the create walks: one GPU for an hour.
+  Status CreateOne(BookingService& s) {
+    CreateRequest r;
+    r.count = 1;
+    r.duration = 1 * kH;
+    r.op_id = "op-create";
+    BK_TRY(s.Create(me_, r));
+    return Ok();
+  }
+
+  // Books base-1 (1 GPU, 1 h) and base-2 (2 GPUs, 2 h), saves that as the
+  // baseline, and runs the ledger walk of `op` on booking number `target`.
+  void WalkOnBooking(std::string name, int target,
+                     std::function<Status(BookingService&, const std::string& id)> op) {
+    const std::string ids[] = {Book("base-1", 1, 1 * kH).id, Book("base-2", 2, 2 * kH).id};
+    SaveBaseline();
+    Run(LedgerWalk(std::move(name), [op, id = ids[target - 1]](BookingService& s) { return op(s, id); }));
+  }
+
   // Replays `w` once per write point and fault kind, from the saved baseline.
   void Run(const Walk& w) {
     RestoreBaseline();
@@ -381,14 +400,7 @@ TEST_F(FaultTest, Create) {
   Book("base-1", 1, 1 * kH);
   Book("base-2", 2, 2 * kH);
   SaveBaseline();
-  Run(LedgerWalk("create", [this](BookingService& s) -> Status {
-    CreateRequest r;
-    r.count = 1;
-    r.duration = 1 * kH;
-    r.op_id = "op-create";
-    BK_TRY(s.Create(me_, r));
-    return Ok();
-  }));
+  Run(LedgerWalk("create", [this](BookingService& s) { return CreateOne(s); }));
 }
 
 // The first write ever: no data directory, no ledger. The file is created
@@ -396,51 +408,35 @@ TEST_F(FaultTest, Create) {
 // removed), but never with half a booking in it.
 TEST_F(FaultTest, FirstCreate) {
   SaveBaseline();
-  Walk w = LedgerWalk("first create", [this](BookingService& s) -> Status {
-    CreateRequest r;
-    r.count = 1;
-    r.duration = 1 * kH;
-    r.op_id = "op-create";
-    BK_TRY(s.Create(me_, r));
-    return Ok();
-  });
+  Walk w = LedgerWalk("first create", [this](BookingService& s) { return CreateOne(s); });
   w.state = [this] { return ContentState(); };
   w.same_connection = nullptr;  // a daemon creates its ledger when it starts
   Run(w);
 }
 
 TEST_F(FaultTest, Edit) {
-  Book("base-1", 1, 1 * kH);
-  std::string id = Book("base-2", 2, 2 * kH).id;
-  SaveBaseline();
-  Run(LedgerWalk("edit", [this, id](BookingService& s) -> Status {
+  WalkOnBooking("edit", 2, [this](BookingService& s, const std::string& id) -> Status {
     EditRequest r;
     r.ref = id;
     r.duration = 3 * kH;
     r.op_id = "op-edit";
     BK_TRY(s.Edit(me_, r));
     return Ok();
-  }));
+  });
 }
 
 TEST_F(FaultTest, Renew) {
-  std::string id = Book("base-1", 1, 1 * kH).id;
-  Book("base-2", 2, 2 * kH);
-  SaveBaseline();
-  Run(LedgerWalk("renew", [this, id](BookingService& s) -> Status {
+  WalkOnBooking("renew", 1, [this](BookingService& s, const std::string& id) -> Status {
     BK_TRY(s.Renew(me_, RenewRequest{id, 30 * kM, "op-renew"}));
     return Ok();
-  }));
+  });
 }
 
 TEST_F(FaultTest, Cancel) {
-  std::string id = Book("base-1", 1, 1 * kH).id;
-  Book("base-2", 2, 2 * kH);
-  SaveBaseline();
-  Run(LedgerWalk("cancel", [this, id](BookingService& s) -> Status {
+  WalkOnBooking("cancel", 1, [this](BookingService& s, const std::string& id) -> Status {
     BK_TRY(s.Cancel(me_, CancelRequest{id, "op-cancel", std::nullopt}));
     return Ok();
-  }));
+  });
 }
 
 std::string ReadFixture() {

@@ -7,10 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <string>
-#include <system_error>
 
 #include "base/fuzz_support.h"
 #include "config/config.h"
@@ -21,16 +19,14 @@ namespace {
 
 using namespace bk;
 
-constexpr engine::Seconds kNow = 1'795'000'320;  // 2026-11-18T11:12:00Z
+const service::Actor kRoot{0, "root", true};
 
-struct Fixture {
-  std::string dir;
+struct Fixture : fuzz::LedgerFixture<Fixture> {
   config::Config config;
-  sys::FixedClock clock{kNow};
+  sys::FixedClock clock{fuzz::kNow};
   std::unique_ptr<service::BookingService> service;
 
-  Fixture() {
-    dir = fuzz::ScratchDir("import-fuzz");
+  Fixture() : LedgerFixture("import-fuzz") {
     config.data_dir = dir + "/data";
     config.ledger_path = config.data_dir + "/ledger.db";
     config.policy.gpu_count = 4;
@@ -38,28 +34,19 @@ struct Fixture {
     config.policy.host_ram_mb = 512 * 1024;
     Start();
   }
-  ~Fixture() {
-    service.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
+  ~Fixture() { Stop(); }
   void Start() {
     service = std::make_unique<service::BookingService>(
         service::BookingService::Deps{&config, &clock, nullptr, static_cast<uid_t>(getuid()), false});
   }
-  void Reset() {
-    service.reset();
-    fuzz::Empty(dir);
-    Start();
-  }
+  void Stop() { service.reset(); }
 };
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Fixture& f = fuzz::Fixture<Fixture>();
-  static const service::Actor kRoot{0, "root", true};
   std::string text(reinterpret_cast<const char*>(data), size);
-  if (f.service->ImportUpstream(kRoot, text)) f.Reset();
+  if (f.service->ImportUpstream(kRoot, text)) f.Renew();
   return 0;
 }

@@ -11,27 +11,16 @@
 #include <sstream>
 #include <string>
 
-#include "base/temp_dir_testing.h"
-#include "config/config.h"
-#include "engine/civil_time.h"
-#include "engine/parse.h"
 #include "service/booking_service.h"
-#include "sys/clock.h"
+#include "service/service_testing.h"
 
 namespace bk::service {
 namespace {
 
 using json = nlohmann::json;
-using ::testing::AllOf;
-using ::testing::EndsWith;
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
+using ::testing::AllOf, ::testing::EndsWith, ::testing::HasSubstr, ::testing::StartsWith;
 
-engine::Seconds T(const char* iso) {
-  auto t = engine::ParseIsoTime(iso, engine::FixedZone(0));
-  EXPECT_TRUE(t.has_value()) << iso;
-  return t.value_or(0);
-}
+using engine::T;
 
 std::string FixturePath() {
   std::filesystem::path here(__FILE__);
@@ -53,25 +42,17 @@ constexpr const char* kExclusive = "ed0212da-a0eb-436d-a6ae-9eacf78ad698";
 constexpr const char* kOwnerCancelled = "cefcb116-a813-4a8c-a671-7ea1deb852df";
 constexpr const char* kAdminCancelled = "eef5b71e-1b14-4e3a-b847-84dd425b1611";
 
-class ImportTest : public ::testing::Test {
+class ImportTest : public ServiceTest {
  protected:
-  TempDir tmp_{"bk-import-test"};
+  ImportTest() {
+    config_.data_dir = root();
+    config_.ledger_path = Path("ledger.db");
+    clock_->Set(T("2026-11-29T18:50:00Z"));
+  }
   void SetUp() override {
-    dir_ = tmp_.path();
-    config_.data_dir = dir_;
-    config_.ledger_path = dir_ + "/ledger.db";
-    config_.policy.gpu_count = 4;
-    clock_ = std::make_unique<sys::FixedClock>(T("2026-11-29T18:50:00Z"));
-    Restart();
+    ServiceTest::SetUp();
     fixture_ = ReadFixture();
     ASSERT_FALSE(fixture_.empty()) << FixturePath();
-  }
-
-  // A fresh service (as a new bk process would be) over the same directory.
-  void Restart() {
-    service_.reset();
-    service_ = std::make_unique<BookingService>(
-        BookingService::Deps{&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), false});
   }
 
   json Doc() const { return json::parse(fixture_); }
@@ -84,10 +65,6 @@ class ImportTest : public ::testing::Test {
     return all ? all->total : -1;
   }
 
-  std::string dir_;
-  config::Config config_;
-  std::unique_ptr<sys::FixedClock> clock_;
-  std::unique_ptr<BookingService> service_;
   std::string fixture_;
 };
 

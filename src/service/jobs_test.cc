@@ -8,38 +8,20 @@
 #include <memory>
 #include <string>
 
-#include "base/temp_dir_testing.h"
-#include "config/config.h"
-#include "engine/civil_time.h"
-#include "engine/parse.h"
 #include "service/booking_service.h"
+#include "service/service_testing.h"
 #include "store/ledger_store.h"
-#include "sys/clock.h"
 
 namespace bk::service {
 namespace {
 
-engine::Seconds T(const char* iso) { return engine::ParseIsoTime(iso, engine::FixedZone(0)).value_or(0); }
+using engine::T;
 
 constexpr const char* kDigest = "aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf";
 constexpr const char* kSpec = "79133ddf-0000-4000-8000-000000000001";
 
-class JobsTest : public ::testing::Test {
+class JobsTest : public ServiceTest {
  protected:
-  TempDir tmp_{"bk-jobs-test"};
-  void SetUp() override {
-    root_ = tmp_.path();
-    config_.data_dir = root_ + "/data";
-    config_.ledger_path = config_.data_dir + "/ledger.db";
-    config_.policy.gpu_count = 4;
-    clock_ = std::make_unique<sys::FixedClock>(T("2026-11-29T18:52:00Z"));
-    service_ = std::make_unique<BookingService>(
-        BookingService::Deps{&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), false});
-    me_ = Actor{getuid(), "me", false};
-    other_ = Actor{getuid() + 1000, "alice", true};  // even an administrator may not touch the job
-  }
-  void TearDown() override { service_.reset(); }
-
   BookingOutcome BookWithJob(engine::Seconds duration = engine::kHour) {
     CreateRequest r;
     r.count = 1;
@@ -48,6 +30,20 @@ class JobsTest : public ::testing::Test {
     auto out = service_->Create(me_, r);
     EXPECT_TRUE(out.has_value()) << (out ? "" : out.error().message);
     return out ? *out : BookingOutcome{};
+  }
+
+  // Whether `p` applied (a refused or failed update fails the test).
+  bool Apply(const JobPatch& p) {
+    auto r = service_->UpdateJob(me_, p);
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
+    return r && r->applied;
+  }
+
+  // A booking whose job worker w1 has claimed with token t1.
+  BookingOutcome BookClaimed() {
+    BookingOutcome o = BookWithJob();
+    EXPECT_TRUE(Apply(Claim(o.reservation.id, "t1")));
+    return o;
   }
 
   JobPatch Claim(const std::string& id, const std::string& token) {
@@ -63,11 +59,8 @@ class JobsTest : public ::testing::Test {
     return p;
   }
 
-  std::string root_;
-  config::Config config_;
-  std::unique_ptr<sys::FixedClock> clock_;
-  std::unique_ptr<BookingService> service_;
-  Actor me_, other_;
+  Actor me_{getuid(), "me", false};
+  Actor other_{getuid() + 1000, "alice", true};  // even an administrator may not touch the job
 };
 
 TEST_F(JobsTest, BookingBindsAPendingJobWithoutTheCommand) {
@@ -104,7 +97,7 @@ TEST_F(JobsTest, OnlyTheOwnerUpdatesTheJob) {
   auto r = service_->UpdateJob(other_, Claim(o.reservation.id, "t1"));
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().kind, ErrorKind::kPermission);
-  EXPECT_TRUE(service_->UpdateJob(me_, Claim(o.reservation.id, "t1"))->applied);
+  EXPECT_TRUE(Apply(Claim(o.reservation.id, "t1")));
 }
 
 TEST_F(JobsTest, ClaimIsACompareAndSwap) {
@@ -123,7 +116,7 @@ TEST_F(JobsTest, ClaimIsACompareAndSwap) {
   run.if_status = {"claimed"};
   run.if_claim_token = "t2";
   run.status = "running";
-  EXPECT_FALSE(service_->UpdateJob(me_, run)->applied);
+  EXPECT_FALSE(Apply(run));
   run.if_claim_token = "t1";
   run.runner_pid = 5151;
   auto ok = service_->UpdateJob(me_, run);
@@ -160,13 +153,12 @@ TEST_F(JobsTest, NoClaimBeforeTheStart) {
 }
 
 TEST_F(JobsTest, FinishingStampsTimeAndAudits) {
-  BookingOutcome o = BookWithJob();
-  ASSERT_TRUE(service_->UpdateJob(me_, Claim(o.reservation.id, "t1"))->applied);
+  BookingOutcome o = BookClaimed();
   JobPatch run;
   run.reservation_id = o.reservation.id;
   run.if_claim_token = "t1";
   run.status = "running";
-  ASSERT_TRUE(service_->UpdateJob(me_, run)->applied);
+  ASSERT_TRUE(Apply(run));
   JobPatch done;
   done.reservation_id = o.reservation.id;
   done.if_status = {"running"};
@@ -195,8 +187,7 @@ TEST_F(JobsTest, CancelSettlesAPendingJobAndFlagsARunningOne) {
   ASSERT_EQ(jobs->size(), 1u);
   EXPECT_EQ((*jobs)[0].job.status, "cancelled");
 
-  BookingOutcome running = BookWithJob();
-  ASSERT_TRUE(service_->UpdateJob(me_, Claim(running.reservation.id, "t1"))->applied);
+  BookingOutcome running = BookClaimed();
   ASSERT_TRUE(service_->Cancel(me_, {running.reservation.id, std::nullopt, std::nullopt}).has_value());
   auto all = service_->Jobs(me_, {});
   ASSERT_TRUE(all.has_value());
@@ -210,12 +201,12 @@ TEST_F(JobsTest, CancelSettlesAPendingJobAndFlagsARunningOne) {
 TEST_F(JobsTest, RetryRules) {
   BookingOutcome o = BookWithJob();
   EXPECT_FALSE(service_->RetryJob(me_, {"1", false}).has_value());  // pending
-  ASSERT_TRUE(service_->UpdateJob(me_, Claim(o.reservation.id, "t1"))->applied);
+  ASSERT_TRUE(Apply(Claim(o.reservation.id, "t1")));
   JobPatch lost;
   lost.reservation_id = o.reservation.id;
   lost.status = "uncertain";
   lost.recovery_state = "terminated";
-  ASSERT_TRUE(service_->UpdateJob(me_, lost)->applied);
+  ASSERT_TRUE(Apply(lost));
   auto refused = service_->RetryJob(me_, {"1", false});
   ASSERT_FALSE(refused.has_value());
   EXPECT_NE(refused.error().message.find("--accept-duplicate-risk"), std::string::npos);
@@ -226,10 +217,10 @@ TEST_F(JobsTest, RetryRules) {
   EXPECT_TRUE(ok->job.recovery_state.empty());
   EXPECT_FALSE(ok->job.claimed_at.has_value());
   // After the window the retry is refused.
-  ASSERT_TRUE(service_->UpdateJob(me_, Claim(o.reservation.id, "t2"))->applied);
+  ASSERT_TRUE(Apply(Claim(o.reservation.id, "t2")));
   lost.status = "failed";
   lost.recovery_state.reset();
-  ASSERT_TRUE(service_->UpdateJob(me_, lost)->applied);
+  ASSERT_TRUE(Apply(lost));
   clock_->Set(T("2026-11-29T23:00:00Z"));
   auto late = service_->RetryJob(me_, {"1", false});
   ASSERT_FALSE(late.has_value());
@@ -244,7 +235,7 @@ TEST_F(JobsTest, MissedExpiresTheReservation) {
   p.if_status = {"pending"};
   p.status = "missed";
   p.expire_reservation = true;
-  ASSERT_TRUE(service_->UpdateJob(me_, p)->applied);
+  ASSERT_TRUE(Apply(p));
   auto jobs = service_->Jobs(me_, {});
   EXPECT_EQ((*jobs)[0].reservation.status, engine::Status::kExpired);
 }

@@ -3,31 +3,17 @@
 
 #include <filesystem>
 
-#include "base/temp_dir_testing.h"
-#include "engine/civil_time.h"
-#include "engine/parse.h"
 #include "service/booking_service.h"
-#include "sys/clock.h"
+#include "service/service_testing.h"
 #include "sys/users.h"
 
 namespace bk::service {
 namespace {
 
-engine::Seconds T(const char* iso) { return *engine::ParseIsoTime(iso, engine::FixedZone(0)); }
+using engine::T;
 
-class ReclaimTest : public ::testing::Test {
+class ReclaimTest : public ServiceTest {
  protected:
-  TempDir tmp_{"bk-reclaim-test"};
-  void SetUp() override {
-    root_ = tmp_.path();
-    config_.data_dir = root_ + "/data";
-    config_.ledger_path = config_.data_dir + "/ledger.db";
-    config_.policy.gpu_count = 4;
-    clock_ = std::make_unique<sys::FixedClock>(T("2026-11-29T18:52:00Z"));
-    service_ = std::make_unique<BookingService>(
-        BookingService::Deps{&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), false});
-  }
-  void TearDown() override { service_.reset(); }
   engine::Reservation Book(std::optional<engine::Seconds> start = std::nullopt) {
     CreateRequest r;
     r.count = 1;
@@ -39,10 +25,6 @@ class ReclaimTest : public ::testing::Test {
     return out ? out->reservation : engine::Reservation{};
   }
 
-  std::string root_;
-  config::Config config_;
-  std::unique_ptr<sys::FixedClock> clock_;
-  std::unique_ptr<BookingService> service_;
   const Actor alice_{static_cast<uint32_t>(getuid()) + 1001, "alice", false};
 };
 

@@ -16,12 +16,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class FaultVfsTest : public ::testing::Test {
+class FaultVfsTest : public TempDirTest {
  protected:
-  TempDir tmp_{"bk-fault-vfs-test"};
   void SetUp() override {
-    dir_ = tmp_.path();
-    path_ = dir_ + "/t.db";
     vfs_ = &FaultVfs::Install();
     vfs_->Reset();
   }
@@ -41,7 +38,7 @@ class FaultVfsTest : public ::testing::Test {
     return st->Int(0);
   }
 
-  std::string dir_, path_;
+  std::string path_ = Path("t.db");
   FaultVfs* vfs_ = nullptr;
 };
 

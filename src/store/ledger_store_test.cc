@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/temp_dir_testing.h"
+#include "engine/reservation_testing.h"
 
 namespace bk::store {
 namespace {
@@ -19,15 +20,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class LedgerStoreTest : public ::testing::Test {
+class LedgerStoreTest : public TempDirTest {
  protected:
-  TempDir tmp_{"bk-store-test"};
-  void SetUp() override {
-    root_ = tmp_.path();
-    dir_ = root_ + "/data";
-    path_ = dir_ + "/ledger.db";
-  }
-
   OpenOptions Options(bool create) const {
     OpenOptions o;
     o.path = path_;
@@ -41,6 +35,13 @@ class LedgerStoreTest : public ::testing::Test {
     auto s = LedgerStore::Open(Options(create));
     EXPECT_TRUE(s.has_value()) << (s ? "" : s.error().message);
     return s ? std::move(*s) : nullptr;
+  }
+
+  // Whether `store` holds reservation `id`; a failed read fails the test.
+  static bool Holds(LedgerStore& store, const std::string& id) {
+    auto got = store.Get(id);
+    EXPECT_TRUE(got.has_value()) << (got ? "" : got.error().message);
+    return got && got->has_value();
   }
 
   static int Mode(const std::string& p) {
@@ -57,7 +58,8 @@ class LedgerStoreTest : public ::testing::Test {
     ::chmod(path_.c_str(), 0600);
   }
 
-  std::string root_, dir_, path_;
+  std::string dir_ = Path("data");
+  std::string path_ = dir_ + "/ledger.db";
 };
 
 engine::Reservation MakeReservation(const std::string& id, uint32_t uid, engine::Seconds start,
@@ -177,9 +179,7 @@ TEST_F(LedgerStoreTest, ReopenKeepsDataAndDoesNotMigrateAgain) {
   auto s = OpenOrDie(false);
   ASSERT_TRUE(s);
   EXPECT_FALSE(s->in_memory());
-  auto got = s->Get("keep");
-  ASSERT_TRUE(got.has_value());
-  EXPECT_TRUE(got->has_value());
+  EXPECT_TRUE(Holds(*s, "keep"));
 }
 
 TEST_F(LedgerStoreTest, NonDatabaseFileIsCorruptAndNamesThePath) {
@@ -280,36 +280,9 @@ TEST_F(LedgerStoreTest, InsertGetRoundTripsEveryField) {
   auto got = s->Get(r.id);
   ASSERT_TRUE(got.has_value());
   ASSERT_TRUE(got->has_value());
-  const engine::Reservation& g = **got;
-  EXPECT_EQ(g.id, r.id);
-  EXPECT_EQ(g.uid, 4242u);
-  EXPECT_EQ(g.username, "alice");
-  EXPECT_THAT(g.gpus, ElementsAre(2, 0));
-  EXPECT_EQ(g.mode, engine::Mode::kShared);
-  EXPECT_EQ(g.share_units, 2);
-  ASSERT_TRUE(g.memory_mb.has_value());
-  EXPECT_EQ(*g.memory_mb, 12288);
-  EXPECT_EQ(g.cpus, 6);
-  EXPECT_EQ(g.ram_mb, 32768);
-  EXPECT_EQ(g.start, r.start);
-  EXPECT_EQ(g.end, r.end);
-  EXPECT_EQ(g.status, engine::Status::kCancelled);
-  EXPECT_EQ(g.created_at, r.created_at);
-  EXPECT_EQ(g.updated_at, r.updated_at);
-  EXPECT_EQ(g.op_id, "create-op");
-  EXPECT_EQ(g.op_signature, r.op_signature);
-  EXPECT_EQ(g.edit_count, 3);
-  ASSERT_TRUE(g.cancellation.has_value());
-  EXPECT_EQ(g.cancellation->at, 1'799'999'600);
-  EXPECT_EQ(g.cancellation->kind, "administrator");
-  EXPECT_EQ(g.cancellation->reason, "maintenance");
-  EXPECT_EQ(g.cancellation->actor_uid, 0u);
-  EXPECT_EQ(g.cancellation->actor_username, "root");
-  EXPECT_EQ(g.cancellation->op_id, "cancel-op");
+  engine::ExpectSameReservation(r, **got);
 
-  auto missing = s->Get("nope");
-  ASSERT_TRUE(missing.has_value());
-  EXPECT_FALSE(missing->has_value());
+  EXPECT_FALSE(Holds(*s, "nope"));
 }
 
 TEST_F(LedgerStoreTest, ExclusiveWithoutMemoryOrCancellationRoundTrips) {
@@ -352,19 +325,7 @@ TEST_F(LedgerStoreTest, UpdateChangesEveryFieldAndRejectsUnknownIds) {
   ASSERT_TRUE(s->Update(r).has_value());
   auto got = s->Get("u1");
   ASSERT_TRUE(got.has_value() && got->has_value());
-  const auto& g = **got;
-  EXPECT_THAT(g.gpus, ElementsAre(2, 0));
-  EXPECT_EQ(g.share_units, 3);
-  EXPECT_FALSE(g.memory_mb.has_value());
-  EXPECT_EQ(g.cpus, 2);
-  EXPECT_EQ(g.ram_mb, 2048);
-  EXPECT_EQ(g.start, 1300);
-  EXPECT_EQ(g.end, 2600);
-  EXPECT_EQ(g.updated_at, 1200);
-  EXPECT_EQ(g.edit_count, 1);
-  EXPECT_EQ(g.status, engine::Status::kCancelled);
-  ASSERT_TRUE(g.cancellation.has_value());
-  EXPECT_EQ(g.cancellation->kind, "owner");
+  engine::ExpectSameReservation(r, **got);
 
   // Clearing the cancellation writes NULLs back.
   r.cancellation.reset();
@@ -687,13 +648,9 @@ TEST_F(LedgerStoreTest, WriteTxnRollsBackUnlessCommitted) {
     ASSERT_TRUE(txn.has_value());
     ASSERT_TRUE(s->Insert(MakeReservation("dropped", 1, 100, 200)).has_value());
     ASSERT_TRUE(s->AppendEvent(MakeEvent("dropped-ev", 1, "x")).has_value());
-    auto inside = s->Get("dropped");
-    ASSERT_TRUE(inside.has_value());
-    EXPECT_TRUE(inside->has_value());  // visible inside the transaction
+    EXPECT_TRUE(Holds(*s, "dropped"));  // visible inside the transaction
   }
-  auto after = s->Get("dropped");
-  ASSERT_TRUE(after.has_value());
-  EXPECT_FALSE(after->has_value());
+  EXPECT_FALSE(Holds(*s, "dropped"));
   auto events = s->EventsForUid(1, 10);
   ASSERT_TRUE(events.has_value());
   EXPECT_TRUE(events->empty());
@@ -707,12 +664,8 @@ TEST_F(LedgerStoreTest, WriteTxnRollsBackUnlessCommitted) {
   s.reset();
   auto again = OpenOrDie(false);
   ASSERT_TRUE(again);
-  auto kept = again->Get("kept");
-  ASSERT_TRUE(kept.has_value());
-  EXPECT_TRUE(kept->has_value());
-  auto dropped = again->Get("dropped");
-  ASSERT_TRUE(dropped.has_value());
-  EXPECT_FALSE(dropped->has_value());
+  EXPECT_TRUE(Holds(*again, "kept"));
+  EXPECT_FALSE(Holds(*again, "dropped"));
 }
 
 TEST_F(LedgerStoreTest, SecondWriterIsBusyWhileATransactionIsOpen) {

@@ -16,14 +16,8 @@ constexpr int64_t kT0 = 1'795'000'000;  // epoch seconds (Hour() aligns it)
 
 int64_t Hour(int64_t t) { return t - t % 3600; }
 
-class UsageStoreTest : public ::testing::Test {
+class UsageStoreTest : public TempDirTest {
  protected:
-  TempDir tmp_{"bk-usage-test"};
-  void SetUp() override {
-    root_ = tmp_.path();
-    path_ = root_ + "/data/usage.db";
-  }
-
   std::unique_ptr<UsageStore> OpenRw() {
     auto s = UsageStore::Open({path_, true, getuid(), 1000});
     EXPECT_TRUE(s.has_value()) << (s ? "" : s.error().message);
@@ -47,8 +41,7 @@ class UsageStoreTest : public ::testing::Test {
     return r;
   }
 
-  std::string root_;
-  std::string path_;
+  std::string path_ = Path("data/usage.db");
 };
 
 TEST_F(UsageStoreTest, CreatesPrivateFilesAndRefusesSymlinks) {
@@ -57,11 +50,11 @@ TEST_F(UsageStoreTest, CreatesPrivateFilesAndRefusesSymlinks) {
   struct stat st;
   ASSERT_EQ(stat(path_.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
-  ASSERT_EQ(stat((root_ + "/data").c_str(), &st), 0);
+  ASSERT_EQ(stat(Path("data").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   s.reset();
 
-  std::string link = root_ + "/data/link.db";
+  std::string link = Path("data/link.db");
   ASSERT_EQ(symlink(path_.c_str(), link.c_str()), 0);
   auto bad = UsageStore::Open({link, false, getuid(), 1000});
   ASSERT_FALSE(bad.has_value());
@@ -72,12 +65,12 @@ TEST_F(UsageStoreTest, ReaderDoesNotCreate) {
   auto s = UsageStore::Open({path_, false, getuid(), 1000});
   ASSERT_FALSE(s.has_value());
   EXPECT_EQ(s.error().kind, ErrorKind::kNotFound);
-  EXPECT_FALSE(std::filesystem::exists(root_ + "/data"));
+  EXPECT_FALSE(std::filesystem::exists(Path("data")));
 }
 
 TEST_F(UsageStoreTest, RefusesAForeignDatabase) {
-  std::filesystem::create_directories(root_ + "/data");
-  chmod((root_ + "/data").c_str(), 0700);
+  std::filesystem::create_directories(Path("data"));
+  chmod(Path("data").c_str(), 0700);
   {
     auto db = Db::Open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     ASSERT_TRUE(db.has_value());

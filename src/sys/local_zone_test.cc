@@ -8,21 +8,16 @@
 #include <optional>
 #include <string>
 
+#include "base/env_testing.h"
+
 namespace bk::sys {
 namespace {
 
 // Sets TZ for one test and restores the previous value afterwards.
 class LocalZoneTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (const char* tz = std::getenv("TZ")) saved_ = tz;
-  }
   void TearDown() override {
-    if (saved_) {
-      setenv("TZ", saved_->c_str(), 1);
-    } else {
-      unsetenv("TZ");
-    }
+    tz_.Restore();
     tzset();
   }
   // False (and the test should skip) when the zone's data is not installed.
@@ -33,7 +28,7 @@ class LocalZoneTest : public ::testing::Test {
     return true;
   }
 
-  std::optional<std::string> saved_;
+  SavedEnv tz_{"TZ"};
   LocalZone zone_;
 };
 

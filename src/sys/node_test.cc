@@ -44,22 +44,18 @@ TEST(ComputeNodeIdentity, HostnameSeedWithoutMachineId) {
   EXPECT_EQ(ComputeNodeIdentity("", "").id, Sha256Hex("hostname:unknown").substr(0, 20));
 }
 
-class NodeFiles : public ::testing::Test {
+class NodeFiles : public TempDirTest {
  protected:
-  TempDir tmp_{"bk-node-test"};
-  void SetUp() override { dir_ = tmp_.path(); }
   std::string Write(const std::string& name, const std::string& text) {
-    std::string path = dir_ + "/" + name;
+    std::string path = Path(name);
     std::ofstream(path) << text;
     return path;
   }
-  std::string dir_;
 };
 
 TEST_F(NodeFiles, FirstReadableNonEmptyFileWins) {
   std::string second = Write("dbus", "  0123abcd\n");
-  EXPECT_EQ(ReadNodeIdentity({dir_ + "/missing", second}, "h").id,
-            Sha256Hex("machine:0123abcd").substr(0, 20));
+  EXPECT_EQ(ReadNodeIdentity({Path("missing"), second}, "h").id, Sha256Hex("machine:0123abcd").substr(0, 20));
   std::string blank = Write("blank", " \n");
   EXPECT_EQ(ReadNodeIdentity({blank, second}, "h").id, Sha256Hex("machine:0123abcd").substr(0, 20));
   std::string first = Write("etc", "feedface\n");
@@ -73,7 +69,7 @@ TEST_F(NodeFiles, OnlyFirst256Characters) {
 }
 
 TEST_F(NodeFiles, NoMachineIdUsesHostname) {
-  EXPECT_EQ(ReadNodeIdentity({dir_ + "/a", dir_ + "/b"}, "gpu-01").id, "485a83d109e9e7254745");
+  EXPECT_EQ(ReadNodeIdentity({Path("a"), Path("b")}, "gpu-01").id, "485a83d109e9e7254745");
 }
 
 TEST(LocalNode, StableAndWellFormed) {

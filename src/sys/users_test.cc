@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "base/env_testing.h"
+
 namespace bk::sys {
 namespace {
 
@@ -43,21 +45,11 @@ TEST(Users, UnknownNameIsNullopt) {
 
 class HomeDirTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (const char* home = std::getenv("HOME")) saved_ = home;
-  }
-  void TearDown() override {
-    if (saved_) {
-      setenv("HOME", saved_->c_str(), 1);
-    } else {
-      unsetenv("HOME");
-    }
-  }
   std::string PasswdHome() {
     passwd* pw = getpwuid(getuid());
     return pw != nullptr && pw->pw_dir != nullptr ? pw->pw_dir : "";
   }
-  std::optional<std::string> saved_;
+  SavedEnv home_{"HOME"};  // each test sets its own HOME
 };
 
 TEST_F(HomeDirTest, AbsoluteHomeWins) {

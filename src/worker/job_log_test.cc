@@ -11,14 +11,9 @@
 namespace bk::worker {
 namespace {
 
-class JobLogTest : public ::testing::Test {
+class JobLogTest : public TempDirTest {
  protected:
-  TempDir tmp_{"bk-joblog-test"};
-  void SetUp() override {
-    dir_ = tmp_.path();
-    path_ = dir_ + "/r.log";
-  }
-  std::string dir_, path_;
+  std::string path_ = Path("r.log");
 };
 
 TEST(LogHeaderTest, PythonStyleSeparators) {

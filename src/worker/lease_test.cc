@@ -12,33 +12,28 @@
 namespace bk::worker {
 namespace {
 
-class LeaseTest : public ::testing::Test {
- protected:
-  TempDir tmp_{"bk-lease-test"};
-  void SetUp() override { dir_ = tmp_.path(); }
-  std::string dir_;
-};
+class LeaseTest : public TempDirTest {};
 
 TEST_F(LeaseTest, OneWorkerPerUserAndDataDirectory) {
-  EXPECT_EQ(Inspect(dir_, "data:/a", getuid(), 100).state, "not-seen");
+  EXPECT_EQ(Inspect(root(), "data:/a", getuid(), 100).state, "not-seen");
   {
-    auto first = Lease::Acquire(dir_, "data:/a", "w1", 100);
+    auto first = Lease::Acquire(root(), "data:/a", "w1", 100);
     ASSERT_TRUE(first.has_value()) << first.error().message;
-    WorkerStatus s = Inspect(dir_, "data:/a", getuid(), 100);
+    WorkerStatus s = Inspect(root(), "data:/a", getuid(), 100);
     EXPECT_EQ(s.state, "running");
     ASSERT_TRUE(s.lease.has_value());
     EXPECT_EQ(s.lease->worker_id, "w1");
     EXPECT_EQ(s.lease->pid, getpid());
     // flock leases belong to the open file description: a second open is refused.
-    auto second = Lease::Acquire(dir_, "data:/a", "w2", 100);
+    auto second = Lease::Acquire(root(), "data:/a", "w2", 100);
     ASSERT_FALSE(second.has_value());
     EXPECT_EQ(second.error().kind, ErrorKind::kBusy);
-    EXPECT_EQ(second.error().message, "another worker is active for " + dir_);
+    EXPECT_EQ(second.error().message, "another worker is active for " + root());
     // Another data directory with the same job directory is refused too.
-    EXPECT_FALSE(Lease::Acquire(dir_, "data:/b", "w3", 100).has_value());
-    EXPECT_EQ(Inspect(dir_, "data:/b", getuid(), 100).state, "other-instance");
+    EXPECT_FALSE(Lease::Acquire(root(), "data:/b", "w3", 100).has_value());
+    EXPECT_EQ(Inspect(root(), "data:/b", getuid(), 100).state, "other-instance");
   }
-  WorkerStatus after = Inspect(dir_, "data:/a", getuid(), 100);
+  WorkerStatus after = Inspect(root(), "data:/a", getuid(), 100);
   EXPECT_EQ(after.state, "stopped");
   auto z = engine::FixedZone(0);
   EXPECT_EQ(StatusLine(after, z), "worker: stopped (last pid=" + std::to_string(getpid()) +
@@ -49,12 +44,12 @@ TEST_F(LeaseTest, OneWorkerPerUserAndDataDirectory) {
 }
 
 TEST_F(LeaseTest, UnsafeLeaseFileIsInvalid) {
-  ASSERT_TRUE(Lease::Acquire(dir_, "data:/a", "w1", 100).has_value());
-  chmod((dir_ + "/worker.lock").c_str(), 0644);
-  WorkerStatus s = Inspect(dir_, "data:/a", getuid(), 100);
+  ASSERT_TRUE(Lease::Acquire(root(), "data:/a", "w1", 100).has_value());
+  chmod(Path("worker.lock").c_str(), 0644);
+  WorkerStatus s = Inspect(root(), "data:/a", getuid(), 100);
   EXPECT_EQ(s.state, "invalid");
   EXPECT_FALSE(s.running.has_value());
-  EXPECT_FALSE(Lease::Acquire(dir_, "data:/a", "w1", 100).has_value());
+  EXPECT_FALSE(Lease::Acquire(root(), "data:/a", "w1", 100).has_value());
 }
 
 }  // namespace

@@ -16,10 +16,8 @@
 namespace bk::worker {
 namespace {
 
-class SpecTest : public ::testing::Test {
+class SpecTest : public TempDirTest {
  protected:
-  TempDir tmp_{"bk-spec-test"};
-  void SetUp() override { dir_ = tmp_.path(); }
   JobSpec Sample() {
     JobSpec s;
     s.spec_id = "79133ddf-0000-4000-8000-000000000001";
@@ -31,7 +29,6 @@ class SpecTest : public ::testing::Test {
     s.digest = Digest(s);
     return s;
   }
-  std::string dir_;
 };
 
 TEST(SummaryTest, FollowsTheOriginal) {
@@ -73,23 +70,23 @@ TEST(ValidateTest, RefusesBadCommands) {
 
 TEST_F(SpecTest, WriteThenReadRoundTrips) {
   JobSpec s = Sample();
-  ASSERT_TRUE(WriteSpec(dir_, s).has_value());
+  ASSERT_TRUE(WriteSpec(root(), s).has_value());
   struct stat st {};
-  ASSERT_EQ(stat((dir_ + "/" + s.spec_id + ".json").c_str(), &st), 0);
+  ASSERT_EQ(stat((Path("") + s.spec_id + ".json").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0600u);
-  auto back = ReadSpec(dir_, s.spec_id, getuid(), s.digest);
+  auto back = ReadSpec(root(), s.spec_id, getuid(), s.digest);
   ASSERT_TRUE(back.has_value()) << back.error().message;
   EXPECT_EQ(back->argv, s.argv);
   EXPECT_EQ(back->path, s.path);
-  EXPECT_FALSE(WriteSpec(dir_, s).has_value());  // O_EXCL: never overwritten
+  EXPECT_FALSE(WriteSpec(root(), s).has_value());  // O_EXCL: never overwritten
 }
 
 TEST_F(SpecTest, TamperingIsDetected) {
   JobSpec s = Sample();
-  ASSERT_TRUE(WriteSpec(dir_, s).has_value());
+  ASSERT_TRUE(WriteSpec(root(), s).has_value());
   EXPECT_FALSE(
-      ReadSpec(dir_, s.spec_id, getuid(), std::string(64, '0')).has_value());  // ledger digest differs
-  std::string file = dir_ + "/" + s.spec_id + ".json";
+      ReadSpec(root(), s.spec_id, getuid(), std::string(64, '0')).has_value());  // ledger digest differs
+  std::string file = Path("") + s.spec_id + ".json";
   {
     std::ifstream in(file);
     std::string text((std::istreambuf_iterator<char>(in)), {});
@@ -98,25 +95,25 @@ TEST_F(SpecTest, TamperingIsDetected) {
     std::ofstream out(file, std::ios::trunc);
     out << text;
   }
-  auto r = ReadSpec(dir_, s.spec_id, getuid(), s.digest);
+  auto r = ReadSpec(root(), s.spec_id, getuid(), s.digest);
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().message, "private job spec integrity check failed");
 }
 
 TEST_F(SpecTest, LooseModesAndLinksAreRefused) {
   JobSpec s = Sample();
-  ASSERT_TRUE(WriteSpec(dir_, s).has_value());
-  std::string file = dir_ + "/" + s.spec_id + ".json";
+  ASSERT_TRUE(WriteSpec(root(), s).has_value());
+  std::string file = Path("") + s.spec_id + ".json";
   chmod(file.c_str(), 0644);
-  EXPECT_FALSE(ReadSpec(dir_, s.spec_id, getuid(), s.digest).has_value());
+  EXPECT_FALSE(ReadSpec(root(), s.spec_id, getuid(), s.digest).has_value());
   chmod(file.c_str(), 0600);
-  ASSERT_EQ(link(file.c_str(), (dir_ + "/hard").c_str()), 0);
-  EXPECT_FALSE(ReadSpec(dir_, s.spec_id, getuid(), s.digest).has_value());
-  EXPECT_FALSE(RemoveSpec(dir_, s.spec_id, getuid()).has_value());  // a linked file is left alone
-  unlink((dir_ + "/hard").c_str());
-  EXPECT_TRUE(RemoveSpec(dir_, s.spec_id, getuid()).has_value());
+  ASSERT_EQ(link(file.c_str(), Path("hard").c_str()), 0);
+  EXPECT_FALSE(ReadSpec(root(), s.spec_id, getuid(), s.digest).has_value());
+  EXPECT_FALSE(RemoveSpec(root(), s.spec_id, getuid()).has_value());  // a linked file is left alone
+  unlink(Path("hard").c_str());
+  EXPECT_TRUE(RemoveSpec(root(), s.spec_id, getuid()).has_value());
   EXPECT_FALSE(std::filesystem::exists(file));
-  EXPECT_FALSE(ReadSpec(dir_, "../../etc/passwd", getuid(), s.digest).has_value());
+  EXPECT_FALSE(ReadSpec(root(), "../../etc/passwd", getuid(), s.digest).has_value());
 }
 
 // Found by fuzzing: numbers of the wrong kind are refused as corrupt, not
