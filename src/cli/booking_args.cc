@@ -168,6 +168,15 @@ Result<service::EditRequest> ToEditRequest(const Context& ctx, const EditArgs& a
   return req;
 }
 
+Result<service::RenewRequest> ToRenewRequest(const std::string& ref, const std::string& duration,
+                                             const std::optional<std::string>& op_id) {
+  service::RenewRequest req;
+  req.ref = ref;
+  BK_ASSIGN_OR_RETURN(req.extend_by, engine::ParseDuration(duration));
+  if (op_id) req.op_id = std::string(Trim(*op_id));
+  return req;
+}
+
 std::vector<std::string> BeforeCommand(const std::vector<std::string>& args,
                                        std::vector<std::string>* command) {
   auto it = std::find(args.begin(), args.end(), std::string("--"));

@@ -81,8 +81,7 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
   spec.Excludes("--once", "--samples");
   spec.Footer(
       "Exit: 0 stopped (signal or sample limit), 75 another monitor runs, 78 ledger policy drift, 2 error.");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
 
   const config::Config& c = ctx.config;
   if (c.deployment != config::Deployment::kPrivate)

@@ -76,11 +76,7 @@ Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args) {
             "proc,pid,mib,gpu_uuid,uid,user,kind,identity,start lines");
   spec.Option("--repeat", &repeat_text, "sample N times and report the time per sample", "N");
   spec.Excludes("--json", "--csv");
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return 0;
-  }
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   int repeat = 1;
   if (repeat_text) {
     auto n = ParseUint(Trim(*repeat_text));

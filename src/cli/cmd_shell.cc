@@ -55,11 +55,7 @@ Result<int> RunShell(Context& ctx, const std::vector<std::string>& args) {
   spec.Footer(
       "The hook re-reads your bookings only when one starts or ends, after a `bk` command typed in that "
       "shell, or when you run bk_gpu_refresh; in between it starts no process.");
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return 0;
-  }
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!action) return Invalid("give an action: bk shell init [bash|zsh] or bk shell env [--json]");
   if (*action == "init") {
     if (json) return Invalid("--json applies to bk shell env");

@@ -59,8 +59,7 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   spec.Flag("-j,--json", &json, "print the gpubk.usage.v1 document");
   spec.Excludes("--since", "--from");
   spec.Excludes("--user", "--all");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
 
   monitor::UsageQuery q;
   std::string view = what ? std::string(Trim(*what)) : "me";

@@ -35,8 +35,11 @@ struct Context {
 };
 
 class ArgSpec;
-// Parses `args`; on -h/--help prints the help and returns true (the command is done).
-Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args);
+// Parses `args`. Returns what the command returns when parsing already ends it:
+// 0 once -h/--help has printed the help, or the parse error; nothing when the
+// command goes on. Every command starts with
+//   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+std::optional<Result<int>> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args);
 
 // A command: parses its arguments, talks to the ledger, prints, returns the exit status.
 using Command = Result<int> (*)(Context& ctx, const std::vector<std::string>& args);
