@@ -35,13 +35,6 @@ std::string StateText(const std::string& text, const engine::Zone& zone) {
   }
 }
 
-Result<int> ParseLimit(const std::optional<std::string>& text, int def) {
-  if (!text) return def;
-  auto n = ParseUint(Trim(*text));
-  if (!n || *n < 1 || *n > 1000) return Invalid("--limit must be between 1 and 1000");
-  return static_cast<int>(*n);
-}
-
 }  // namespace
 
 Result<int> RunHistory(Context& ctx, const std::vector<std::string>& args) {
@@ -89,7 +82,7 @@ Result<int> RunLog(Context& ctx, const std::vector<std::string>& args) {
   spec.Option("--limit", &limit, "how many recent events (1-1000, default 100)", "N");
   out.AddTo(spec, "print the gpubk.audit.v1 document");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
-  BK_ASSIGN_OR_RETURN(int n, ParseLimit(limit, 100));
+  BK_ASSIGN_OR_RETURN(int n, LimitOption(limit, 100));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(auto events, ledger->Log(n));
   if (out.wanted()) {
@@ -115,7 +108,7 @@ Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args)
   spec.Option("--limit", &limit, "how many, newest first (1-1000, default 20)", "N");
   out.AddTo(spec, "print the gpubk.notifications.v1 document");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
-  BK_ASSIGN_OR_RETURN(int n, ParseLimit(limit, 20));
+  BK_ASSIGN_OR_RETURN(int n, LimitOption(limit, 20));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(auto items, ledger->Notifications(n));
   if (out.wanted()) {

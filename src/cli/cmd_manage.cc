@@ -40,9 +40,7 @@ Result<int> RunList(Context& ctx, const std::vector<std::string>& args) {
   service::ListQuery q;
   q.history = history;
   if (limit) {
-    auto n = ParseUint(Trim(*limit));
-    if (!n || *n < 1 || *n > 1000) return Invalid("--limit must be between 1 and 1000");
-    q.limit = static_cast<int>(*n);
+    BK_ASSIGN_OR_RETURN(q.limit, LimitOption(limit, 0));
   } else if (!no_limit && !out.wanted()) {
     q.limit = 20;
   }

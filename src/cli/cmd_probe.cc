@@ -77,12 +77,8 @@ Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args) {
   spec.Option("--repeat", &repeat_text, "sample N times and report the time per sample", "N");
   spec.Excludes("--json", "--csv");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
-  int repeat = 1;
-  if (repeat_text) {
-    auto n = ParseUint(Trim(*repeat_text));
-    if (!n || *n < 1 || *n > 10000) return Invalid("--repeat takes a whole number from 1 to 10000");
-    repeat = static_cast<int>(*n);
-  }
+  BK_ASSIGN_OR_RETURN(int repeat, WholeNumberOption(repeat_text, 1, 10000, 1,
+                                                    "--repeat takes a whole number from 1 to 10000"));
 
   gpu::NvmlSource& nvml = gpu::SharedNvml();
   const double wall0 = NowMs(CLOCK_MONOTONIC), cpu0 = NowMs(CLOCK_PROCESS_CPUTIME_ID);

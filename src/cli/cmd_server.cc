@@ -30,11 +30,8 @@ using nlohmann::json;
 
 Result<int64_t> PositiveInt(const std::optional<std::string>& text, const char* name, int64_t lo, int64_t hi,
                             int64_t def) {
-  if (!text) return def;
-  auto v = ParseUint(Trim(*text));
-  if (!v || *v < lo || *v > hi)
-    return Invalid(fmt::format("{} must be a whole number between {} and {}", name, lo, hi));
-  return *v;
+  return WholeNumberOption(text, lo, hi, def,
+                           fmt::format("{} must be a whole number between {} and {}", name, lo, hi));
 }
 
 Status MakeDir(const std::string& path, mode_t mode, std::optional<gid_t> gid) {

@@ -337,12 +337,7 @@ Result<int> RunSlots(Context& ctx, const std::vector<std::string>& args) {
   spec.Option("-f,--from", &from, "search from this time (default now)", "TIME");
   spec.Option("--limit", &limit, "how many options (1-20, default 5)", "N");
   if (auto done = ParseOrHelp(ctx, spec, rest)) return *done;
-  int n = 5;
-  if (limit) {
-    auto v = ParseUint(Trim(*limit));
-    if (!v || *v < 1 || *v > 20) return Invalid("--limit must be between 1 and 20");
-    n = static_cast<int>(*v);
-  }
+  BK_ASSIGN_OR_RETURN(int n, WholeNumberOption(limit, 1, 20, 5, "--limit must be between 1 and 20"));
   BK_ASSIGN_OR_RETURN(service::CreateRequest req, ToRequest(ctx, a, exclusive));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   const engine::Policy& p = ledger->policy();
@@ -411,13 +406,9 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   const engine::Policy& p = ledger->policy();
-  int count = 1;
-  if (count_text) {
-    auto v = ParseUint(Trim(*count_text));
-    if (!v || *v < 1 || *v > p.gpu_count)
-      return Invalid(fmt::format("count must be between 1 and {}", p.gpu_count));
-    count = static_cast<int>(*v);
-  }
+  BK_ASSIGN_OR_RETURN(int count,
+                      WholeNumberOption(count_text, 1, p.gpu_count, 1,
+                                        fmt::format("count must be between 1 and {}", p.gpu_count)));
   Seconds now = ledger->Now();
   BK_ASSIGN_OR_RETURN(service::StatusView view, ledger->Status(now, now + p.horizon));
   uint32_t me = ledger->actor().uid;
