@@ -15,7 +15,6 @@
 #include "worker/live_clock.h"
 
 namespace bk::cli {
-namespace {
 
 std::string SelfPath() {
   char buf[PATH_MAX];
@@ -23,6 +22,8 @@ std::string SelfPath() {
   if (n <= 0) return "bk";
   return std::string(buf, static_cast<size_t>(n));
 }
+
+namespace {
 
 // Never an error: the hook needs values even when the service is down.
 shell::ShellEnv Compute(Context& ctx) {

@@ -44,13 +44,6 @@ Result<int> Status(Context& ctx, const worker::Settings& settings, bool json, bo
   return 0;
 }
 
-std::string SelfPath() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "bk";
-  return std::string(buf, static_cast<size_t>(n));
-}
-
 std::string UnitDir(const std::optional<std::string>& target) {
   if (target) return *target;
   const char* xdg = getenv("XDG_CONFIG_HOME");

@@ -92,6 +92,10 @@ int RunPrompt(Context& ctx);
 // `bk u`'s rendering of a usage query (text or JSON), for this user and deployment.
 Result<std::string> UsageDocument(Context& ctx, const monitor::UsageQuery& q, bool text);
 
+// This executable's path, for what runs bk later (the shell hook, the worker's
+// systemd unit); "bk" when /proc does not say.
+std::string SelfPath();
+
 // Shared by booking-like commands: the printed result line.
 std::string BookingLine(const std::string& status, const engine::Reservation& r, const engine::Policy& p,
                         const engine::Zone& zone);
