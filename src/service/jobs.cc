@@ -43,16 +43,6 @@ bool Allowed(const std::string& from, const std::string& to) {
   return false;
 }
 
-bool IsUuidLike(const std::string& s) {
-  if (s.size() != 36) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
 bool IsHex64(const std::string& s) {
   return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -128,7 +118,7 @@ void ResetAttempt(store::JobRecord& j) {
 }  // namespace
 
 Status ValidateJobBinding(const JobBinding& b) {
-  if (!IsUuidLike(b.spec_id)) return Invalid("job spec_id must be a lowercase UUID");
+  if (!sys::IsLowercaseUuid(b.spec_id)) return Invalid("job spec_id must be a lowercase UUID");
   if (!IsHex64(b.digest)) return Invalid("job digest must be 64 lowercase hex characters");
   if (b.summary.empty()) return Invalid("job summary must not be empty");
   return Text(b.summary, "job summary", 200);
