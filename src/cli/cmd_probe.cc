@@ -10,6 +10,7 @@
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/context.h"
+#include "gpu/device_json.h"
 #include "gpu/nvml_source.h"
 
 namespace bk::cli {
@@ -44,20 +45,13 @@ json DeviceJson(const gpu::DeviceSample& d, const gpu::DeviceReport& r) {
                      {"container_runtime", p.container_runtime},
                      {"container_id", p.container_id}});
   }
-  return {{"index", d.index},
-          {"uuid", d.uuid},
-          {"name", d.name},
-          {"source", gpu::SourceName(d.source)},
-          {"memory_used_mb", Opt(d.memory_used_mb)},
-          {"memory_total_mb", Opt(d.memory_total_mb)},
-          {"utilization_percent", Opt(d.utilization_percent)},
-          {"temperature_c", Opt(d.temperature_c)},
-          {"process_telemetry", d.process_telemetry},
-          {"process_utilization", r.process_utilization},
-          {"memory_version", r.memory_version},
-          {"process_list_version", r.process_list_version},
-          {"notes", r.notes},
-          {"processes", procs}};
+  json out = gpu::DeviceFieldsJson(d);
+  out["process_utilization"] = r.process_utilization;
+  out["memory_version"] = r.memory_version;
+  out["process_list_version"] = r.process_list_version;
+  out["notes"] = r.notes;
+  out["processes"] = procs;
+  return out;
 }
 
 std::string Cell(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : ""; }

@@ -6,6 +6,7 @@
 
 #include "base/strings.h"
 #include "engine/parse.h"
+#include "gpu/device_json.h"
 
 namespace bk::monitor {
 
@@ -100,16 +101,9 @@ std::string TickJson(const TickReport& r, const Collector& collector, const std:
     for (size_t j = 0; j < d.processes.size(); ++j)
       procs.push_back(
           ProcessJson(d.processes[j], j < r.classified[i].size() ? r.classified[i][j] : Classified{}));
-    devices.push_back({{"index", d.index},
-                       {"uuid", d.uuid},
-                       {"name", d.name},
-                       {"source", gpu::SourceName(d.source)},
-                       {"memory_used_mb", Opt(d.memory_used_mb)},
-                       {"memory_total_mb", Opt(d.memory_total_mb)},
-                       {"utilization_percent", Opt(d.utilization_percent)},
-                       {"temperature_c", Opt(d.temperature_c)},
-                       {"process_telemetry", d.process_telemetry},
-                       {"processes", procs}});
+    json device = gpu::DeviceFieldsJson(d);
+    device["processes"] = procs;
+    devices.push_back(device);
   }
   json events = json::array();
   for (const auto& e : r.events) events.push_back(EventJson(e));
