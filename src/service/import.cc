@@ -54,6 +54,14 @@ const json* Field(const json& obj, const char* key) {
   return &*it;
 }
 
+// An optional list member (nullptr when absent) of at most `max` entries.
+Result<const json*> OptList(const json& obj, const std::string& base, const char* key, size_t max) {
+  const json* list = Field(obj, key);
+  if (list && (!list->is_array() || list->size() > max))
+    return Bad(fmt::format("{} must be a list of at most {} entries", Key(base, key), max));
+  return list;
+}
+
 Result<const json*> Need(const json& obj, const std::string& base, const char* key) {
   if (const json* v = Field(obj, key)) return v;
   return Bad(fmt::format("{} is required", Key(base, key)));
@@ -386,11 +394,9 @@ class Importer {
   }
 
   Status Edits(const json& rec, const std::string& path, Planned& plan) {
-    const json* list = Field(rec, "edit_operations");
+    BK_ASSIGN_OR_RETURN(const json* list, OptList(rec, path, "edit_operations", kMaxEdits));
     if (!list) return Ok();
     std::string base = Key(path, "edit_operations");
-    if (!list->is_array() || list->size() > kMaxEdits)
-      return Bad(fmt::format("{} must be a list of at most {} entries", base, kMaxEdits));
     Seconds previous = plan.r.created_at;
     for (size_t i = 0; i < list->size(); ++i) {
       const json& entry = (*list)[i];
@@ -433,11 +439,9 @@ class Importer {
   }
 
   Status Notifications(const json& rec, const std::string& path, Planned& plan) {
-    const json* list = Field(rec, "notifications");
+    BK_ASSIGN_OR_RETURN(const json* list, OptList(rec, path, "notifications", kMaxNotifications));
     if (!list) return Ok();
     std::string base = Key(path, "notifications");
-    if (!list->is_array() || list->size() > kMaxNotifications)
-      return Bad(fmt::format("{} must be a list of at most {} entries", base, kMaxNotifications));
     for (size_t i = 0; i < list->size(); ++i) {
       const json& entry = (*list)[i];
       std::string at = Index(base, i);

@@ -281,13 +281,9 @@ Result<JobView> BookingService::RetryJobImpl(const Actor& actor, const JobRetryR
   Seconds now = impl_->Now();
   BK_TRY(impl_->CheckPolicy(*s, false));
   BK_ASSIGN_OR_RETURN(auto jobs, s->JobsForUid(actor.uid));
-  std::vector<store::JobRecord> matches;
   BK_ASSIGN_OR_RETURN(engine::ListRef pick, engine::ParseListRef(ref, jobs.size(), "job", "bk j"));
-  if (pick.is_number)
-    matches.push_back(jobs[pick.index]);
-  else
-    for (const auto& j : jobs)
-      if (StartsWith(j.reservation_id, ref)) matches.push_back(j);
+  std::vector<store::JobRecord> matches =
+      engine::Picked(pick, jobs, [](const store::JobRecord& j) { return j.reservation_id; });
   if (matches.empty())
     return Fail(ErrorKind::kNotFound,
                 fmt::format("job not found for current user: {}; `bk j` lists your jobs", ref));
