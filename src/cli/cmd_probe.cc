@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_opt.h"
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/context.h"
@@ -24,23 +25,18 @@ double NowMs(clockid_t clock) {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
-template <class T>
-json Opt(const std::optional<T>& v) {
-  return v ? json(*v) : json();
-}
-
 json DeviceJson(const gpu::DeviceSample& d, const gpu::DeviceReport& r) {
   json procs = json::array();
   for (const gpu::ProcessSample& p : d.processes) {
     procs.push_back({{"pid", p.pid},
-                     {"uid", Opt(p.uid)},
+                     {"uid", OptJson(p.uid)},
                      {"username", p.username},
                      {"command", p.command},
                      {"gpu_memory_mb", p.gpu_memory_mb},
-                     {"sm_utilization_percent", Opt(p.sm_utilization_percent)},
+                     {"sm_utilization_percent", OptJson(p.sm_utilization_percent)},
                      {"kind", p.kind},
                      {"host_start_id", p.host_start_id},
-                     {"host_uid", Opt(p.host_uid)},
+                     {"host_uid", OptJson(p.host_uid)},
                      {"identity_source", p.identity_source},
                      {"container_runtime", p.container_runtime},
                      {"container_id", p.container_id}});

@@ -1,26 +1,18 @@
 #include "gpu/device_json.h"
 
+#include "base/json_opt.h"
+
 namespace bk::gpu {
-namespace {
 
-using nlohmann::json;
-
-template <class T>
-json Opt(const std::optional<T>& v) {
-  return v ? json(*v) : json();
-}
-
-}  // namespace
-
-json DeviceFieldsJson(const DeviceSample& d) {
+nlohmann::json DeviceFieldsJson(const DeviceSample& d) {
   return {{"index", d.index},
           {"uuid", d.uuid},
           {"name", d.name},
           {"source", SourceName(d.source)},
-          {"memory_used_mb", Opt(d.memory_used_mb)},
-          {"memory_total_mb", Opt(d.memory_total_mb)},
-          {"utilization_percent", Opt(d.utilization_percent)},
-          {"temperature_c", Opt(d.temperature_c)},
+          {"memory_used_mb", OptJson(d.memory_used_mb)},
+          {"memory_total_mb", OptJson(d.memory_total_mb)},
+          {"utilization_percent", OptJson(d.utilization_percent)},
+          {"temperature_c", OptJson(d.temperature_c)},
           {"process_telemetry", d.process_telemetry}};
 }
 

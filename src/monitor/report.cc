@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_opt.h"
 #include "base/strings.h"
 #include "engine/parse.h"
 #include "gpu/device_json.h"
@@ -14,24 +15,19 @@ namespace {
 
 using nlohmann::json;
 
-template <class T>
-json Opt(const std::optional<T>& v) {
-  return v ? json(*v) : json();
-}
-
 std::string IsoMs(int64_t ms) { return engine::FormatIsoUtc(ms / 1000); }
 
 json ProcessJson(const gpu::ProcessSample& p, const Classified& c) {
   return {{"pid", p.pid},
-          {"uid", Opt(p.uid)},
+          {"uid", OptJson(p.uid)},
           {"username", p.username},
-          {"host_uid", Opt(p.host_uid)},
+          {"host_uid", OptJson(p.host_uid)},
           {"identity_source", p.identity_source},
           {"container_runtime", p.container_runtime.empty() ? json() : json(p.container_runtime)},
           {"container_id", p.container_id.empty() ? json() : json(p.container_id)},
           {"command", Printable(p.command)},
           {"gpu_memory_mb", p.gpu_memory_mb},
-          {"sm_utilization_percent", Opt(p.sm_utilization_percent)},
+          {"sm_utilization_percent", OptJson(p.sm_utilization_percent)},
           {"kind", p.kind},
           {"host_start_id", p.host_start_id},
           {"status", c.status},
@@ -42,9 +38,9 @@ json EventJson(const store::UsageEvent& e) {
   return {{"timestamp", IsoMs(e.ts_ms)},
           {"ts_ms", e.ts_ms},
           {"event", e.kind},
-          {"gpu", Opt(e.gpu)},
-          {"pid", Opt(e.pid)},
-          {"uid", Opt(e.uid)},
+          {"gpu", OptJson(e.gpu)},
+          {"pid", OptJson(e.pid)},
+          {"uid", OptJson(e.uid)},
           {"username", e.username},
           {"identity_source", e.identity_source},
           {"status", e.status},
