@@ -13,8 +13,6 @@
 namespace bk::sys {
 namespace {
 
-int OpenLock(const std::string& path) { return open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); }
-
 std::string Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -22,40 +20,43 @@ std::string Slurp(const std::string& path) {
 
 std::string Busy(const std::string& pid) { return "held by " + pid; }
 
-TEST(PidLock, TheHolderWritesItsPid) {
-  TempDir dir("bk-pid-lock");
-  std::string path = dir.path() + "/x.lock";
-  int fd = OpenLock(path);
+class PidLock : public ::testing::Test {
+ protected:
+  int Open() { return open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); }
+  Status Take(int fd) { return LockNamingPid(fd, path_, Busy); }
+
+  TempDir dir_{"bk-pid-lock"};
+  std::string path_ = dir_.path() + "/x.lock";
+};
+
+TEST_F(PidLock, TheHolderWritesItsPid) {
+  int fd = Open();
   ASSERT_GE(fd, 0);
-  ASSERT_TRUE(LockNamingPid(fd, path, Busy).has_value());
-  EXPECT_EQ(Slurp(path), std::to_string(getpid()) + "\n");
+  ASSERT_TRUE(Take(fd).has_value());
+  EXPECT_EQ(Slurp(path_), std::to_string(getpid()) + "\n");
   close(fd);
 }
 
-TEST(PidLock, ASecondTakerIsBusyAndNamesTheHolder) {
-  TempDir dir("bk-pid-lock");
-  std::string path = dir.path() + "/x.lock";
-  int held = OpenLock(path);
+TEST_F(PidLock, ASecondTakerIsBusyAndNamesTheHolder) {
+  int held = Open();
   ASSERT_GE(held, 0);
-  ASSERT_TRUE(LockNamingPid(held, path, Busy).has_value());
-  auto again = LockNamingPid(OpenLock(path), path, Busy);
+  ASSERT_TRUE(Take(held).has_value());
+  auto again = Take(Open());
   ASSERT_FALSE(again.has_value());
   EXPECT_EQ(again.error().kind, ErrorKind::kBusy);
   EXPECT_EQ(again.error().message, "held by " + std::to_string(getpid()));
   close(held);
   // Released with its descriptor: the next taker gets it.
-  int next = OpenLock(path);
-  EXPECT_TRUE(LockNamingPid(next, path, Busy).has_value());
+  int next = Open();
+  EXPECT_TRUE(Take(next).has_value());
   close(next);
 }
 
-TEST(PidLock, AnEmptyFileNamesNoPid) {
-  TempDir dir("bk-pid-lock");
-  std::string path = dir.path() + "/x.lock";
-  int held = OpenLock(path);
+TEST_F(PidLock, AnEmptyFileNamesNoPid) {
+  int held = Open();
   ASSERT_GE(held, 0);
   ASSERT_EQ(flock(held, LOCK_EX | LOCK_NB), 0);
-  auto busy = LockNamingPid(OpenLock(path), path, Busy);
+  auto busy = Take(Open());
   ASSERT_FALSE(busy.has_value());
   EXPECT_EQ(busy.error().message, "held by ?");
   close(held);
