@@ -37,6 +37,23 @@ void AddGpuOptions(ArgSpec& spec, std::optional<std::string>& gpu, std::optional
   spec.Excludes("-g,--gpu", "-e,--exclude-gpu,--exclude");
 }
 
+// The help of --mem, --share, --cpus and --ram, as each grammar words it.
+struct ResourceHelp {
+  const char* mem;
+  const char* share;
+  const char* cpus;
+  const char* ram;
+};
+
+// -m/--mem, -s/--share, --cpus and --ram, in that order.
+template <class Args>
+void AddResourceOptions(ArgSpec& spec, Args& a, const ResourceHelp& help) {
+  spec.Option("-m,--mem", &a.mem, help.mem, "SIZE");
+  spec.Option("-s,--share", &a.share, help.share, "SLOTS");
+  spec.Option("--cpus", &a.cpus, help.cpus, "N");
+  spec.Option("--ram", &a.ram, help.ram, "SIZE");
+}
+
 }  // namespace
 
 void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with_op_id) {
@@ -48,11 +65,10 @@ void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with
                     "exact friendly start: now, +30m, 20:00, \"tomorrow 09:00\", 12-24 09:00");
   AddGpuOptions(spec, a.gpu, a.exclude, "book exactly these GPU indexes, e.g. --gpu 1 or --gpu 0,3",
                 "never use these GPU indexes");
-  spec.Option("-m,--mem", &a.mem, "expected VRAM per GPU, e.g. 24g or 4096m", "SIZE");
-  spec.Option("-s,--share", &a.share, "integer shared slots per GPU (default 1)", "SLOTS");
-  spec.Option("--cpus", &a.cpus, "host CPUs this booking declares (default 1 when the host has a budget)",
-              "N");
-  spec.Option("--ram", &a.ram, "host RAM this booking declares, e.g. 32g (default 1g with a budget)", "SIZE");
+  AddResourceOptions(spec, a,
+                     {"expected VRAM per GPU, e.g. 24g or 4096m", "integer shared slots per GPU (default 1)",
+                      "host CPUs this booking declares (default 1 when the host has a budget)",
+                      "host RAM this booking declares, e.g. 32g (default 1g with a budget)"});
   if (with_op_id)
     spec.Option("--op-id", &a.op_id, "operation ID: a retry with the same ID never books twice", "ID");
   spec.Flag("--json", &a.json, "print the bk.agent.v1 JSON document");
@@ -118,10 +134,9 @@ void AddEditOptions(ArgSpec& spec, EditArgs& a) {
                 "re-pick GPUs avoiding these");
   spec.Option("-c,--count", &a.count, "re-pick this many GPUs automatically", "N");
   spec.Option("--mode", &a.mode, "s, shared, x or exclusive", "MODE");
-  spec.Option("-m,--mem", &a.mem, "expected VRAM per GPU, or - to clear", "SIZE");
-  spec.Option("-s,--share", &a.share, "shared slots per GPU", "SLOTS");
-  spec.Option("--cpus", &a.cpus, "host CPUs declared", "N");
-  spec.Option("--ram", &a.ram, "host RAM declared, e.g. 32g", "SIZE");
+  AddResourceOptions(spec, a,
+                     {"expected VRAM per GPU, or - to clear", "shared slots per GPU", "host CPUs declared",
+                      "host RAM declared, e.g. 32g"});
   spec.Option("--op-id", &a.op_id, "operation ID for a retry-safe edit", "ID");
   spec.Flag("-q,--queue", &a.queue, "move to the next legal slot if the change conflicts");
 }
