@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "base/json_opt.h"
 #include "base/version.h"
 #include "engine/parse.h"
 #include "surface/documents.h"
@@ -15,11 +16,6 @@ using nlohmann::json;
 
 // Invalid UTF-8 (a hostname, a username) must never abort a document.
 std::string DumpLine(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-template <class T>
-json Opt(const std::optional<T>& v) {
-  return v ? json(*v) : json();
-}
 
 json NodeJson() {
   const sys::NodeIdentity& n = sys::LocalNode();
@@ -45,8 +41,8 @@ json PolicyJson(const engine::Policy& p, const config::Config& c, const std::str
           {"gpu_count", p.gpu_count},
           {"gpu_priority", priority},
           {"granularity_minutes", p.slot / engine::kMinute},
-          {"host_cpus", Opt(p.host_cpus)},
-          {"host_ram_mb", Opt(p.host_ram_mb)},
+          {"host_cpus", OptJson(p.host_cpus)},
+          {"host_ram_mb", OptJson(p.host_ram_mb)},
           {"ledger_retention_days", c.ledger_retention_days},
           {"max_booking_duration_hours", p.max_duration / engine::kHour},
           {"max_shared_reservations_per_gpu", p.share_capacity},
@@ -64,7 +60,7 @@ json PolicyJson(const engine::Policy& p, const config::Config& c, const std::str
 // One budget: total (null when the host declares none), what bookings active
 // now declare, and what is left now.
 json Budget(const std::optional<int64_t>& total, int64_t booked) {
-  return {{"total", Opt(total)},
+  return {{"total", OptJson(total)},
           {"booked_now", booked},
           {"free_now", total ? json(std::max<int64_t>(0, *total - booked)) : json()},
           {"enforced", total.has_value()}};
@@ -72,7 +68,7 @@ json Budget(const std::optional<int64_t>& total, int64_t booked) {
 
 json GpuJson(const gpu::DeviceSample& d, const service::GpuView& v, const engine::Policy& p) {
   json memory = {
-      {"used_mb", Opt(d.memory_used_mb)}, {"total_mb", Opt(d.memory_total_mb)}, {"free_mb", json()}};
+      {"used_mb", OptJson(d.memory_used_mb)}, {"total_mb", OptJson(d.memory_total_mb)}, {"free_mb", json()}};
   if (d.memory_used_mb && d.memory_total_mb)
     memory["free_mb"] = std::max<int64_t>(0, *d.memory_total_mb - *d.memory_used_mb);
   json mem_percent;
@@ -86,12 +82,12 @@ json GpuJson(const gpu::DeviceSample& d, const service::GpuView& v, const engine
           {"enabled", p.GpuEnabled(d.index)},
           {"administrator_priority", p.Priority(d.index)},
           {"score", v.load_score},
-          {"temperature_c", Opt(d.temperature_c)},
+          {"temperature_c", OptJson(d.temperature_c)},
           {"source", gpu::SourceName(d.source)},
           {"live",
            {{"status", v.live_status},
             {"reason", v.live_reason},
-            {"utilization_percent", Opt(d.utilization_percent)},
+            {"utilization_percent", OptJson(d.utilization_percent)},
             {"memory_percent", mem_percent},
             {"process_count", known ? json(live.process_count) : json()}}},
           {"memory", memory},

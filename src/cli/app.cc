@@ -31,13 +31,11 @@ void Context::Print(const std::string& text) const {
 
 void Context::Warn(const std::string& text) const { std::fprintf(err, "warning: %s\n", text.c_str()); }
 
-Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return true;
-  }
-  return false;
+std::optional<Result<int>> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
+  if (Status s = spec.Parse(args); !s) return std::unexpected(s.error());
+  if (!spec.help_requested()) return std::nullopt;
+  ctx.Print(spec.Help());
+  return 0;
 }
 
 namespace {

@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "base/strings.h"
+
 namespace bk::cli {
 
 struct ArgSpec::Impl {
@@ -128,5 +130,18 @@ Status ArgSpec::Parse(const std::vector<std::string>& args) {
 }
 
 std::string ArgSpec::Help() const { return impl_->app.help(); }
+
+Result<int64_t> WholeNumberOption(const std::optional<std::string>& text, int64_t lo, int64_t hi, int64_t def,
+                                  const std::string& error) {
+  if (!text) return def;
+  auto n = ParseUint(Trim(*text));
+  if (!n || *n < lo || *n > hi) return Invalid(error);
+  return *n;
+}
+
+Result<int> LimitOption(const std::optional<std::string>& text, int def) {
+  BK_ASSIGN_OR_RETURN(int64_t n, WholeNumberOption(text, 1, 1000, def, "--limit must be between 1 and 1000"));
+  return static_cast<int>(n);
+}
 
 }  // namespace bk::cli

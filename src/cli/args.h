@@ -3,6 +3,7 @@
 // stays in args.cc. Every value is taken as text and parsed by the engine's
 // parsers, which give the error messages users see.
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,5 +38,12 @@ class ArgSpec {
   std::unique_ptr<Impl> impl_;
   bool help_ = false;
 };
+
+// A whole-number option from `lo` to `hi`, `def` when it is absent; any other
+// text fails with `error`, the command's own wording.
+Result<int64_t> WholeNumberOption(const std::optional<std::string>& text, int64_t lo, int64_t hi, int64_t def,
+                                  const std::string& error);
+// --limit of `bk l`, `bk log` and `bk n`: 1 to 1000.
+Result<int> LimitOption(const std::optional<std::string>& text, int def);
 
 }  // namespace bk::cli

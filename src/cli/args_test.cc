@@ -284,5 +284,34 @@ TEST(ArgSpecTest, ExcludesWithUnknownNamesIsHarmless) {
   EXPECT_EQ(a, "1");
 }
 
+TEST(WholeNumberOptionTest, AbsentGivesTheDefault) {
+  auto n = WholeNumberOption(std::nullopt, 1, 20, 5, "bad");
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(*n, 5);
+}
+
+TEST(WholeNumberOptionTest, AcceptsTheBoundsAndTrims) {
+  EXPECT_EQ(WholeNumberOption(" 1 ", 1, 20, 5, "bad").value_or(-1), 1);
+  EXPECT_EQ(WholeNumberOption("20", 1, 20, 5, "bad").value_or(-1), 20);
+  EXPECT_EQ(WholeNumberOption("0", 0, 3, 1, "bad").value_or(-1), 0);
+}
+
+TEST(WholeNumberOptionTest, OutOfRangeOrNotANumberFailsWithTheCommandsWords) {
+  for (const char* text : {"0", "21", "-1", "", "1.5", "x", "2x"}) {
+    auto n = WholeNumberOption(text, 1, 20, 5, "--limit must be between 1 and 20");
+    ASSERT_FALSE(n.has_value()) << text;
+    EXPECT_EQ(n.error().kind, ErrorKind::kInvalid) << text;
+    EXPECT_EQ(n.error().message, "--limit must be between 1 and 20") << text;
+  }
+}
+
+TEST(LimitOptionTest, OneToAThousand) {
+  EXPECT_EQ(LimitOption(std::nullopt, 100).value_or(-1), 100);
+  EXPECT_EQ(LimitOption("1000", 100).value_or(-1), 1000);
+  auto over = LimitOption("1001", 100);
+  ASSERT_FALSE(over.has_value());
+  EXPECT_EQ(over.error().message, "--limit must be between 1 and 1000");
+}
+
 }  // namespace
 }  // namespace bk::cli

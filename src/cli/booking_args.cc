@@ -21,26 +21,54 @@ Result<engine::Seconds> StartOption(const Context& ctx, const std::optional<std:
   return engine::ParseStart(at.value_or(""), now, ctx.config.policy.grid(), *ctx.zone);
 }
 
+// --start and -t/--at, which exclude each other; only the help differs.
+void AddStartOptions(ArgSpec& spec, std::optional<std::string>& start, std::optional<std::string>& at,
+                     const std::string& start_help, const std::string& at_help) {
+  spec.Option("--start", &start, start_help, "TIME");
+  spec.Option("-t,--at", &at, at_help, "TIME");
+  spec.Excludes("--start", "-t,--at");
+}
+
+// -g/--gpu and -e/--exclude-gpu, which exclude each other; only the help differs.
+void AddGpuOptions(ArgSpec& spec, std::optional<std::string>& gpu, std::optional<std::string>& exclude,
+                   const std::string& gpu_help, const std::string& exclude_help) {
+  spec.Option("-g,--gpu", &gpu, gpu_help, "LIST");
+  spec.Option("-e,--exclude-gpu,--exclude", &exclude, exclude_help, "LIST");
+  spec.Excludes("-g,--gpu", "-e,--exclude-gpu,--exclude");
+}
+
+// The help of --mem, --share, --cpus and --ram, as each grammar words it.
+struct ResourceHelp {
+  const char* mem;
+  const char* share;
+  const char* cpus;
+  const char* ram;
+};
+
+// -m/--mem, -s/--share, --cpus and --ram, in that order.
+template <class Args>
+void AddResourceOptions(ArgSpec& spec, Args& a, const ResourceHelp& help) {
+  spec.Option("-m,--mem", &a.mem, help.mem, "SIZE");
+  spec.Option("-s,--share", &a.share, help.share, "SLOTS");
+  spec.Option("--cpus", &a.cpus, help.cpus, "N");
+  spec.Option("--ram", &a.ram, help.ram, "SIZE");
+}
+
 }  // namespace
 
 void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with_op_id) {
   spec.Positional("count", &a.count, "number of GPUs (a count, not a GPU index)");
   spec.Positional("duration", &a.duration, "30m, 1h30m, 2d (multiples of the booking slot)");
   spec.Positional("memory", &a.memory, "expected VRAM per GPU, e.g. 12g (same as --mem)");
-  if (with_start) {
-    spec.Option("--start", &a.start, "exact start: now, ISO 8601 (naive = UTC) or the -t grammar", "TIME");
-    spec.Option("-t,--at", &a.at, "exact friendly start: now, +30m, 20:00, \"tomorrow 09:00\", 12-24 09:00",
-                "TIME");
-    spec.Excludes("--start", "-t,--at");
-  }
-  spec.Option("-g,--gpu", &a.gpu, "book exactly these GPU indexes, e.g. --gpu 1 or --gpu 0,3", "LIST");
-  spec.Option("-e,--exclude-gpu,--exclude", &a.exclude, "never use these GPU indexes", "LIST");
-  spec.Excludes("-g,--gpu", "-e,--exclude-gpu,--exclude");
-  spec.Option("-m,--mem", &a.mem, "expected VRAM per GPU, e.g. 24g or 4096m", "SIZE");
-  spec.Option("-s,--share", &a.share, "integer shared slots per GPU (default 1)", "SLOTS");
-  spec.Option("--cpus", &a.cpus, "host CPUs this booking declares (default 1 when the host has a budget)",
-              "N");
-  spec.Option("--ram", &a.ram, "host RAM this booking declares, e.g. 32g (default 1g with a budget)", "SIZE");
+  if (with_start)
+    AddStartOptions(spec, a.start, a.at, "exact start: now, ISO 8601 (naive = UTC) or the -t grammar",
+                    "exact friendly start: now, +30m, 20:00, \"tomorrow 09:00\", 12-24 09:00");
+  AddGpuOptions(spec, a.gpu, a.exclude, "book exactly these GPU indexes, e.g. --gpu 1 or --gpu 0,3",
+                "never use these GPU indexes");
+  AddResourceOptions(spec, a,
+                     {"expected VRAM per GPU, e.g. 24g or 4096m", "integer shared slots per GPU (default 1)",
+                      "host CPUs this booking declares (default 1 when the host has a budget)",
+                      "host RAM this booking declares, e.g. 32g (default 1g with a budget)"});
   if (with_op_id)
     spec.Option("--op-id", &a.op_id, "operation ID: a retry with the same ID never books twice", "ID");
   spec.Flag("--json", &a.json, "print the bk.agent.v1 JSON document");
@@ -100,18 +128,15 @@ void AddEditOptions(ArgSpec& spec, EditArgs& a) {
   spec.Option("-d,--duration", &a.duration, "new total duration, e.g. 2h", "DUR");
   spec.Option("--end", &a.end, "new end: 20:00, +1h, \"tomorrow 09:00\" or ISO 8601", "TIME");
   spec.Excludes("-d,--duration", "--end");
-  spec.Option("--start", &a.start, "new exact start (ISO 8601, naive = UTC, or the -t grammar)", "TIME");
-  spec.Option("-t,--at", &a.at, "new friendly start: +30m, 20:00, \"tomorrow 09:00\"", "TIME");
-  spec.Excludes("--start", "-t,--at");
-  spec.Option("-g,--gpu", &a.gpu, "pin these GPU indexes (sets the count)", "LIST");
-  spec.Option("-e,--exclude-gpu,--exclude", &a.exclude, "re-pick GPUs avoiding these", "LIST");
-  spec.Excludes("-g,--gpu", "-e,--exclude-gpu,--exclude");
+  AddStartOptions(spec, a.start, a.at, "new exact start (ISO 8601, naive = UTC, or the -t grammar)",
+                  "new friendly start: +30m, 20:00, \"tomorrow 09:00\"");
+  AddGpuOptions(spec, a.gpu, a.exclude, "pin these GPU indexes (sets the count)",
+                "re-pick GPUs avoiding these");
   spec.Option("-c,--count", &a.count, "re-pick this many GPUs automatically", "N");
   spec.Option("--mode", &a.mode, "s, shared, x or exclusive", "MODE");
-  spec.Option("-m,--mem", &a.mem, "expected VRAM per GPU, or - to clear", "SIZE");
-  spec.Option("-s,--share", &a.share, "shared slots per GPU", "SLOTS");
-  spec.Option("--cpus", &a.cpus, "host CPUs declared", "N");
-  spec.Option("--ram", &a.ram, "host RAM declared, e.g. 32g", "SIZE");
+  AddResourceOptions(spec, a,
+                     {"expected VRAM per GPU, or - to clear", "shared slots per GPU", "host CPUs declared",
+                      "host RAM declared, e.g. 32g"});
   spec.Option("--op-id", &a.op_id, "operation ID for a retry-safe edit", "ID");
   spec.Flag("-q,--queue", &a.queue, "move to the next legal slot if the change conflicts");
 }
@@ -165,6 +190,15 @@ Result<service::EditRequest> ToEditRequest(const Context& ctx, const EditArgs& a
   }
   if (a.op_id) req.op_id = std::string(Trim(*a.op_id));
   req.allow_queue = a.queue;
+  return req;
+}
+
+Result<service::RenewRequest> ToRenewRequest(const std::string& ref, const std::string& duration,
+                                             const std::optional<std::string>& op_id) {
+  service::RenewRequest req;
+  req.ref = ref;
+  BK_ASSIGN_OR_RETURN(req.extend_by, engine::ParseDuration(duration));
+  if (op_id) req.op_id = std::string(Trim(*op_id));
   return req;
 }
 

@@ -33,6 +33,10 @@ struct EditArgs {
 void AddEditOptions(ArgSpec& spec, EditArgs& a);
 Result<service::EditRequest> ToEditRequest(const Context& ctx, const EditArgs& a);
 
+// The renewal shared by `bk renew` and `bk agent renew`: REF extended by DURATION.
+Result<service::RenewRequest> ToRenewRequest(const std::string& ref, const std::string& duration,
+                                             const std::optional<std::string>& op_id);
+
 // Splits argv at the first `--`; the tail is a command to launch.
 std::vector<std::string> BeforeCommand(const std::vector<std::string>& args,
                                        std::vector<std::string>* command);

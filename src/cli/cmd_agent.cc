@@ -12,6 +12,7 @@
 #include "base/strings.h"
 #include "base/version.h"
 #include "cli/booking_args.h"
+#include "cli/output.h"
 #include "engine/parse.h"
 #include "surface/documents.h"
 
@@ -41,17 +42,32 @@ void PrintDoc(Context& ctx, client::Ledger& ledger, const std::string& doc, bool
   ctx.Print(agent::Render(agent::WithCapabilities(doc, ledger), compact));
 }
 
+// --compact, then --json, which changes nothing: an agent's output is always JSON.
+void AddAgentFlags(ArgSpec& spec, JsonOutput& out, const std::string& compact_help = "one line",
+                   const std::string& json_help = "accepted; output is always JSON") {
+  spec.Flag("--compact", &out.compact, compact_help);
+  spec.Flag("--json", &out.json, json_help);
+}
+
+// Asks the ledger through `call` and prints the caller's document of its answer.
+template <typename Call>
+Result<int> PrintAnswer(Context& ctx, bool compact, const Call& call) {
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(auto answer, call(*ledger));
+  PrintDoc(ctx, *ledger, CallerDoc(*ledger, answer), compact);
+  return 0;
+}
+
 Result<int> AgentContext(Context& ctx, const std::vector<std::string>& args) {
-  bool compact = false, json = false;
+  JsonOutput out;
   ArgSpec spec("bk agent context",
                "Policy, host CPU/RAM budgets, live GPU state and every active reservation.");
-  spec.Flag("--compact", &compact, "one line, without null fields and capabilities");
-  spec.Flag("--json", &json, "accepted for symmetry; output is always JSON");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  AddAgentFlags(spec, out, "one line, without null fields and capabilities",
+                "accepted for symmetry; output is always JSON");
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(std::string doc, agent::ContextDoc(*ledger, ctx.config));
-  ctx.Print(agent::Render(doc, compact));
+  ctx.Print(agent::Render(doc, out.compact));
   return 0;
 }
 
@@ -64,8 +80,7 @@ Result<int> AgentRecommend(Context& ctx, const std::vector<std::string>& args) {
   spec.Footer(
       "Exit status 3 when nothing fits (available: false).\nExample:\n  bk agent recommend 1 2h --gpu 1 "
       "--mem 24g --cpus 4 --ram 32g --compact");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   BK_ASSIGN_OR_RETURN(service::CreateRequest req, ToRequest(ctx, a, false));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::Recommendation rec, ledger->Recommend(req));
@@ -75,91 +90,65 @@ Result<int> AgentRecommend(Context& ctx, const std::vector<std::string>& args) {
 
 Result<int> AgentEdit(Context& ctx, const std::vector<std::string>& args) {
   EditArgs e;
-  bool compact = false, json = false;
+  JsonOutput out;
   ArgSpec spec("bk agent edit",
                "Retry-safe edit of one of your reservations (a started one may only change its end).");
   AddEditOptions(spec, e);
-  spec.Flag("--compact", &compact, "one line");
-  spec.Flag("--json", &json, "accepted; output is always JSON");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  AddAgentFlags(spec, out);
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!e.ref)
     return Invalid("which reservation? e.g. `bk agent edit 1a2b3c4d --op-id edit-001 --duration 3h`");
   if (!e.op_id || Trim(*e.op_id).empty())
     return Invalid("operation ID is required for retry-safe Agent edits (--op-id)");
   if (!e.any_change()) return Invalid("edit requires at least one changed field");
   BK_ASSIGN_OR_RETURN(service::EditRequest req, ToEditRequest(ctx, e));
-  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
-  BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Edit(req));
-  PrintDoc(ctx, *ledger, surface::BookingResultDoc(o, ledger->actor().uid, ledger->policy(), ledger->Now()),
-           compact);
-  return 0;
+  return PrintAnswer(ctx, out.compact, [&](client::Ledger& l) { return l.Edit(req); });
 }
 
 Result<int> AgentRenew(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> ref, duration, op_id;
-  bool compact = false, json = false;
+  JsonOutput out;
   ArgSpec spec("bk agent renew", "Retry-safe extension of a reservation's end on the same GPUs.");
   spec.Positional("reservation", &ref, "short ID, full ID or list number");
   spec.Positional("duration", &duration, "how much longer, e.g. 30m");
   spec.Option("--op-id", &op_id, "operation ID (required)", "ID");
-  spec.Flag("--compact", &compact, "one line");
-  spec.Flag("--json", &json, "accepted; output is always JSON");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  AddAgentFlags(spec, out);
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!ref || !duration)
     return Invalid(
         "give a reservation and how much longer, e.g. `bk agent renew 1a2b3c4d 30m --op-id renew-001`");
   if (!op_id || Trim(*op_id).empty())
     return Invalid("operation ID is required for retry-safe Agent renewals (--op-id)");
-  service::RenewRequest req;
-  req.ref = *ref;
-  req.op_id = std::string(Trim(*op_id));
-  BK_ASSIGN_OR_RETURN(req.extend_by, engine::ParseDuration(*duration));
-  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
-  BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Renew(req));
-  PrintDoc(ctx, *ledger, surface::BookingResultDoc(o, ledger->actor().uid, ledger->policy(), ledger->Now()),
-           compact);
-  return 0;
+  BK_ASSIGN_OR_RETURN(service::RenewRequest req, ToRenewRequest(*ref, *duration, op_id));
+  return PrintAnswer(ctx, out.compact, [&](client::Ledger& l) { return l.Renew(req); });
 }
 
 Result<int> AgentCancel(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> ref, op_id;
-  bool compact = false, json = false;
+  JsonOutput out;
   ArgSpec spec("bk agent cancel", "Cancel one of your reservations; idempotent with --op-id.");
   spec.Positional("reservation", &ref, "short ID, full ID or list number");
   spec.Option("--op-id", &op_id, "operation ID: a retry returns the same cancelled reservation", "ID");
-  spec.Flag("--compact", &compact, "one line");
-  spec.Flag("--json", &json, "accepted; output is always JSON");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  AddAgentFlags(spec, out);
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!ref) return Invalid("which reservation? e.g. `bk agent cancel 1a2b3c4d --op-id cancel-001`");
   service::CancelRequest req;
   req.ref = *ref;
   if (op_id && !Trim(*op_id).empty()) req.op_id = std::string(Trim(*op_id));
-  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
-  BK_ASSIGN_OR_RETURN(service::CancelOutcome o, ledger->Cancel(req));
-  PrintDoc(ctx, *ledger, surface::CancellationDoc(o, ledger->actor().uid, ledger->policy(), ledger->Now()),
-           compact);
-  return 0;
+  return PrintAnswer(ctx, out.compact, [&](client::Ledger& l) { return l.Cancel(req); });
 }
 
 Result<int> AgentOperation(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> op_id;
-  bool compact = false, json = false;
+  JsonOutput out;
   ArgSpec spec("bk agent operation",
                "Whether one of your operation IDs committed, and the reservation it touched.");
   spec.Positional("operation_id", &op_id, "the --op-id of an earlier write");
-  spec.Flag("--compact", &compact, "one line");
-  spec.Flag("--json", &json, "accepted; output is always JSON");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  AddAgentFlags(spec, out);
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!op_id) return Invalid("which operation? e.g. `bk agent operation experiment-001`");
-  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
-  BK_ASSIGN_OR_RETURN(service::OperationView v, ledger->Operation(std::string(Trim(*op_id))));
-  PrintDoc(ctx, *ledger, surface::OperationDoc(v, ledger->actor().uid, ledger->policy(), ledger->Now()),
-           compact);
-  return 0;
+  return PrintAnswer(ctx, out.compact,
+                     [&](client::Ledger& l) { return l.Operation(std::string(Trim(*op_id))); });
 }
 
 }  // namespace
@@ -257,8 +246,7 @@ Result<int> SkillInstall(Context& ctx, const std::vector<std::string>& args) {
   spec.Option("--agent", &agent_name, "codex (default) or claude", "AGENT");
   spec.Option("--target", &target, "install into exactly this skill directory (named gpubk)", "DIR");
   spec.Flag("--force", &force, "replace an existing GPUBK skill");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   BK_ASSIGN_OR_RETURN(std::string dest, Destination(agent_name, target));
   agent::InstallOptions o;
   o.dest = dest;
@@ -273,8 +261,7 @@ Result<int> SkillStatusCmd(Context& ctx, const std::vector<std::string>& args) {
   bool json = false;
   ArgSpec spec("bk skill status", "Where the GPUBK Skill is installed and whether it matches this binary.");
   spec.Flag("--json", &json, "one JSON document");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   agent::SkillEnv env = agent::ProcessSkillEnv();
   struct Row {
     std::string agent;
@@ -346,8 +333,7 @@ Result<int> RunSkill(Context& ctx, const std::vector<std::string>& args) {
     std::optional<std::string> agent_name;
     ArgSpec spec("bk skill path", "Print where `bk skill install` would install.");
     spec.Option("--agent", &agent_name, "codex (default) or claude", "AGENT");
-    BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, rest));
-    if (help) return 0;
+    if (auto done = ParseOrHelp(ctx, spec, rest)) return *done;
     BK_ASSIGN_OR_RETURN(std::string dest, Destination(agent_name, std::nullopt));
     ctx.Print(dest);
     return 0;

@@ -7,6 +7,7 @@
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/context.h"
+#include "cli/output.h"
 #include "engine/parse.h"
 #include "surface/documents.h"
 #include "surface/text.h"
@@ -34,32 +35,23 @@ std::string StateText(const std::string& text, const engine::Zone& zone) {
   }
 }
 
-Result<int> ParseLimit(const std::optional<std::string>& text, int def) {
-  if (!text) return def;
-  auto n = ParseUint(Trim(*text));
-  if (!n || *n < 1 || *n > 1000) return Invalid("--limit must be between 1 and 1000");
-  return static_cast<int>(*n);
-}
-
 }  // namespace
 
 Result<int> RunHistory(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> ref;
-  bool json = false, compact = false;
+  JsonOutput out;
   ArgSpec spec("bk history", "Lifecycle of one of your reservations: creation, edits, cancellation.");
   spec.Positional("reservation", &ref, "list number, short ID or full ID (any status)");
-  spec.Flag("--json", &json, "print the gpubk.reservation-history.v1 document");
-  spec.Flag("--compact", &compact, "JSON on one line");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  out.AddTo(spec, "print the gpubk.reservation-history.v1 document");
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!ref) return Invalid("which reservation? e.g. `bk history 3dee5b08`");
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::HistoryView v, ledger->History(*ref));
-  engine::Seconds now = ledger->Now();
-  if (json || compact) {
-    ctx.Print(surface::HistoryDoc(v, ledger->actor().uid, ledger->policy(), now));
+  if (out.wanted()) {
+    ctx.Print(CallerDoc(*ledger, v));
     return 0;
   }
+  engine::Seconds now = ledger->Now();
   const auto& r = v.reservation;
   const engine::Zone& z = *ctx.zone;
   ctx.Print(fmt::format("Reservation {} status={} owner={}", r.ShortId(), engine::StatusName(r.StatusAt(now)),
@@ -85,17 +77,15 @@ Result<int> RunHistory(Context& ctx, const std::vector<std::string>& args) {
 
 Result<int> RunLog(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> limit;
-  bool json = false, compact = false;
+  JsonOutput out;
   ArgSpec spec("bk log", "Your recent operations, oldest first.");
   spec.Option("--limit", &limit, "how many recent events (1-1000, default 100)", "N");
-  spec.Flag("--json", &json, "print the gpubk.audit.v1 document");
-  spec.Flag("--compact", &compact, "JSON on one line");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
-  BK_ASSIGN_OR_RETURN(int n, ParseLimit(limit, 100));
+  out.AddTo(spec, "print the gpubk.audit.v1 document");
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+  BK_ASSIGN_OR_RETURN(int n, LimitOption(limit, 100));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(auto events, ledger->Log(n));
-  if (json || compact) {
+  if (out.wanted()) {
     ctx.Print(surface::LogDoc(events, ledger->actor().uid, n));
     return 0;
   }
@@ -112,18 +102,16 @@ Result<int> RunLog(Context& ctx, const std::vector<std::string>& args) {
 
 Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> limit;
-  bool json = false, compact = false;
+  JsonOutput out;
   ArgSpec spec("bk notifications",
                "Notices about your reservations (administrator cancellations, reclaims).");
   spec.Option("--limit", &limit, "how many, newest first (1-1000, default 20)", "N");
-  spec.Flag("--json", &json, "print the gpubk.notifications.v1 document");
-  spec.Flag("--compact", &compact, "JSON on one line");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
-  BK_ASSIGN_OR_RETURN(int n, ParseLimit(limit, 20));
+  out.AddTo(spec, "print the gpubk.notifications.v1 document");
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+  BK_ASSIGN_OR_RETURN(int n, LimitOption(limit, 20));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(auto items, ledger->Notifications(n));
-  if (json || compact) {
+  if (out.wanted()) {
     ctx.Print(surface::NotificationsDoc(items));
     return 0;
   }

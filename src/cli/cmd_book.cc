@@ -84,11 +84,7 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
       "--op-id experiment-001 --json\n  bk x 1 2h --gpu 1 -- python train.py   (your worker starts it at the "
       "booking's "
       "start; `bk run ...` runs it here)");
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return 0;
-  }
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   bool with_command = std::find(all.begin(), all.end(), std::string("--")) != all.end();
   if (with_command && command.empty()) return Invalid("-- must be followed by a job command");
   BK_ASSIGN_OR_RETURN(service::CreateRequest req, ToRequest(ctx, a, exclusive));

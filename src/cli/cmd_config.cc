@@ -5,6 +5,7 @@
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/context.h"
+#include "cli/output.h"
 #include "config/keys.h"
 #include "engine/parse.h"
 #include "surface/documents.h"
@@ -30,13 +31,12 @@ void PrintKeys(Context& ctx) {
 }  // namespace
 
 Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args) {
-  bool json = false, compact = false, keys = false;
+  JsonOutput out;
+  bool keys = false;
   ArgSpec spec("bk config", "The deployment in use, every effective setting and where it came from.");
-  spec.Flag("--json", &json, "print the gpubk.config.v1 document (indented)");
-  spec.Flag("--compact", &compact, "the same document on one line");
+  out.AddTo(spec, "print the gpubk.config.v1 document (indented)", "the same document on one line");
   spec.Flag("--keys", &keys, "list every key: default, environment variable, meaning, accepted values");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (keys) {
     PrintKeys(ctx);
     return 0;
@@ -44,9 +44,9 @@ Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args) {
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::PolicyStatus status, ledger->CheckPolicy());
   const config::Config& c = ctx.config;
-  if (json || compact) {
+  if (out.wanted()) {
     std::string doc = surface::ConfigDoc(c, status, ledger->Transport(), ledger->Telemetry());
-    ctx.Print(compact ? doc : surface::Dump(doc, surface::JsonStyle::kPretty));
+    ctx.Print(out.compact ? doc : surface::Dump(doc, surface::JsonStyle::kPretty));
     return status.state == service::PolicyState::kMismatch ? 2 : 0;
   }
   const engine::Policy& p = c.policy;
@@ -111,8 +111,7 @@ Result<int> AdminVerify(Context& ctx, const std::vector<std::string>& args) {
       "the host budget is over-admitted). Without a path, the live ledger.");
   spec.Positional("ledger", &path, "a backup to check instead of the live ledger");
   spec.Flag("--json", &json, "print a gpubk.verify.v1 document");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (path && (*path).front() != '/') return Invalid("give the backup as an absolute path");
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::VerifyReport r, ledger->Verify(path.value_or("")));
@@ -135,8 +134,7 @@ Result<int> AdminBackup(Context& ctx, const std::vector<std::string>& args) {
       "bk admin data backup",
       "Copy the live ledger into a new file, consistently, while bk (or the server's daemon) keeps running.");
   spec.Positional("file", &path, "absolute path of the new backup file");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!path)
     return Invalid("give the new backup file, e.g. bk admin data backup /srv/backups/ledger-2026-11-29.db");
   if ((*path).front() != '/') return Invalid("give the backup file as an absolute path");
@@ -161,18 +159,15 @@ Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
   if (args[1] == "backup") return AdminBackup(ctx, tail);
   if (args[1] != "import")
     return Invalid(fmt::format("unknown data command {}; use import, verify or backup", args[1]));
-  std::vector<std::string> rest(args.begin() + 2, args.end());
   std::optional<std::string> file;
-  bool json = false, compact = false;
+  JsonOutput out;
   ArgSpec spec(
       "bk admin data import",
       "Load a ledger.json written by GPUBK 0.2.8 into an empty ledger: every record is validated first and "
       "nothing is imported when any is invalid.");
   spec.Positional("ledger", &file, "path to the original's ledger.json");
-  spec.Flag("--json", &json, "print a gpubk.import.v1 summary document");
-  spec.Flag("--compact", &compact, "JSON on one line");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, rest));
-  if (help) return 0;
+  out.AddTo(spec, "print a gpubk.import.v1 summary document");
+  if (auto done = ParseOrHelp(ctx, spec, tail)) return *done;
   if (!file) {
     // Without a file: the original's own private ledger, as it would have found it.
     std::string original = config::OriginalLedger(ctx.config, config::ProcessEnv());
@@ -186,7 +181,7 @@ Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
   if (!text) return Invalid(text.error().message);
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::ImportSummary s, ledger->ImportUpstream(*text));
-  if (json || compact) {
+  if (out.wanted()) {
     ctx.Print(surface::ImportDoc(s));
     return 0;
   }

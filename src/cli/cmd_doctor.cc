@@ -46,8 +46,7 @@ Result<int> RunDoctor(Context& ctx, const std::vector<std::string>& args) {
                "monitor's heartbeat and your worker. Changes nothing.");
   spec.Flag("--json", &json_out, "print a gpubk.doctor.v1 document");
   spec.Flag("--strict", &strict, "exit 2 when any check warns or fails");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   const config::Config& c = ctx.config;
   std::vector<Check> checks;
   checks.push_back(

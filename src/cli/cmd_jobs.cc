@@ -49,8 +49,7 @@ Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args) {
   ArgSpec spec("bk jobs", "Your commands bound to bookings (bk N DUR -- CMD) and what became of them.");
   spec.Flag("--json", &json, "print the bk.agent.v1 jobs document");
   spec.Flag("--cleanup", &cleanup, "remove private specs and logs no job needs any more");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(auto jobs, ledger->Jobs({false}));
@@ -104,8 +103,7 @@ Result<int> RunJobLog(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> ref;
   ArgSpec spec("bk job-log", "Print a job's private log (its output); the latest job without an ID.");
   spec.Positional("id", &ref, "job number in `bk j` or booking ID prefix");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(auto jobs, ledger->Jobs({false}));
@@ -136,8 +134,7 @@ Result<int> RunJobRetry(Context& ctx, const std::vector<std::string>& args) {
   spec.Positional("id", &ref, "job number in `bk j` or booking ID prefix");
   spec.Flag("--accept-duplicate-risk", &risk,
             "retry an uncertain job (its earlier run may have done part of the work)");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!ref) return Invalid("give a job number or ID; `bk j` lists your jobs");
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::JobView v, ledger->RetryJob({*ref, risk}));

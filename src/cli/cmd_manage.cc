@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "cli/booking_args.h"
 #include "cli/context.h"
+#include "cli/output.h"
 #include "engine/parse.h"
 #include "surface/documents.h"
 #include "surface/text.h"
@@ -25,33 +26,30 @@ std::string Clip(const std::string& s, size_t width) {
 // Long on purpose: the options of `bk l`, then one read and one rendering per
 // output form.
 Result<int> RunList(Context& ctx, const std::vector<std::string>& args) {
-  bool json = false, compact = false, history = false, all = false, no_limit = false;
+  JsonOutput out;
+  bool history = false, all = false, no_limit = false;
   std::optional<std::string> limit;
   ArgSpec spec("bk list", "List your active reservations (or your whole history).");
-  spec.Flag("--json", &json, "print the bk.agent.v1 reservations document");
-  spec.Flag("--compact", &compact, "JSON on one line");
+  out.AddTo(spec, "print the bk.agent.v1 reservations document");
   spec.Flag("--history,--all", &history, "every status, newest first");
   spec.Option("-n,--limit", &limit, "show at most N (1-1000)", "N");
   spec.Flag("--no-limit", &no_limit, "show everything");
   spec.Excludes("-n,--limit", "--no-limit");
   (void)all;
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   service::ListQuery q;
   q.history = history;
   if (limit) {
-    auto n = ParseUint(Trim(*limit));
-    if (!n || *n < 1 || *n > 1000) return Invalid("--limit must be between 1 and 1000");
-    q.limit = static_cast<int>(*n);
-  } else if (!no_limit && !(json || compact)) {
+    BK_ASSIGN_OR_RETURN(q.limit, LimitOption(limit, 0));
+  } else if (!no_limit && !out.wanted()) {
     q.limit = 20;
   }
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::ListResult r, ledger->List(q));
   const engine::Policy& p = ledger->policy();
   engine::Seconds now = ledger->Now();
-  if (json || compact) {
-    ctx.Print(surface::ReservationsDoc(r, ledger->actor().uid, p, now));
+  if (out.wanted()) {
+    ctx.Print(CallerDoc(*ledger, r));
     return 0;
   }
   if (r.reservations.empty()) {
@@ -111,22 +109,20 @@ Result<int> RunList(Context& ctx, const std::vector<std::string>& args) {
 
 Result<int> RunCancel(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> ref, op_id, reason;
-  bool json = false, compact = false;
+  JsonOutput out;
   ArgSpec spec("bk del", "Cancel one of your reservations (running ones too).");
   spec.Positional("reservation", &ref, "list number from `bk l`, short ID or full ID");
   spec.Option("--op-id", &op_id, "operation ID: retrying the same ID is safe", "ID");
   spec.Option("--reason", &reason, "why (required to cancel another user's reservation as administrator)",
               "TEXT");
-  spec.Flag("--json", &json, "print the cancellation_result document");
-  spec.Flag("--compact", &compact, "JSON on one line");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  out.AddTo(spec, "print the cancellation_result document");
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!ref) return Invalid("which reservation? give its number or ID, e.g. `bk d 1` (`bk l` lists them)");
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   service::CancelRequest req{*ref, op_id ? std::optional(std::string(Trim(*op_id))) : std::nullopt, reason};
   BK_ASSIGN_OR_RETURN(service::CancelOutcome o, ledger->Cancel(req));
-  if (json || compact) {
-    ctx.Print(surface::CancellationDoc(o, ledger->actor().uid, ledger->policy(), ledger->Now()));
+  if (out.wanted()) {
+    ctx.Print(CallerDoc(*ledger, o));
     return 0;
   }
   if (o.reservation.uid != ledger->actor().uid)
@@ -139,19 +135,17 @@ Result<int> RunCancel(Context& ctx, const std::vector<std::string>& args) {
 
 Result<int> RunEdit(Context& ctx, const std::vector<std::string>& args) {
   EditArgs e;
-  bool json = false, compact = false;
+  JsonOutput out;
   ArgSpec spec("bk edit", "Change one of your reservations. A running one may only change its end.");
   AddEditOptions(spec, e);
-  spec.Flag("--json", &json, "print the booking_result document");
-  spec.Flag("--compact", &compact, "JSON on one line");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  out.AddTo(spec, "print the booking_result document");
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!e.ref) return Invalid("which reservation? give its number or ID, e.g. `bk e 1 --duration 2h`");
   BK_ASSIGN_OR_RETURN(service::EditRequest req, ToEditRequest(ctx, e));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Edit(req));
-  if (json || compact) {
-    ctx.Print(surface::BookingResultDoc(o, ledger->actor().uid, ledger->policy(), ledger->Now()));
+  if (out.wanted()) {
+    ctx.Print(CallerDoc(*ledger, o));
     return 0;
   }
   ctx.Print(BookingLine(o.status, o.reservation, ledger->policy(), *ctx.zone));
@@ -161,24 +155,19 @@ Result<int> RunEdit(Context& ctx, const std::vector<std::string>& args) {
 
 Result<int> RunRenew(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> ref, duration, op_id;
-  bool json = false, compact = false;
+  JsonOutput out;
   ArgSpec spec("bk renew", "Extend a reservation's end by DURATION on the same GPUs, with the same checks.");
   spec.Positional("reservation", &ref, "list number from `bk l`, short ID or full ID");
   spec.Positional("duration", &duration, "how much longer, e.g. 30m or 1h");
   spec.Option("--op-id", &op_id, "operation ID for a retry-safe renewal", "ID");
-  spec.Flag("--json", &json, "print the booking_result document");
-  spec.Flag("--compact", &compact, "JSON on one line");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  out.AddTo(spec, "print the booking_result document");
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!ref || !duration) return Invalid("give a reservation and how much longer, e.g. `bk renew 1 30m`");
-  service::RenewRequest req;
-  req.ref = *ref;
-  BK_ASSIGN_OR_RETURN(req.extend_by, engine::ParseDuration(*duration));
-  if (op_id) req.op_id = std::string(Trim(*op_id));
+  BK_ASSIGN_OR_RETURN(service::RenewRequest req, ToRenewRequest(*ref, *duration, op_id));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Renew(req));
-  if (json || compact) {
-    ctx.Print(surface::BookingResultDoc(o, ledger->actor().uid, ledger->policy(), ledger->Now()));
+  if (out.wanted()) {
+    ctx.Print(CallerDoc(*ledger, o));
     return 0;
   }
   ctx.Print(BookingLine(o.replayed ? "exists" : "renewed", o.reservation, ledger->policy(), *ctx.zone));

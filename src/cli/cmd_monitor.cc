@@ -81,8 +81,7 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
   spec.Excludes("--once", "--samples");
   spec.Footer(
       "Exit: 0 stopped (signal or sample limit), 75 another monitor runs, 78 ledger policy drift, 2 error.");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
 
   const config::Config& c = ctx.config;
   if (c.deployment != config::Deployment::kPrivate)
@@ -90,14 +89,9 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
         fmt::format("this deployment is {}: its monitor runs inside `bk server serve`; `bk m` monitors a "
                     "private ledger (set BK_DATA_DIR)",
                     config::DeploymentName(c.deployment)));
-  int64_t limit = -1;
-  if (once) limit = 1;
-  if (samples_arg) {
-    auto n = ParseUint(Trim(*samples_arg));
-    if (!n || *n < 1 || *n > 100000000)
-      return Invalid("--samples must be a whole number from 1 to 100000000");
-    limit = static_cast<int64_t>(*n);
-  }
+  BK_ASSIGN_OR_RETURN(int64_t limit,
+                      WholeNumberOption(samples_arg, 1, 100000000, once ? 1 : -1,
+                                        "--samples must be a whole number from 1 to 100000000"));
   double interval_s = c.monitor_interval_seconds;
   if (interval_arg) {
     char* end = nullptr;

@@ -7,9 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_opt.h"
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/context.h"
+#include "gpu/device_json.h"
 #include "gpu/nvml_source.h"
 
 namespace bk::cli {
@@ -23,41 +25,29 @@ double NowMs(clockid_t clock) {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
-template <class T>
-json Opt(const std::optional<T>& v) {
-  return v ? json(*v) : json();
-}
-
 json DeviceJson(const gpu::DeviceSample& d, const gpu::DeviceReport& r) {
   json procs = json::array();
   for (const gpu::ProcessSample& p : d.processes) {
     procs.push_back({{"pid", p.pid},
-                     {"uid", Opt(p.uid)},
+                     {"uid", OptJson(p.uid)},
                      {"username", p.username},
                      {"command", p.command},
                      {"gpu_memory_mb", p.gpu_memory_mb},
-                     {"sm_utilization_percent", Opt(p.sm_utilization_percent)},
+                     {"sm_utilization_percent", OptJson(p.sm_utilization_percent)},
                      {"kind", p.kind},
                      {"host_start_id", p.host_start_id},
-                     {"host_uid", Opt(p.host_uid)},
+                     {"host_uid", OptJson(p.host_uid)},
                      {"identity_source", p.identity_source},
                      {"container_runtime", p.container_runtime},
                      {"container_id", p.container_id}});
   }
-  return {{"index", d.index},
-          {"uuid", d.uuid},
-          {"name", d.name},
-          {"source", gpu::SourceName(d.source)},
-          {"memory_used_mb", Opt(d.memory_used_mb)},
-          {"memory_total_mb", Opt(d.memory_total_mb)},
-          {"utilization_percent", Opt(d.utilization_percent)},
-          {"temperature_c", Opt(d.temperature_c)},
-          {"process_telemetry", d.process_telemetry},
-          {"process_utilization", r.process_utilization},
-          {"memory_version", r.memory_version},
-          {"process_list_version", r.process_list_version},
-          {"notes", r.notes},
-          {"processes", procs}};
+  json out = gpu::DeviceFieldsJson(d);
+  out["process_utilization"] = r.process_utilization;
+  out["memory_version"] = r.memory_version;
+  out["process_list_version"] = r.process_list_version;
+  out["notes"] = r.notes;
+  out["processes"] = procs;
+  return out;
 }
 
 std::string Cell(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : ""; }
@@ -76,17 +66,9 @@ Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args) {
             "proc,pid,mib,gpu_uuid,uid,user,kind,identity,start lines");
   spec.Option("--repeat", &repeat_text, "sample N times and report the time per sample", "N");
   spec.Excludes("--json", "--csv");
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return 0;
-  }
-  int repeat = 1;
-  if (repeat_text) {
-    auto n = ParseUint(Trim(*repeat_text));
-    if (!n || *n < 1 || *n > 10000) return Invalid("--repeat takes a whole number from 1 to 10000");
-    repeat = static_cast<int>(*n);
-  }
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+  BK_ASSIGN_OR_RETURN(int repeat, WholeNumberOption(repeat_text, 1, 10000, 1,
+                                                    "--repeat takes a whole number from 1 to 10000"));
 
   gpu::NvmlSource& nvml = gpu::SharedNvml();
   const double wall0 = NowMs(CLOCK_MONOTONIC), cpu0 = NowMs(CLOCK_PROCESS_CPUTIME_ID);

@@ -120,14 +120,9 @@ Result<int> RunNow(Context& ctx, const std::optional<std::string>& ref,
   std::vector<engine::Reservation> selected = current;
   if (ref) {
     std::string r(Trim(*ref));
-    selected.clear();
     BK_ASSIGN_OR_RETURN(engine::ListRef pick,
                         engine::ParseListRef(r, current.size(), "booking active now", "bk g"));
-    if (pick.is_number)
-      selected.push_back(current[pick.index]);
-    else
-      for (const auto& c : current)
-        if (StartsWith(c.id, r)) selected.push_back(c);
+    selected = engine::Picked(pick, current, [](const engine::Reservation& c) { return c.id; });
     if (selected.empty())
       return Fail(ErrorKind::kNotFound,
                   fmt::format("no booking of yours active now matches {}; `bk g` lists them", Printable(r)));

@@ -30,11 +30,8 @@ using nlohmann::json;
 
 Result<int64_t> PositiveInt(const std::optional<std::string>& text, const char* name, int64_t lo, int64_t hi,
                             int64_t def) {
-  if (!text) return def;
-  auto v = ParseUint(Trim(*text));
-  if (!v || *v < lo || *v > hi)
-    return Invalid(fmt::format("{} must be a whole number between {} and {}", name, lo, hi));
-  return *v;
+  return WholeNumberOption(text, lo, hi, def,
+                           fmt::format("{} must be a whole number between {} and {}", name, lo, hi));
 }
 
 Status MakeDir(const std::string& path, mode_t mode, std::optional<gid_t> gid) {
@@ -72,8 +69,7 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
   spec.Option("--group", &group, "the group allowed in with --access group", "NAME");
   spec.Option("--slot-minutes", &slot, "booking slot, a divisor of 60 (default 5)", "M");
   spec.Option("--max-shared", &shared, "shared slots per GPU (default 2)", "N");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!dir)
     return Invalid("give the server directory: bk server init --directory /absolute/path/gpubk-server");
   std::string d = *dir;
@@ -177,8 +173,7 @@ Result<int> Connect(Context& ctx, const std::vector<std::string>& args) {
   ArgSpec spec("bk server connect",
                "Use the shared server described by CONFIG from now on (remembered for you).");
   spec.Positional("config", &path, "the server's config.json");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!path)
     return Invalid("give the server's config.json, e.g. bk server connect /srv/gpubk-server/config.json");
   if ((*path)[0] != '/') return Invalid(fmt::format("{} must be an absolute path", *path));
@@ -197,8 +192,7 @@ Result<int> Connect(Context& ctx, const std::vector<std::string>& args) {
 
 Result<int> Disconnect(Context& ctx, const std::vector<std::string>& args) {
   ArgSpec spec("bk server disconnect", "Forget the connected server; bk uses your private ledger again.");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   std::string conn = config::ConnectionFile(config::ProcessEnv());
   if (!sys::Exists(conn)) {
     ctx.Print("not connected to a server; nothing to do");
@@ -213,8 +207,7 @@ Result<int> StatusCmd(Context& ctx, const std::vector<std::string>& args) {
   bool json_out = false;
   ArgSpec spec("bk server status", "Which deployment applies, and whether its daemon answers.");
   spec.Flag("--json", &json_out, "print a gpubk.server-status.v1 document");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   // A configuration that cannot be loaded is the answer, not a private ledger.
   if (ctx.config_error) return std::unexpected(*ctx.config_error);
   const config::Config& c = ctx.config;
@@ -265,8 +258,7 @@ Result<int> ServeCmd(Context& ctx, const std::vector<std::string>& args) {
                "Run the server's daemon in the foreground (keep it in tmux, or under systemd). "
                "Stops cleanly on Ctrl-C or SIGTERM.");
   spec.Option("--config", &path, "the server's config.json", "CONFIG");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!path) return Invalid("give the server's config: bk server serve --config /path/to/config.json");
   server::ServeOptions o;
   o.config_path = *path;

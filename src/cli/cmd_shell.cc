@@ -15,7 +15,6 @@
 #include "worker/live_clock.h"
 
 namespace bk::cli {
-namespace {
 
 std::string SelfPath() {
   char buf[PATH_MAX];
@@ -23,6 +22,8 @@ std::string SelfPath() {
   if (n <= 0) return "bk";
   return std::string(buf, static_cast<size_t>(n));
 }
+
+namespace {
 
 // Never an error: the hook needs values even when the service is down.
 shell::ShellEnv Compute(Context& ctx) {
@@ -55,11 +56,7 @@ Result<int> RunShell(Context& ctx, const std::vector<std::string>& args) {
   spec.Footer(
       "The hook re-reads your bookings only when one starts or ends, after a `bk` command typed in that "
       "shell, or when you run bk_gpu_refresh; in between it starts no process.");
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return 0;
-  }
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!action) return Invalid("give an action: bk shell init [bash|zsh] or bk shell env [--json]");
   if (*action == "init") {
     if (json) return Invalid("--json applies to bk shell env");

@@ -59,8 +59,7 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   spec.Flag("-j,--json", &json, "print the gpubk.usage.v1 document");
   spec.Excludes("--since", "--from");
   spec.Excludes("--user", "--all");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
 
   monitor::UsageQuery q;
   std::string view = what ? std::string(Trim(*what)) : "me";
@@ -96,15 +95,14 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
     BK_ASSIGN_OR_RETURN(q.uid, ParseUser(*user));
   }
   if (gpu) {
-    auto g = ParseUint(Trim(*gpu));
-    if (!g || *g >= ctx.config.policy.gpu_count)
-      return Invalid(fmt::format("--gpu must be a GPU index from 0 to {}", ctx.config.policy.gpu_count - 1));
-    q.gpu = static_cast<int>(*g);
+    int last = ctx.config.policy.gpu_count - 1;
+    BK_ASSIGN_OR_RETURN(
+        q.gpu,
+        WholeNumberOption(gpu, 0, last, 0, fmt::format("--gpu must be a GPU index from 0 to {}", last)));
   }
   if (limit) {
-    auto n = ParseUint(Trim(*limit));
-    if (!n || *n < 1 || *n > 200000) return Invalid("--limit must be a whole number from 1 to 200000");
-    q.limit = static_cast<int>(*n);
+    BK_ASSIGN_OR_RETURN(
+        q.limit, WholeNumberOption(limit, 1, 200000, 0, "--limit must be a whole number from 1 to 200000"));
   }
   if (resolution) {
     std::string r(Trim(*resolution));

@@ -193,8 +193,7 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   spec.Option("-g,--gpu", &gpu, "only these GPUs", "LIST");
   spec.Flag("-t,--timeline", &timeline, "add the timeline");
   spec.Flag("-v,--verbose", &verbose, "processes and other users' reservations");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   const engine::Policy& p = ledger->policy();
   BK_ASSIGN_OR_RETURN(std::vector<int> gpus, GpuFilter(gpu, p.gpu_count));
@@ -297,8 +296,7 @@ Result<int> RunTimeline(Context& ctx, const std::vector<std::string>& args) {
   spec.Option("-w,--window", &ta.window, "window length", "DUR");
   spec.Option("-s,--step", &ta.step, "cell size (a slot multiple) or auto", "STEP");
   spec.Option("-g,--gpu", &gpu, "only these GPUs", "LIST");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!ta.window) ta.window = window_arg;
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   const engine::Policy& p = ledger->policy();
@@ -338,14 +336,8 @@ Result<int> RunSlots(Context& ctx, const std::vector<std::string>& args) {
   spec.Option("--mode", &a.mode, "s, shared, x or exclusive", "MODE");
   spec.Option("-f,--from", &from, "search from this time (default now)", "TIME");
   spec.Option("--limit", &limit, "how many options (1-20, default 5)", "N");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, rest));
-  if (help) return 0;
-  int n = 5;
-  if (limit) {
-    auto v = ParseUint(Trim(*limit));
-    if (!v || *v < 1 || *v > 20) return Invalid("--limit must be between 1 and 20");
-    n = static_cast<int>(*v);
-  }
+  if (auto done = ParseOrHelp(ctx, spec, rest)) return *done;
+  BK_ASSIGN_OR_RETURN(int n, WholeNumberOption(limit, 1, 20, 5, "--limit must be between 1 and 20"));
   BK_ASSIGN_OR_RETURN(service::CreateRequest req, ToRequest(ctx, a, exclusive));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   const engine::Policy& p = ledger->policy();
@@ -411,17 +403,12 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> count_text;
   ArgSpec spec("bk gpu", "Which GPU you can use now, or a read-only suggestion for COUNT GPUs.");
   spec.Positional("count", &count_text, "suggest this many GPUs together");
-  BK_ASSIGN_OR_RETURN(bool help, ParseOrHelp(ctx, spec, args));
-  if (help) return 0;
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   const engine::Policy& p = ledger->policy();
-  int count = 1;
-  if (count_text) {
-    auto v = ParseUint(Trim(*count_text));
-    if (!v || *v < 1 || *v > p.gpu_count)
-      return Invalid(fmt::format("count must be between 1 and {}", p.gpu_count));
-    count = static_cast<int>(*v);
-  }
+  BK_ASSIGN_OR_RETURN(int count,
+                      WholeNumberOption(count_text, 1, p.gpu_count, 1,
+                                        fmt::format("count must be between 1 and {}", p.gpu_count)));
   Seconds now = ledger->Now();
   BK_ASSIGN_OR_RETURN(service::StatusView view, ledger->Status(now, now + p.horizon));
   uint32_t me = ledger->actor().uid;

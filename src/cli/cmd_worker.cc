@@ -44,13 +44,6 @@ Result<int> Status(Context& ctx, const worker::Settings& settings, bool json, bo
   return 0;
 }
 
-std::string SelfPath() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "bk";
-  return std::string(buf, static_cast<size_t>(n));
-}
-
 std::string UnitDir(const std::optional<std::string>& target) {
   if (target) return *target;
   const char* xdg = getenv("XDG_CONFIG_HOME");
@@ -76,11 +69,7 @@ Result<int> RunWorker(Context& ctx, const std::vector<std::string>& args) {
   spec.Footer(
       "Exit codes: 0 done, 1 a job failed, 3 work still waiting (--once), 75 another worker is active, 78 "
       "ledger policy mismatch.\nShortcuts: bk w (status), bk w start, bk w once.");
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return 0;
-  }
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (json && !status && !require) return Invalid("--json requires --status or --require-running");
   if ((status || require) && (once || quiet || poll || parallel))
     return Invalid("worker run options cannot be combined with status inspection");
@@ -122,11 +111,7 @@ Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
   spec.Positional("unit", &what, "worker");
   spec.Option("--target-dir", &target, "where the unit goes (default ~/.config/systemd/user)", "DIR");
   spec.Flag("--force", &force, "replace an existing unit");
-  BK_TRY(spec.Parse(args));
-  if (spec.help_requested()) {
-    ctx.Print(spec.Help());
-    return 0;
-  }
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!action || (*action != "install" && *action != "show" && *action != "uninstall"))
     return Invalid("give an action: bk service install|show|uninstall worker");
   if (!what || *what != "worker")

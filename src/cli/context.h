@@ -38,8 +38,11 @@ struct Context {
 };
 
 class ArgSpec;
-// Parses `args`; on -h/--help prints the help and returns true (the command is done).
-Result<bool> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args);
+// Parses `args`. Returns what the command returns when parsing already ends it:
+// 0 once -h/--help has printed the help, or the parse error; nothing when the
+// command goes on. Every command starts with
+//   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+std::optional<Result<int>> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args);
 
 // A command: parses its arguments, talks to the ledger, prints, returns the exit status.
 using Command = Result<int> (*)(Context& ctx, const std::vector<std::string>& args);
@@ -91,6 +94,10 @@ int RunPrompt(Context& ctx);
 
 // `bk u`'s rendering of a usage query (text or JSON), for this user and deployment.
 Result<std::string> UsageDocument(Context& ctx, const monitor::UsageQuery& q, bool text);
+
+// This executable's path, for what runs bk later (the shell hook, the worker's
+// systemd unit); "bk" when /proc does not say.
+std::string SelfPath();
 
 // Shared by booking-like commands: the printed result line.
 std::string BookingLine(const std::string& status, const engine::Reservation& r, const engine::Policy& p,

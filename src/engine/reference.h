@@ -5,8 +5,10 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
+#include "base/strings.h"
 
 namespace bk::engine {
 
@@ -24,5 +26,16 @@ struct ListRef {
 // the command that numbers them.
 Result<ListRef> ParseListRef(std::string_view token, size_t count, std::string_view what,
                              std::string_view list);
+
+// The items `pick` names among `items` (the list it was parsed against): the
+// numbered one, or every item whose ID, id(item), starts with the prefix.
+template <class T, class Id>
+std::vector<T> Picked(const ListRef& pick, const std::vector<T>& items, const Id& id) {
+  if (pick.is_number) return {items[pick.index]};
+  std::vector<T> out;
+  for (const T& item : items)
+    if (StartsWith(id(item), pick.prefix)) out.push_back(item);
+  return out;
+}
 
 }  // namespace bk::engine

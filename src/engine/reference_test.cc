@@ -39,5 +39,23 @@ TEST(ListRefTest, LongerDigitTokensAndHexArePrefixes) {
   }
 }
 
+TEST(PickedTest, ANumberPicksThatItem) {
+  std::vector<std::string> ids = {"aa11", "ab22", "bb33"};
+  auto pick = ParseListRef("2", ids.size(), "job", "bk j");
+  ASSERT_TRUE(pick.has_value());
+  EXPECT_EQ(Picked(*pick, ids, [](const std::string& s) { return s; }), std::vector<std::string>{"ab22"});
+}
+
+TEST(PickedTest, APrefixPicksEveryItemItStarts) {
+  std::vector<std::string> ids = {"aa11", "ab22", "bb33"};
+  auto id = [](const std::string& s) { return s; };
+  auto a = ParseListRef(" a ", ids.size(), "job", "bk j");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(Picked(*a, ids, id), (std::vector<std::string>{"aa11", "ab22"}));
+  auto none = ParseListRef("c", ids.size(), "job", "bk j");
+  ASSERT_TRUE(none.has_value());
+  EXPECT_TRUE(Picked(*none, ids, id).empty());
+}
+
 }  // namespace
 }  // namespace bk::engine

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 #include <cstring>
 
 #include "sys/fs.h"
+#include "sys/pid_lock.h"
 
 namespace bk::monitor {
 
@@ -26,20 +26,9 @@ Result<UsageLock> UsageLock::Take(const std::string& path) {
     return Fail(ErrorKind::kPermission,
                 fmt::format("{} is not a private regular file of this user; remove it and retry", path));
   }
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    char buf[32] = {};
-    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-    close(fd);
-    std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
-    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-    return Fail(ErrorKind::kBusy, fmt::format("another monitor is writing usage history in {} (pid {})",
-                                              sys::Dirname(path), pid));
-  }
-  std::string pid = std::to_string(getpid()) + "\n";
-  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-    close(fd);
-    return Fail(ErrorKind::kIo, fmt::format("cannot write lock {}", path));
-  }
+  BK_TRY(sys::LockNamingPid(fd, path, [&](const std::string& pid) {
+    return fmt::format("another monitor is writing usage history in {} (pid {})", sys::Dirname(path), pid);
+  }));
   return UsageLock(fd);
 }
 

@@ -4,8 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_opt.h"
 #include "base/strings.h"
 #include "engine/parse.h"
+#include "gpu/device_json.h"
 
 namespace bk::monitor {
 
@@ -13,24 +15,19 @@ namespace {
 
 using nlohmann::json;
 
-template <class T>
-json Opt(const std::optional<T>& v) {
-  return v ? json(*v) : json();
-}
-
 std::string IsoMs(int64_t ms) { return engine::FormatIsoUtc(ms / 1000); }
 
 json ProcessJson(const gpu::ProcessSample& p, const Classified& c) {
   return {{"pid", p.pid},
-          {"uid", Opt(p.uid)},
+          {"uid", OptJson(p.uid)},
           {"username", p.username},
-          {"host_uid", Opt(p.host_uid)},
+          {"host_uid", OptJson(p.host_uid)},
           {"identity_source", p.identity_source},
           {"container_runtime", p.container_runtime.empty() ? json() : json(p.container_runtime)},
           {"container_id", p.container_id.empty() ? json() : json(p.container_id)},
           {"command", Printable(p.command)},
           {"gpu_memory_mb", p.gpu_memory_mb},
-          {"sm_utilization_percent", Opt(p.sm_utilization_percent)},
+          {"sm_utilization_percent", OptJson(p.sm_utilization_percent)},
           {"kind", p.kind},
           {"host_start_id", p.host_start_id},
           {"status", c.status},
@@ -41,9 +38,9 @@ json EventJson(const store::UsageEvent& e) {
   return {{"timestamp", IsoMs(e.ts_ms)},
           {"ts_ms", e.ts_ms},
           {"event", e.kind},
-          {"gpu", Opt(e.gpu)},
-          {"pid", Opt(e.pid)},
-          {"uid", Opt(e.uid)},
+          {"gpu", OptJson(e.gpu)},
+          {"pid", OptJson(e.pid)},
+          {"uid", OptJson(e.uid)},
           {"username", e.username},
           {"identity_source", e.identity_source},
           {"status", e.status},
@@ -100,16 +97,9 @@ std::string TickJson(const TickReport& r, const Collector& collector, const std:
     for (size_t j = 0; j < d.processes.size(); ++j)
       procs.push_back(
           ProcessJson(d.processes[j], j < r.classified[i].size() ? r.classified[i][j] : Classified{}));
-    devices.push_back({{"index", d.index},
-                       {"uuid", d.uuid},
-                       {"name", d.name},
-                       {"source", gpu::SourceName(d.source)},
-                       {"memory_used_mb", Opt(d.memory_used_mb)},
-                       {"memory_total_mb", Opt(d.memory_total_mb)},
-                       {"utilization_percent", Opt(d.utilization_percent)},
-                       {"temperature_c", Opt(d.temperature_c)},
-                       {"process_telemetry", d.process_telemetry},
-                       {"processes", procs}});
+    json device = gpu::DeviceFieldsJson(d);
+    device["processes"] = procs;
+    devices.push_back(device);
   }
   json events = json::array();
   for (const auto& e : r.events) events.push_back(EventJson(e));

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -29,6 +28,7 @@
 #include "sys/clock.h"
 #include "sys/fs.h"
 #include "sys/local_zone.h"
+#include "sys/pid_lock.h"
 #include "sys/users.h"
 
 namespace bk::server {
@@ -79,20 +79,9 @@ struct Conn {
 Result<int> TakeLock(const std::string& path) {
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return Fail(ErrorKind::kIo, fmt::format("cannot open lock {}: {}", path, std::strerror(errno)));
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    char buf[32] = {};
-    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-    close(fd);
-    std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
-    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-    return Fail(ErrorKind::kBusy,
-                fmt::format("another `bk server serve` is running for this server (pid {})", pid));
-  }
-  std::string pid = std::to_string(getpid()) + "\n";
-  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-    close(fd);
-    return Fail(ErrorKind::kIo, fmt::format("cannot write lock {}", path));
-  }
+  BK_TRY(sys::LockNamingPid(fd, path, [](const std::string& pid) {
+    return fmt::format("another `bk server serve` is running for this server (pid {})", pid);
+  }));
   return fd;
 }
 

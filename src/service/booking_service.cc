@@ -156,6 +156,17 @@ Result<gpu::Snapshot> BookingService::Impl::Telemetry() {
   return *snapshot;
 }
 
+Result<Advice> BookingService::Impl::LiveAdvice() {
+  BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, Telemetry());
+  return BuildAdvice(snap, policy());
+}
+
+Result<store::LedgerStore*> BookingService::Impl::CheckedReader() {
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, Reader());
+  BK_TRY(CheckPolicy(*s, false));
+  return s;
+}
+
 std::string BookingService::TelemetrySource() {
   return impl_->deps.gpus ? impl_->deps.gpus->Describe() : gpu::CountOnlySource().Describe();
 }
@@ -434,7 +445,6 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   std::vector<std::string> warnings;
   BK_TRY(ValidateCreate(p, req, &warnings));
   if (req.job) BK_TRY(ValidateJobBinding(*req.job));
-  FillBudgets(p, req);
   std::string signature = CreateSignature(request, req.mode, req.share_units.value_or(1));
 
   // A replay is answered before telemetry is sampled or anything is placed.
@@ -444,8 +454,7 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
     BK_ASSIGN_OR_RETURN(auto prior, impl_->PriorOperation(*reader, actor, req.op_id, "create", same_create));
     if (prior) return Replay(*prior);
   }
-  BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
-  Advice advice = BuildAdvice(snap, p);
+  BK_ASSIGN_OR_RETURN(Advice advice, impl_->LiveAdvice());
 
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
@@ -587,7 +596,6 @@ Result<EditPlan> PlanFutureEdit(const engine::Policy& p, const engine::Calendar&
     r.count = static_cast<int>(cur.gpus.size());
   }
   BK_TRY(ValidateCreate(p, r, nullptr));
-  FillBudgets(p, r);
   Seconds start = req.start.value_or(cur.start);
   if (!grid.Aligned(start))
     return Invalid(fmt::format("start time must align to a {}-minute boundary", slot_min));
@@ -640,8 +648,7 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
         "--mem, --share, --cpus or --ram");
   if (!request.gpus.empty() && !request.exclude.empty())
     return Invalid("--gpu and --exclude-gpu cannot be combined");
-  BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
-  Advice advice = BuildAdvice(snap, p);
+  BK_ASSIGN_OR_RETURN(Advice advice, impl_->LiveAdvice());
 
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
@@ -698,8 +705,7 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
   if (request.extend_by <= 0 || request.extend_by % p.slot != 0)
     return Invalid(
         fmt::format("renewal must be a positive multiple of {} minutes, e.g. bk renew 1 30m", p.slot / 60));
-  BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
-  Advice advice = BuildAdvice(snap, p);
+  BK_ASSIGN_OR_RETURN(Advice advice, impl_->LiveAdvice());
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
   Seconds now = impl_->Now();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "base/json_opt.h"
 #include "engine/parse.h"
 #include "sys/sha256.h"
 
@@ -24,11 +25,6 @@ json Sorted(std::vector<int> v) {
   return v;
 }
 
-template <class T>
-json Opt(const std::optional<T>& v) {
-  return v ? json(*v) : json();
-}
-
 std::string Hash(const json& j) { return sys::Sha256Hex(j.dump(-1, ' ', true)); }
 
 }  // namespace
@@ -41,7 +37,7 @@ std::string CreateSignature(const CreateRequest& r, engine::Mode mode, int share
             {"mode", engine::ModeName(mode)},
             {"preferred_gpus", SortedOrNull(r.gpus)},
             {"allow_queue", !r.start.has_value()},
-            {"expected_memory_mb", Opt(r.memory_mb)},
+            {"expected_memory_mb", OptJson(r.memory_mb)},
             {"share_units", mode == engine::Mode::kShared ? json(share_units) : json()},
             {"excluded_gpus", Sorted(r.exclude)},
             {"job_summary", json()}};
@@ -57,14 +53,14 @@ std::string EditSignature(const EditRequest& r, const std::string& reservation_i
   json j = {{"kind", "edit"},
             {"reservation_id", reservation_id},
             {"start_at", r.start ? json(engine::FormatIsoUtc(*r.start)) : json()},
-            {"duration_seconds", Opt(r.duration)},
+            {"duration_seconds", OptJson(r.duration)},
             {"mode", r.mode ? json(engine::ModeName(*r.mode)) : json()},
             {"preferred_gpus", SortedOrNull(r.gpus)},
-            {"count", Opt(r.count)},
+            {"count", OptJson(r.count)},
             {"allow_queue", r.allow_queue},
-            {"expected_memory_mb", Opt(r.memory_mb)},
+            {"expected_memory_mb", OptJson(r.memory_mb)},
             {"update_expected_memory", r.update_memory},
-            {"share_units", Opt(r.share_units)},
+            {"share_units", OptJson(r.share_units)},
             {"update_share_units", r.share_units.has_value()},
             {"excluded_gpus", Sorted(r.exclude)}};
   if (r.cpus) j["cpus"] = *r.cpus;

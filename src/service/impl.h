@@ -86,6 +86,10 @@ struct BookingService::Impl {
   ::bk::Status Prune(store::LedgerStore& s, engine::Seconds now);
   // One telemetry sample per service call; a malformed simulation file is bad input.
   Result<gpu::Snapshot> Telemetry();
+  // Placement advice from this call's telemetry sample.
+  Result<Advice> LiveAdvice();
+  // The ledger for a read-only search, refused when its policy is not this one.
+  Result<store::LedgerStore*> CheckedReader();
 
   // Active footprints for placement. The daemon, which alone writes its
   // ledger, keeps them in memory and refreshes the ones each commit touched.
@@ -145,8 +149,6 @@ std::string StateJson(const engine::Reservation& r);
 Status ValidateCreate(const engine::Policy& policy, CreateRequest& request,
                       std::vector<std::string>* warnings);
 engine::PlacementRequest ToPlacement(const CreateRequest& request, engine::Seconds start, bool allow_queue);
-// Host budget declarations default to the policy's when budgets are on.
-void FillBudgets(const engine::Policy& policy, CreateRequest& request);
 
 // Jobs (jobs.cc). Checks a binding's shape: UUID spec, hex digest, printable summary.
 Status ValidateJobBinding(const JobBinding& b);

@@ -54,6 +54,14 @@ const json* Field(const json& obj, const char* key) {
   return &*it;
 }
 
+// An optional list member (nullptr when absent) of at most `max` entries.
+Result<const json*> OptList(const json& obj, const std::string& base, const char* key, size_t max) {
+  const json* list = Field(obj, key);
+  if (list && (!list->is_array() || list->size() > max))
+    return Bad(fmt::format("{} must be a list of at most {} entries", Key(base, key), max));
+  return list;
+}
+
 Result<const json*> Need(const json& obj, const std::string& base, const char* key) {
   if (const json* v = Field(obj, key)) return v;
   return Bad(fmt::format("{} is required", Key(base, key)));
@@ -200,25 +208,37 @@ Result<State> StateOf(const json& obj, const std::string& base, const char* key)
   return s;
 }
 
-struct EditIn {
+// What every recorded edit and cancellation carries: its operation and who did it when.
+struct OperationIn {
   std::string op_id;
   std::string signature;
   Seconds at = 0;
   uint32_t actor_uid = 0;
   std::string actor_username;
+};
+
+struct EditIn : OperationIn {
   State before;
   State after;
 };
 
-struct CancelIn {
-  std::string op_id;
-  std::string signature;
-  Seconds at = 0;
-  uint32_t actor_uid = 0;
-  std::string actor_username;
+struct CancelIn : OperationIn {
   bool administrator = false;
   std::string reason;
 };
+
+// An edit's or a cancellation's operation fields; `at` defaults to `default_at`.
+Result<OperationIn> OperationOf(const json& obj, const std::string& base, Seconds default_at) {
+  OperationIn op;
+  BK_ASSIGN_OR_RETURN(op.op_id, NeedText(obj, base, "op_id", 128));
+  BK_ASSIGN_OR_RETURN(op.signature, NeedText(obj, base, "signature", 128));
+  BK_ASSIGN_OR_RETURN(auto when, OptTime(obj, base, "at"));
+  op.at = when.value_or(default_at);
+  BK_ASSIGN_OR_RETURN(op.actor_uid, NeedUid(obj, base, "actor_uid"));
+  BK_ASSIGN_OR_RETURN(auto name, OptText(obj, base, "actor_username", 256));
+  op.actor_username = name.value_or(std::to_string(op.actor_uid));
+  return op;
+}
 
 // One validated record and everything it brings along.
 struct Planned {
@@ -374,25 +394,17 @@ class Importer {
   }
 
   Status Edits(const json& rec, const std::string& path, Planned& plan) {
-    const json* list = Field(rec, "edit_operations");
+    BK_ASSIGN_OR_RETURN(const json* list, OptList(rec, path, "edit_operations", kMaxEdits));
     if (!list) return Ok();
     std::string base = Key(path, "edit_operations");
-    if (!list->is_array() || list->size() > kMaxEdits)
-      return Bad(fmt::format("{} must be a list of at most {} entries", base, kMaxEdits));
     Seconds previous = plan.r.created_at;
     for (size_t i = 0; i < list->size(); ++i) {
       const json& entry = (*list)[i];
       std::string at = Index(base, i);
       if (!entry.is_object()) return Bad(fmt::format("{} must be an object", at));
-      EditIn e;
-      BK_ASSIGN_OR_RETURN(e.op_id, NeedText(entry, at, "op_id", 128));
-      BK_ASSIGN_OR_RETURN(e.signature, NeedText(entry, at, "signature", 128));
-      BK_ASSIGN_OR_RETURN(auto when, OptTime(entry, at, "at"));
-      e.at = when.value_or(previous);
+      BK_ASSIGN_OR_RETURN(OperationIn op, OperationOf(entry, at, previous));
+      EditIn e{op};
       previous = e.at;
-      BK_ASSIGN_OR_RETURN(e.actor_uid, NeedUid(entry, at, "actor_uid"));
-      BK_ASSIGN_OR_RETURN(auto name, OptText(entry, at, "actor_username", 256));
-      e.actor_username = name.value_or(std::to_string(e.actor_uid));
       BK_ASSIGN_OR_RETURN(e.before, StateOf(entry, at, "before"));
       BK_ASSIGN_OR_RETURN(e.after, StateOf(entry, at, "after"));
       BK_TRY(ClaimOpId(plan.r.uid, e.op_id, Key(at, "op_id")));
@@ -407,14 +419,8 @@ class Importer {
     if (!v) return Ok();
     std::string base = Key(path, "cancel_operation");
     if (!v->is_object()) return Bad(fmt::format("{} must be an object", base));
-    CancelIn c;
-    BK_ASSIGN_OR_RETURN(c.op_id, NeedText(*v, base, "op_id", 128));
-    BK_ASSIGN_OR_RETURN(c.signature, NeedText(*v, base, "signature", 128));
-    BK_ASSIGN_OR_RETURN(auto when, OptTime(*v, base, "at"));
-    c.at = when.value_or(plan.r.updated_at);
-    BK_ASSIGN_OR_RETURN(c.actor_uid, NeedUid(*v, base, "actor_uid"));
-    BK_ASSIGN_OR_RETURN(auto name, OptText(*v, base, "actor_username", 256));
-    c.actor_username = name.value_or(std::to_string(c.actor_uid));
+    BK_ASSIGN_OR_RETURN(OperationIn op, OperationOf(*v, base, plan.r.updated_at));
+    CancelIn c{op};
     BK_ASSIGN_OR_RETURN(const json* kind, Need(*v, base, "kind"));
     if (!kind->is_string() || (*kind != "owner" && *kind != "administrator"))
       return Bad(fmt::format("{} must be \"owner\" or \"administrator\"", Key(base, "kind")));
@@ -433,11 +439,9 @@ class Importer {
   }
 
   Status Notifications(const json& rec, const std::string& path, Planned& plan) {
-    const json* list = Field(rec, "notifications");
+    BK_ASSIGN_OR_RETURN(const json* list, OptList(rec, path, "notifications", kMaxNotifications));
     if (!list) return Ok();
     std::string base = Key(path, "notifications");
-    if (!list->is_array() || list->size() > kMaxNotifications)
-      return Bad(fmt::format("{} must be a list of at most {} entries", base, kMaxNotifications));
     for (size_t i = 0; i < list->size(); ++i) {
       const json& entry = (*list)[i];
       std::string at = Index(base, i);

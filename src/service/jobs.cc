@@ -43,16 +43,6 @@ bool Allowed(const std::string& from, const std::string& to) {
   return false;
 }
 
-bool IsUuidLike(const std::string& s) {
-  if (s.size() != 36) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
 bool IsHex64(const std::string& s) {
   return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -128,7 +118,7 @@ void ResetAttempt(store::JobRecord& j) {
 }  // namespace
 
 Status ValidateJobBinding(const JobBinding& b) {
-  if (!IsUuidLike(b.spec_id)) return Invalid("job spec_id must be a lowercase UUID");
+  if (!sys::IsLowercaseUuid(b.spec_id)) return Invalid("job spec_id must be a lowercase UUID");
   if (!IsHex64(b.digest)) return Invalid("job digest must be 64 lowercase hex characters");
   if (b.summary.empty()) return Invalid("job summary must not be empty");
   return Text(b.summary, "job summary", 200);
@@ -291,13 +281,9 @@ Result<JobView> BookingService::RetryJobImpl(const Actor& actor, const JobRetryR
   Seconds now = impl_->Now();
   BK_TRY(impl_->CheckPolicy(*s, false));
   BK_ASSIGN_OR_RETURN(auto jobs, s->JobsForUid(actor.uid));
-  std::vector<store::JobRecord> matches;
   BK_ASSIGN_OR_RETURN(engine::ListRef pick, engine::ParseListRef(ref, jobs.size(), "job", "bk j"));
-  if (pick.is_number)
-    matches.push_back(jobs[pick.index]);
-  else
-    for (const auto& j : jobs)
-      if (StartsWith(j.reservation_id, ref)) matches.push_back(j);
+  std::vector<store::JobRecord> matches =
+      engine::Picked(pick, jobs, [](const store::JobRecord& j) { return j.reservation_id; });
   if (matches.empty())
     return Fail(ErrorKind::kNotFound,
                 fmt::format("job not found for current user: {}; `bk j` lists your jobs", ref));

@@ -33,11 +33,8 @@ Result<Recommendation> BookingService::Recommend(const Actor& actor, const Creat
   Recommendation rec;
   rec.request = request;
   BK_TRY(ValidateCreate(p, rec.request, &rec.warnings));
-  FillBudgets(p, rec.request);
-  BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
-  Advice advice = BuildAdvice(snap, p);
-  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
-  BK_TRY(impl_->CheckPolicy(*s, false));
+  BK_ASSIGN_OR_RETURN(Advice advice, impl_->LiveAdvice());
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->CheckedReader());
   Seconds now = impl_->Now();
   engine::SlotGrid grid = p.grid();
   Seconds start = grid.Floor(now);
@@ -94,11 +91,8 @@ Result<SlotsResult> BookingService::Slots(const Actor& actor, const CreateReques
   const engine::Policy& p = impl_->policy();
   CreateRequest req = request;
   BK_TRY(ValidateCreate(p, req, nullptr));
-  FillBudgets(p, req);
-  BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
-  Advice advice = BuildAdvice(snap, p);
-  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
-  BK_TRY(impl_->CheckPolicy(*s, false));
+  BK_ASSIGN_OR_RETURN(Advice advice, impl_->LiveAdvice());
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->CheckedReader());
   Seconds now = impl_->Now();
   engine::SlotGrid grid = p.grid();
   Seconds start = from <= now ? grid.Floor(now) : grid.Ceil(from);

@@ -95,6 +95,9 @@ Status ValidateCreate(const engine::Policy& p, CreateRequest& r, std::vector<std
     warnings->push_back("this host declares no CPU budget; --cpus is recorded but not enforced");
   if (warnings && !p.host_ram_mb && r.ram_mb)
     warnings->push_back("this host declares no RAM budget; --ram is recorded but not enforced");
+  // Host budget declarations default to the policy's when budgets are on.
+  if (p.host_cpus && !r.cpus) r.cpus = p.default_booking_cpus;
+  if (p.host_ram_mb && !r.ram_mb) r.ram_mb = p.default_booking_ram_mb;
   return Ok();
 }
 
@@ -112,11 +115,6 @@ engine::PlacementRequest ToPlacement(const CreateRequest& r, engine::Seconds sta
   p.pinned = r.gpus;
   p.excluded = r.exclude;
   return p;
-}
-
-void FillBudgets(const engine::Policy& p, CreateRequest& r) {
-  if (p.host_cpus && !r.cpus) r.cpus = p.default_booking_cpus;
-  if (p.host_ram_mb && !r.ram_mb) r.ram_mb = p.default_booking_ram_mb;
 }
 
 }  // namespace bk::service

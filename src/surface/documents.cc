@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "base/json_opt.h"
 #include "engine/parse.h"
 #include "sys/node.h"
 
@@ -15,11 +16,6 @@ using nlohmann::json;
 json Node() {
   const sys::NodeIdentity& n = sys::LocalNode();
   return {{"schema", 1}, {"id", n.id}, {"hostname", n.hostname}};
-}
-
-template <class T>
-json Opt(const std::optional<T>& v) {
-  return v ? json(*v) : json();
 }
 
 // The public face of a job: never its spec ID, digest or command line. Shown
@@ -35,7 +31,7 @@ json PublicJob(const store::JobRecord* job, bool mine) {
           {"status", job->status},
           {"summary", job->summary},
           {"waiting_since", when(job->waiting_since)},
-          {"exit_code", Opt(job->exit_code)},
+          {"exit_code", OptJson(job->exit_code)},
           {"started_at", when(job->started_at)},
           {"finished_at", when(job->finished_at)}};
 }
@@ -61,7 +57,7 @@ json PublicReservation(const engine::Reservation& r, uint32_t caller, const engi
           {"start_at", FormatIsoUtc(r.start)},
           {"end_at", FormatIsoUtc(r.end)},
           {"status", engine::StatusName(r.StatusAt(now))},
-          {"expected_memory_mb_per_gpu", Opt(r.memory_mb)},
+          {"expected_memory_mb_per_gpu", OptJson(r.memory_mb)},
           {"share_units_per_gpu", shared ? json(r.share_units) : json()},
           {"share_capacity_units_per_gpu", shared ? json(p.share_capacity) : json()},
           {"cpus", r.cpus ? json(r.cpus) : json()},
@@ -94,7 +90,7 @@ json EventJson(const store::Event& e) {
           {"op_id", e.op_id},
           {"reservation_id", e.reservation_id},
           {"result", e.result},
-          {"share_units", Opt(e.share_units)},
+          {"share_units", OptJson(e.share_units)},
           {"start_at", FormatIsoUtc(e.start)},
           {"transaction_id", e.transaction_id},
           {"ts", FormatIsoUtc(e.ts)},
@@ -125,9 +121,9 @@ json GpuViewJson(const service::GpuView& v) {
           {"history_sample_count", 0},
           {"recent_predicted_load_percent", 0.0},
           {"reservation_pressure_score", v.pressure},
-          {"memory_total_mb", Opt(v.memory_total_mb)},
-          {"memory_free_now_mb", Opt(v.memory_free_mb)},
-          {"projected_memory_headroom_mb", Opt(v.budget_after_mb)}};
+          {"memory_total_mb", OptJson(v.memory_total_mb)},
+          {"memory_free_now_mb", OptJson(v.memory_free_mb)},
+          {"projected_memory_headroom_mb", OptJson(v.budget_after_mb)}};
 }
 
 }  // namespace
@@ -303,11 +299,11 @@ std::string RecommendationDoc(const service::Recommendation& r, const engine::Po
       {"allow_queue", r.allow_queue},
       {"preferred_gpus", q.gpus.empty() ? json() : json(q.gpus)},
       {"excluded_gpus", q.exclude},
-      {"expected_memory_mb_per_gpu", Opt(q.memory_mb)},
+      {"expected_memory_mb_per_gpu", OptJson(q.memory_mb)},
       {"share_units_per_gpu", q.mode == engine::Mode::kShared ? json(q.share_units.value_or(1)) : json()},
       {"share_capacity_units_per_gpu", p.share_capacity},
-      {"cpus", Opt(q.cpus)},
-      {"ram_mb", Opt(q.ram_mb)}};
+      {"cpus", OptJson(q.cpus)},
+      {"ram_mb", OptJson(q.ram_mb)}};
   d["warnings"] = r.warnings;
   return d.dump();
 }
@@ -386,7 +382,7 @@ std::string SlotsDoc(const service::SlotsResult& r, const service::CreateRequest
                        {"start_at", FormatIsoUtc(o.start)},
                        {"end_at", FormatIsoUtc(o.end)},
                        {"live_status", o.live},
-                       {"memory_free_now_mb", Opt(o.free_now_mb)}});
+                       {"memory_free_now_mb", OptJson(o.free_now_mb)}});
   d["options"] = options;
   d["truncated_combinations"] = r.truncated_combinations;
   d["request"] = {

@@ -45,5 +45,20 @@ TEST(NewUuid, RandomBitsVary) {
   }
 }
 
+TEST(IsLowercaseUuid, AcceptsWhatNewUuidWrites) {
+  for (int i = 0; i < 50; ++i) EXPECT_TRUE(IsLowercaseUuid(NewUuid()));
+  EXPECT_TRUE(IsLowercaseUuid("00000000-0000-0000-0000-000000000000"));
+}
+
+TEST(IsLowercaseUuid, RefusesOtherShapes) {
+  EXPECT_FALSE(IsLowercaseUuid(""));
+  EXPECT_FALSE(IsLowercaseUuid("3DEE5B08-0000-4000-8000-000000000000"));   // upper case
+  EXPECT_FALSE(IsLowercaseUuid("3dee5b08-0000-4000-8000-00000000000"));    // short
+  EXPECT_FALSE(IsLowercaseUuid("3dee5b08-0000-4000-8000-0000000000000"));  // long
+  EXPECT_FALSE(IsLowercaseUuid("3dee5b08_0000-4000-8000-000000000000"));   // no dash
+  EXPECT_FALSE(IsLowercaseUuid("3dee5b08-0000-4000-8000-00000000000g"));   // not hex
+  EXPECT_FALSE(IsLowercaseUuid("../../etc/passwd-0000-4000-8000-0000000"));
+}
+
 }  // namespace
 }  // namespace bk::sys

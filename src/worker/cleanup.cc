@@ -7,6 +7,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/strings.h"
 #include "worker/job_dir.h"
@@ -24,8 +25,17 @@ bool Needed(const service::JobView& v, engine::Seconds now) {
   return live && (s == "pending" || s == "failed" || s == "interrupted" || s == "uncertain");
 }
 
-bool SafeFile(const struct stat& st, uid_t uid) {
-  return S_ISREG(st.st_mode) && st.st_uid == uid && st.st_nlink == 1 && (st.st_mode & 077) == 0;
+// The file's stat when it is a private file of `uid`; one that is not is left
+// alone, counted as failed with a warning, and one that vanished is skipped.
+std::optional<struct stat> PrivateFile(const std::string& path, uid_t uid, CleanupReport& r) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return std::nullopt;
+  if (!S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1 || (st.st_mode & 077) != 0) {
+    r.warnings.push_back(fmt::format("{} is not a private file of yours; left alone", path));
+    ++r.failed;
+    return std::nullopt;
+  }
+  return st;
 }
 
 std::vector<std::string> Names(const std::string& dir) {
@@ -53,18 +63,13 @@ CleanupReport CleanupSpecs(const std::string& root, const std::vector<service::J
   for (const auto& name : Names(dir)) {
     if (!EndsWith(name, ".json")) continue;
     std::string path = dir + "/" + name;
-    struct stat st {};
-    if (lstat(path.c_str(), &st) != 0) continue;
-    if (!SafeFile(st, uid)) {
-      r.warnings.push_back(fmt::format("{} is not a private file of yours; left alone", path));
-      ++r.failed;
-      continue;
-    }
+    std::optional<struct stat> st = PrivateFile(path, uid, r);
+    if (!st) continue;
     auto it = by_spec.find(name.substr(0, name.size() - 5));
     bool remove;
     if (it == by_spec.end()) {
       // Written just before a booking that may still be committing: 24 h grace.
-      remove = now - st.st_mtime > 86400;
+      remove = now - st->st_mtime > 86400;
       if (!remove) ++r.deferred;
     } else {
       remove = !Needed(*it->second, now);
@@ -90,24 +95,19 @@ CleanupReport CleanupLogs(const std::string& root, const std::vector<service::Jo
     if (!EndsWith(name, ".log") && !EndsWith(name, ".log.1")) continue;
     std::string path = root + "/" + name;
     std::string group = EndsWith(name, ".log.1") ? path.substr(0, path.size() - 2) : path;
-    struct stat st {};
-    if (lstat(path.c_str(), &st) != 0) continue;
-    if (!SafeFile(st, uid)) {
-      r.warnings.push_back(fmt::format("{} is not a private file of yours; left alone", path));
-      ++r.failed;
-      continue;
-    }
+    std::optional<struct stat> st = PrivateFile(path, uid, r);
+    if (!st) continue;
     auto it = by_log.find(group);
     bool needed = it != by_log.end() && Needed(*it->second, now);
-    bool old = retention_days > 0 && now - st.st_mtime > retention_days * 86400;
+    bool old = retention_days > 0 && now - st->st_mtime > retention_days * 86400;
     if (needed || !old) {
       ++r.retained;
-      r.bytes_retained += st.st_size;
+      r.bytes_retained += st->st_size;
       continue;
     }
     if (unlink(path.c_str()) == 0) {
       ++r.removed;
-      r.bytes_removed += st.st_size;
+      r.bytes_removed += st->st_size;
     } else {
       ++r.failed;
     }

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "sys/fs.h"
+#include "sys/random.h"
 #include "sys/sha256.h"
 
 namespace bk::worker {
@@ -26,16 +27,6 @@ Status Tighten(const std::string& dir, uid_t uid) {
   if ((st.st_mode & 07777) != 0700 && chmod(dir.c_str(), 0700) != 0)
     return Fail(ErrorKind::kIo, fmt::format("cannot make {} private: {}", dir, std::strerror(errno)));
   return Ok();
-}
-
-bool PlainUuid(const std::string& id) {
-  if (id.size() != 36) return false;
-  for (size_t i = 0; i < id.size(); ++i) {
-    char c = id[i];
-    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -57,7 +48,7 @@ bool JobDirExists(const std::string& root) {
 std::string SpecsDir(const std::string& root) { return root + "/specs"; }
 
 std::string LogPath(const std::string& root, const std::string& reservation_id) {
-  std::string name = PlainUuid(reservation_id) ? reservation_id : sys::Sha256Hex(reservation_id);
+  std::string name = sys::IsLowercaseUuid(reservation_id) ? reservation_id : sys::Sha256Hex(reservation_id);
   return root + "/" + name + ".log";
 }
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/json_opt.h"
 #include "engine/parse.h"
 #include "sys/node.h"
 #include "sys/sha256.h"
@@ -212,11 +213,6 @@ json Persistence(const std::string& user) {
               {"systemctl", "--user", "enable", "--now", "bk-worker.service"}}}}}};
 }
 
-template <class T>
-json Opt(const std::optional<T>& v) {
-  return v ? json(*v) : json();
-}
-
 }  // namespace
 
 std::string StatusLine(const WorkerStatus& s, const engine::Zone& zone) {
@@ -248,12 +244,12 @@ std::string StatusJson(const WorkerStatus& s, const std::string& username) {
              {"instance_id", s.lease->instance_id}};
   json d = {{"schema_version", "gpubk.worker.v1"},
             {"state", s.state},
-            {"running", Opt(s.running)},
+            {"running", OptJson(s.running)},
             {"lease_present", s.lease_present},
-            {"lease_held", s.lease_present ? Opt(s.lease_held) : json(false)},
-            {"instance_lease_held", Opt(s.instance_lease_held)},
-            {"metadata_valid", Opt(s.metadata_valid)},
-            {"instance_match", Opt(s.instance_match)},
+            {"lease_held", s.lease_present ? OptJson(s.lease_held) : json(false)},
+            {"instance_lease_held", OptJson(s.instance_lease_held)},
+            {"metadata_valid", OptJson(s.metadata_valid)},
+            {"instance_match", OptJson(s.instance_match)},
             {"evidence", s.lease_present ? json("kernel-flock") : json()},
             {"checked_at", engine::FormatIsoUtc(s.checked_at)},
             {"lease", lease},
