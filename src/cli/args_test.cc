@@ -47,12 +47,12 @@ std::unique_ptr<Demo> Accepting(const std::vector<std::string>& args) {
 }
 
 // Why a fresh Demo refuses `args` ("<accepted>" when it does not); every
-// refusal is kInvalid.
+// refusal is a usage error.
 std::string DemoRefusal(const std::vector<std::string>& args) {
   Demo d;
   auto s = d.spec.Parse(args);
   if (s) return "<accepted>";
-  EXPECT_EQ(s.error().kind, ErrorKind::kInvalid);
+  EXPECT_EQ(s.error().kind, ErrorKind::kUsage);
   return s.error().message;
 }
 
@@ -144,7 +144,7 @@ TEST(ArgSpecTest, ExcludedPairRefused) {
   Demo d;
   auto s = d.spec.Parse({"--gpu", "1", "--exclude", "2"});
   ASSERT_FALSE(s.has_value());
-  EXPECT_EQ(s.error().kind, ErrorKind::kInvalid);
+  EXPECT_EQ(s.error().kind, ErrorKind::kUsage);
   EXPECT_THAT(s.error().message, HasSubstr("--gpu excludes --exclude"));
   EXPECT_THAT(s.error().message, HasSubstr("see `bk demo --help`"));
   // Nothing is bound from a refused command line.

@@ -95,8 +95,8 @@ TEST_F(JobLogTest, TailSpansBothSegmentsAndCountsThem) {
 }
 
 TEST_F(JobLogTest, TailRefusesASymlinkedSegment) {
-  std::ofstream(dir_ + "/elsewhere") << "secret";
-  std::filesystem::create_symlink(dir_ + "/elsewhere", path_);
+  std::ofstream(Path("elsewhere")) << "secret";
+  std::filesystem::create_symlink(Path("elsewhere"), path_);
   EXPECT_FALSE(ReadJobLogTail(path_, getuid(), 100).has_value());
 }
 

@@ -13,7 +13,13 @@ class ConfigKeysTest(BkTestCase):
         self.assertEqual(lines[0], "| key | default | environment | meaning | accepted values |")
         keys = [line.split("`")[1] for line in lines if line.startswith("| `") and not line.startswith("| `BK_")]
         effective = self.json("config", "--json")["effective"]
-        self.assertEqual(sorted(keys), sorted(set(effective) - {"data_dir", "storage_transport"}))
+        # Besides the keys: where the data is, and the original's effective keys that are facts of the
+        # deployment rather than settings.
+        facts = {"data_dir", "storage_transport", "access_mode", "allocator_command_configured", "broker_gid",
+                 "broker_socket", "broker_uid", "config_file", "dir_mode", "enabled_gpus", "file_mode",
+                 "monitor_uid", "storage_gid", "worker_effective_max_parallel"}
+        self.assertEqual(sorted(keys), sorted(set(effective) - facts))
+        self.assertTrue(facts <= set(effective), facts - set(effective))
         self.assertIn("| `BK_GPU_SIM_FILE` | simulated telemetry |", lines)
         self.assertNoDataDir()
 

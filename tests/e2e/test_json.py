@@ -239,12 +239,30 @@ class OtherDocumentsTest(JsonTestCase):
 
 class JsonErrorTest(JsonTestCase):
 
+    def test_usage_errors_stay_on_stderr_as_argparse_does(self):
+        # A command line the option grammar refuses is not a document, even with --json (the original's
+        # channel): one "bk:" line on stderr, nothing on stdout, exit 2.
+        for args, needle in [
+            (["1", "30m", "--frobnicate", "--json"], "--frobnicate"),
+            (["1", "30m", "-g", "0", "-e", "1", "--json"], "--gpu excludes --exclude-gpu"),
+            (["l", "extra", "--compact"], "extra"),
+            (["1", "30m", "--s", "1", "--json"], "ambiguous option: --s could match"),
+        ]:
+            self.assertIn(needle, self.refused(*args), args)
+        # Agents read every error as a document, usage errors included.
+        self.assertIn("--bogus", self.json_error("agent", "context", "--bogus")["error"]["message"])
+
+    def test_unique_prefixes_of_long_options(self):
+        doc = self.json("1", "30m", "--gp", "2", "--sh", "2", "--js")
+        self.assertEqual(doc["reservation"]["gpus"], [2])
+        self.assertEqual(doc["reservation"]["share_units_per_gpu"], 2)
+        self.assertEqual(self.json("l", "--js", "--hist")["kind"], self.json("l", "--json", "--history")["kind"])
+
     def test_errors_become_documents(self):
         self.ok("1", "30m", "--gpu", "3", "-q")  # an existing ledger (empty data dirs: test_bad_input)
         for args, needle in [
             (["1", "30", "--json"], "duration must look like 30m"),
             (["1", "30m", "--gpu", "9", "--json"], "out of range"),
-            (["1", "30m", "--frobnicate", "--json"], "--frobnicate"),
             (["d", "zzz", "--json"], "reservation not found"),
             (["l", "-n", "0", "--json"], "--limit"),
             (["history", "zzz", "--json"], "zzz"),

@@ -601,8 +601,8 @@ class OriginalSystemConfig(ServerCase):
         self.srv.start()
         p = self.as_a("config")
         self.assertEqual(p.returncode, 0, describe(["config"], p))
-        self.assertIn("GPUBK 0.2.8 config: honoured data_dir, broker_socket, broker_uid, gpu_count, slot_minutes, "
-                      "max_shared_users, disabled_gpus, gpu_priority", p.stdout)
+        self.assertIn("GPUBK 0.2.8 config: honoured broker_socket, broker_uid, data_dir, disabled_gpus, gpu_count, "
+                      "gpu_priority, max_shared_users, slot_minutes\n", p.stdout)
         self.assertIn("not used: file_mode: remove it: the daemon writes its files 0600", p.stdout)
         self.assertIn("not used: allocator_weight: remove it with allocator_command", p.stdout)
         self.assertIn("transport: socket %s" % self.srv.socket, p.stdout)
