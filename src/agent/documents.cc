@@ -6,7 +6,9 @@
 #include "base/json_opt.h"
 #include "base/version.h"
 #include "engine/parse.h"
+#include "surface/administrator.h"
 #include "surface/documents.h"
+#include "sys/users.h"
 #include "sys/node.h"
 
 namespace bk::agent {
@@ -141,25 +143,10 @@ json CapabilitiesObject(const client::Ledger& ledger) {
           {"weighted_shared_capacity", true}};
 }
 
-// The compact form's pruning: null members, "capabilities" objects (the
-// full form has them) and objects left empty by that.
-void Prune(json& j) {
-  if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end();) {
-      if (it->is_null() || it.key() == "capabilities") {
-        it = j.erase(it);
-        continue;
-      }
-      Prune(*it);
-      if (it->is_object() && it->empty()) {
-        it = j.erase(it);
-        continue;
-      }
-      ++it;
-    }
-  } else if (j.is_array()) {
-    for (auto& e : j) Prune(e);
-  }
+// Who administers this deployment (bk info's document).
+json AdministratorJson(const config::Config& config) {
+  uid_t uid = surface::AdministratorUid(config, sys::CurrentUid());
+  return json::parse(surface::AdministratorDoc(surface::ReadAdministrator(uid, sys::LookupAccount(uid))));
 }
 
 }  // namespace
@@ -188,6 +175,7 @@ Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& con
       {"software", {{"name", "gpubk"}, {"version", kVersion}}},
       {"node", NodeJson()},
       {"actor", {{"uid", actor.uid}, {"username", actor.username}, {"administrator", actor.admin}}},
+      {"administrator", AdministratorJson(config)},
       {"deployment", config::DeploymentName(config.deployment)},
       {"policy", PolicyJson(p, config, ledger.Transport())},
       {"host_budget", {{"cpus", Budget(p.host_cpus, cpus_now)}, {"ram_mb", Budget(p.host_ram_mb, ram_now)}}},
@@ -206,14 +194,9 @@ std::string WithCapabilities(const std::string& doc, const client::Ledger& ledge
   return DumpLine(d);
 }
 
-std::string Compact(const std::string& doc) {
-  json d = json::parse(doc);
-  Prune(d);
-  return DumpLine(d);
-}
-
 std::string Render(const std::string& doc, bool compact) {
-  if (compact) return Compact(doc);
+  // One line with Python's separators and every key, as the original's --compact.
+  if (compact) return surface::Dump(doc, surface::JsonStyle::kLine);
   return json::parse(doc).dump(2, ' ', false, json::error_handler_t::replace);
 }
 

@@ -25,13 +25,8 @@ std::string CapabilitiesJson(const client::Ledger& ledger);
 // Adds "capabilities" to a document (every `bk agent` document carries them).
 std::string WithCapabilities(const std::string& doc, const client::Ledger& ledger);
 
-// The printed form. Pretty: indented by 2, every field. Compact: one line, no
-// spaces, without null-valued fields, "capabilities" objects and the objects
-// this leaves empty (docs/agents.md, "The compact form"). A missing key in the
-// compact form means null.
+// The printed form, every field either way: indented by 2, or (compact) one
+// line with the separators of Python's json.dumps, as GPUBK 0.2.8 printed it.
 std::string Render(const std::string& doc, bool compact);
-
-// The compact transformation alone (exposed for tests).
-std::string Compact(const std::string& doc);
 
 }  // namespace bk::agent

@@ -29,6 +29,10 @@ void Context::Print(const std::string& text) const {
   std::fputc('\n', out);
 }
 
+void Context::PrintDoc(const std::string& compact_json) const {
+  Print(surface::Dump(compact_json, surface::JsonStyle::kLine));
+}
+
 void Context::Warn(const std::string& text) const { std::fprintf(err, "warning: %s\n", text.c_str()); }
 
 std::optional<Result<int>> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
@@ -88,6 +92,10 @@ const std::map<std::string, Command>& Commands() {
       {"notify", RunNotifications},
       {"notification", RunNotifications},
       {"notifications", RunNotifications},
+      {"info", RunInfo},
+      {"contact", RunInfo},
+      {"about", RunInfo},
+      {"i", RunInfo},
       {"config", RunConfig},
       {"cfg", RunConfig},
       {"admin", RunAdmin},
@@ -136,7 +144,7 @@ bool WantsJson(const std::vector<std::string>& args) {
 
 int Report(Context& ctx, const Error& e) {
   if (ctx.json && (e.kind != ErrorKind::kUsage || ctx.agent)) {
-    std::fprintf(ctx.out, "%s\n", surface::ErrorDoc(e).c_str());
+    ctx.PrintDoc(surface::ErrorDoc(e));
   } else {
     std::fprintf(ctx.err, "bk: %s\n", Printable(e.message).c_str());
   }

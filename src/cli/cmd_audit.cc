@@ -48,7 +48,7 @@ Result<int> RunHistory(Context& ctx, const std::vector<std::string>& args) {
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::HistoryView v, ledger->History(*ref));
   if (out.wanted()) {
-    ctx.Print(CallerDoc(*ledger, v));
+    ctx.PrintDoc(CallerDoc(*ledger, v));
     return 0;
   }
   engine::Seconds now = ledger->Now();
@@ -86,7 +86,7 @@ Result<int> RunLog(Context& ctx, const std::vector<std::string>& args) {
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(auto events, ledger->Log(n));
   if (out.wanted()) {
-    ctx.Print(surface::LogDoc(events, ledger->actor().uid, n));
+    ctx.PrintDoc(surface::LogDoc(events, ledger->actor().uid, n));
     return 0;
   }
   if (events.empty()) ctx.Print("No operations yet.");
@@ -112,7 +112,7 @@ Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args)
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(auto items, ledger->Notifications(n));
   if (out.wanted()) {
-    ctx.Print(surface::NotificationsDoc(items));
+    ctx.PrintDoc(surface::NotificationsDoc(items));
     return 0;
   }
   if (items.empty()) {

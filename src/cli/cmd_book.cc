@@ -113,10 +113,10 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
         worker::Inspect(settings->job_dir, worker::InstanceIdentity(ctx.config), getuid(), ledger->Now());
   if (a.json || a.compact) {
     if (worker_status)
-      ctx.Print(surface::BookingResultDoc(o, ledger->actor().uid, p, ledger->Now(),
+      ctx.PrintDoc(surface::BookingResultDoc(o, ledger->actor().uid, p, ledger->Now(),
                                           worker::StatusJson(*worker_status, ledger->actor().username)));
     else
-      ctx.Print(surface::BookingResultDoc(o, ledger->actor().uid, p, ledger->Now()));
+      ctx.PrintDoc(surface::BookingResultDoc(o, ledger->actor().uid, p, ledger->Now()));
     return 0;
   }
   ctx.Print(BookingLine(o.status, o.reservation, p, *ctx.zone));

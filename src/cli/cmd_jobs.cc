@@ -65,7 +65,7 @@ Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args) {
   }
   bool failed = (specs && specs->failed) || (logs && logs->failed);
   if (json) {
-    ctx.Print(surface::JobsDoc(
+    ctx.PrintDoc(surface::JobsDoc(
         jobs, ledger->actor().uid, ledger->policy(), now, worker::StatusJson(ws, ledger->actor().username),
         specs ? worker::SpecReportJson(*specs) : "null", logs ? worker::LogReportJson(*logs) : "null"));
     return failed ? 2 : 0;

@@ -49,7 +49,7 @@ Result<int> RunList(Context& ctx, const std::vector<std::string>& args) {
   const engine::Policy& p = ledger->policy();
   engine::Seconds now = ledger->Now();
   if (out.wanted()) {
-    ctx.Print(CallerDoc(*ledger, r));
+    ctx.PrintDoc(CallerDoc(*ledger, r));
     return 0;
   }
   if (r.reservations.empty()) {
@@ -122,7 +122,7 @@ Result<int> RunCancel(Context& ctx, const std::vector<std::string>& args) {
   service::CancelRequest req{*ref, op_id ? std::optional(std::string(Trim(*op_id))) : std::nullopt, reason};
   BK_ASSIGN_OR_RETURN(service::CancelOutcome o, ledger->Cancel(req));
   if (out.wanted()) {
-    ctx.Print(CallerDoc(*ledger, o));
+    ctx.PrintDoc(CallerDoc(*ledger, o));
     return 0;
   }
   if (o.reservation.uid != ledger->actor().uid)
@@ -145,7 +145,7 @@ Result<int> RunEdit(Context& ctx, const std::vector<std::string>& args) {
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Edit(req));
   if (out.wanted()) {
-    ctx.Print(CallerDoc(*ledger, o));
+    ctx.PrintDoc(CallerDoc(*ledger, o));
     return 0;
   }
   ctx.Print(BookingLine(o.status, o.reservation, ledger->policy(), *ctx.zone));
@@ -167,7 +167,7 @@ Result<int> RunRenew(Context& ctx, const std::vector<std::string>& args) {
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Renew(req));
   if (out.wanted()) {
-    ctx.Print(CallerDoc(*ledger, o));
+    ctx.PrintDoc(CallerDoc(*ledger, o));
     return 0;
   }
   ctx.Print(BookingLine(o.replayed ? "exists" : "renewed", o.reservation, ledger->policy(), *ctx.zone));

@@ -8,6 +8,7 @@
 #include "cli/context.h"
 #include "engine/parse.h"
 #include "monitor/usage_view.h"
+#include "surface/documents.h"
 #include "sys/local_zone.h"
 #include "sys/users.h"
 
@@ -43,7 +44,7 @@ Result<std::string> UsageDocument(Context& ctx, const monitor::UsageQuery& q, bo
 // who may ask about whom), then one query.
 Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> what, since, from, until, user, gpu, limit, resolution;
-  bool json = false, all = false;
+  bool json = false, compact = false, all = false;
   ArgSpec spec("bk usage",
                "GPU usage history recorded by the monitor: your summary (me, the default), every "
                "user's (users), process and reclaim events (events) or per-minute records (samples).");
@@ -56,7 +57,8 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   spec.Option("-g,--gpu", &gpu, "only this GPU (events, samples)", "N");
   spec.Option("-n,--limit", &limit, "at most N rows (1-200000, default 1000)", "N");
   spec.Option("-r,--resolution", &resolution, "samples: 1m (default) or 1h", "RES");
-  spec.Flag("-j,--json", &json, "print the gpubk.usage.v1 document");
+  spec.Flag("-j,--json", &json, "print the gpubk.usage.v1 document (indented)");
+  spec.Flag("-c,--compact", &compact, "with --json: the document on one line");
   spec.Excludes("--since", "--from");
   spec.Excludes("--user", "--all");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
@@ -115,8 +117,10 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   }
 
   BK_ASSIGN_OR_RETURN(std::string doc, UsageDocument(ctx, q, !json));
-  if (json)
-    ctx.Print(doc);
+  if (json && compact)
+    ctx.PrintDoc(doc);
+  else if (json)
+    ctx.Print(surface::Dump(doc, surface::JsonStyle::kPretty));
   else
     std::fputs(doc.c_str(), ctx.out);
   return 0;

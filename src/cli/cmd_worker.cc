@@ -37,7 +37,7 @@ Result<int> Status(Context& ctx, const worker::Settings& settings, bool json, bo
   worker::WorkerStatus s =
       worker::Inspect(settings.job_dir, worker::InstanceIdentity(ctx.config), getuid(), ctx.clock->Now());
   if (json)
-    ctx.Print(worker::StatusJson(s, sys::UserName(getuid())));
+    ctx.PrintDoc(worker::StatusJson(s, sys::UserName(getuid())));
   else
     ctx.Print(worker::StatusLine(s, *ctx.zone));
   if (require_running && !s.running.value_or(false)) return 2;

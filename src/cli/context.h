@@ -34,6 +34,8 @@ struct Context {
 
   Result<client::Ledger*> Ledger();
   void Print(const std::string& text) const;  // adds a newline
+  // A single-line document with Python's separators, as the original printed them.
+  void PrintDoc(const std::string& compact_json) const;
   void Warn(const std::string& text) const;   // "warning: ..." on stderr
 };
 
@@ -62,6 +64,7 @@ Result<int> RunHistory(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunLog(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunInfo(Context& ctx, const std::vector<std::string>& args);  // bk info|contact|about|i
 Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args);  // hidden
 Result<int> RunAgent(Context& ctx, const std::vector<std::string>& args);     // bk agent|ai

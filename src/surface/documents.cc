@@ -128,9 +128,34 @@ json GpuViewJson(const service::GpuView& v) {
 
 }  // namespace
 
+namespace {
+
+void SpacedLine(const json& j, std::string& out) {
+  if (j.is_object() || j.is_array()) {
+    bool object = j.is_object();
+    out += object ? '{' : '[';
+    bool first = true;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!first) out += ", ";
+      first = false;
+      if (object) out += json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace) + ": ";
+      SpacedLine(*it, out);
+    }
+    out += object ? '}' : ']';
+    return;
+  }
+  out += j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
 std::string Dump(const std::string& compact_json, JsonStyle style) {
-  if (style == JsonStyle::kLine) return compact_json;
-  return json::parse(compact_json).dump(2);
+  json j = json::parse(compact_json);
+  if (style == JsonStyle::kPretty) return j.dump(2, ' ', false, json::error_handler_t::replace);
+  std::string out;
+  out.reserve(compact_json.size() * 5 / 4);
+  SpacedLine(j, out);
+  return out;
 }
 
 std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, const engine::Policy& p,

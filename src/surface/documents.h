@@ -12,6 +12,8 @@
 
 namespace bk::surface {
 
+// kLine: one line with the separators of Python's json.dumps (", " and ": "),
+// as GPUBK 0.2.8 printed its single-line documents; kPretty: indented by 2.
 enum class JsonStyle { kLine, kPretty };
 
 std::string Dump(const std::string& compact_json, JsonStyle style);

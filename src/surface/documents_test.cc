@@ -242,8 +242,15 @@ TEST(CancellationDocTest, CarriesTheCancelledReservation) {
 
 TEST(DumpTest, LineAndPretty) {
   std::string compact = ErrorDoc(Error{ErrorKind::kInvalid, "x"});
-  EXPECT_EQ(Dump(compact, JsonStyle::kLine), compact);
-  EXPECT_EQ(compact.find('\n'), std::string::npos);
+  std::string line = Dump(compact, JsonStyle::kLine);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_EQ(line.rfind(R"({"error": {"code": "invalid", "message": "x", "type": "BookingError"}, "kind": "error", )", 0),
+            0u)
+      << line;
+  EXPECT_EQ(json::parse(line), json::parse(compact));
+  // Python's separators never enter strings, and nothing is escaped that JSON does not need.
+  EXPECT_EQ(Dump(R"({"a":"x:y, z","b":[],"c":{},"d":"é\n"})", JsonStyle::kLine),
+            R"({"a": "x:y, z", "b": [], "c": {}, "d": "é\n"})");
   std::string pretty = Dump(compact, JsonStyle::kPretty);
   EXPECT_NE(pretty.find("\n  "), std::string::npos);
   EXPECT_EQ(json::parse(pretty), json::parse(compact));

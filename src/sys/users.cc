@@ -50,6 +50,17 @@ std::string UserName(uid_t uid) {
   return std::to_string(uid);
 }
 
+Account LookupAccount(uid_t uid) {
+  passwd pw{};
+  std::vector<char> buf;
+  Account a;
+  a.found = LookupPasswd(
+      [uid](passwd* p, char* b, size_t n, passwd** r) { return getpwuid_r(uid, p, b, n, r); }, pw, buf);
+  a.username = a.found && pw.pw_name != nullptr && pw.pw_name[0] != '\0' ? pw.pw_name : std::to_string(uid);
+  if (a.found && pw.pw_gecos != nullptr) a.gecos = pw.pw_gecos;
+  return a;
+}
+
 std::optional<uid_t> UidForName(const std::string& name) {
   if (name.empty()) return std::nullopt;
   passwd pw{};

@@ -15,6 +15,15 @@ std::string UserName(uid_t uid);
 // The passwd entry's UID; a decimal name without an entry is taken as that UID
 // (the inverse of UserName's fallback). nullopt when neither applies.
 std::optional<uid_t> UidForName(const std::string& name);
+// The passwd entry of `uid` as chfn(1) writes it: the login name and the
+// comma-separated GECOS fields (full name, room, work phone, home phone,
+// other). `found` is false when the lookup failed or there is no entry.
+struct Account {
+  bool found = false;
+  std::string username;  // the decimal UID when not found
+  std::string gecos;
+};
+Account LookupAccount(uid_t uid);
 // $HOME when absolute, else the passwd home directory, else "".
 std::string HomeDir();
 

@@ -19,7 +19,7 @@ import threading
 import unittest
 
 from ledger_checker import Reservation, check_ledger, find_violations, integrity_check
-from server_fixture import (BK_BIN, NOW, OWNER, USER_A, USER_B, Account, Rpc, Server, bk_ok, describe,
+from server_fixture import (BK_BIN, NOW, OWNER, USER_A, USER_B, Account, Rpc, Server, account_command, bk_ok, describe,
                             ensure_group, is_root, make_base_dir, remove_tree, rpc_as, write_upstream_ledger)
 
 GPU_COUNT = 4
@@ -117,6 +117,25 @@ class SharedServerUsers(ServerCase):
                 raise AssertionError("ledger after the users tests: %s; integrity %s" % (problems, integrity))
         finally:
             cls._teardown()
+
+    def test_info_names_the_servers_administrator_from_gecos(self):
+        account_command(["usermod", "-c", "Ada Admin,Room 42,555-1234,,on   call ", OWNER])
+        out = self.ok(self.a, "info")
+        self.assertEqual(out.splitlines(), [
+            "GPUBK server", "Administrator: Ada Admin (%s)" % OWNER, "Linux UID: %d" % self.owner.uid,
+            "Room: Room 42", "Contact: work 555-1234; other on call",
+            "The administrator can update these fields with `chfn`."])
+        p = self.a.bk("info", "--compact")
+        self.assertEqual(p.returncode, 0, describe(["info", "--compact"], p))
+        doc = json.loads(p.stdout)
+        self.assertNotIn(" ", p.stdout.replace("Ada Admin", "").replace("Room 42", "").replace("on call", ""))
+        self.assertEqual(doc, {"schema_version": "gpubk.administrator.v1", "kind": "administrator",
+                               "source": "linux-account-gecos", "account_resolved": True,
+                               "account": {"uid": self.owner.uid, "username": OWNER}, "full_name": "Ada Admin",
+                               "room": "Room 42",
+                               "contact": {"work_phone": "555-1234", "home_phone": None, "other": "on call"}})
+        self.assertEqual(self.json_ok(self.a, "info", "--json"), doc)
+        self.assertEqual(self.json_ok(self.a, "agent", "context")["administrator"], doc)
 
     # -- helpers reading the whole ledger through the daemon as root (an administrator)
 
