@@ -1,6 +1,7 @@
 #include "cli/app.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -127,6 +128,12 @@ const std::map<std::string, Command>& Commands() {
   return table;
 }
 
+// stdin is a pipe or a regular file: commands for the prompt.
+bool ScriptedInput() {
+  struct stat st {};
+  return fstat(STDIN_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode));
+}
+
 bool IsAgent(const std::vector<std::string>& args) {
   return !args.empty() && (args[0] == "agent" || args[0] == "ai");
 }
@@ -218,8 +225,10 @@ int Main(int argc, char** argv) {
     Result<int> rc = RunStatus(ctx, {});
     if (!rc) return Report(ctx, rc.error());
     std::fflush(stdout);
-    // At a terminal, plain `bk` stays for more commands (the original's prompt).
-    if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) return RunPrompt(ctx);
+    // At a terminal, plain `bk` stays for more commands (the original's
+    // prompt); commands piped or redirected from a file are read the same way
+    // (`printf 'l\nquit\n' | bk`). /dev/null or a closed stdin is not a script.
+    if ((isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) || ScriptedInput()) return RunPrompt(ctx);
     std::fputs("Book with `bk 1 30m`; `bk -h` lists every command.\n", stdout);
     return *rc;
   }

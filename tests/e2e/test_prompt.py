@@ -7,7 +7,37 @@ import tempfile
 import time
 import unittest
 
+from bktest import BkTestCase
+
 BK = os.environ.get("BK_BIN", "bk")
+
+
+class PipedPromptTest(BkTestCase):
+    """Commands piped into plain `bk` run at its prompt, as in the original (`printf 'l\\nquit\\n' | bk`)."""
+
+    def test_piped_commands_run_in_order(self):
+        p = self.bk(input="1 30m\nl\nfrobnicate\nquit\n1 1h\n")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = p.stdout
+        self.assertIn("bk> ", out)
+        booked = out.index("created: ")
+        self.assertLess(out.index("GPU status"), booked)
+        self.assertLess(booked, out.index("YOUR RESERVATIONS"))
+        self.assertIn("bk: unknown command: frobnicate", out)
+        # `quit` ended it: the line after it never ran.
+        self.assertEqual(len(self.json("l", "--json")["reservations"]), 1)
+
+    def test_end_of_input_ends_the_prompt(self):
+        p = self.bk(input="")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.endswith("bk> \n"), p.stdout[-80:])
+
+    def test_no_input_is_not_a_script(self):
+        # stdin on /dev/null (cron, CI): the status and a hint, no prompt.
+        p = self.bk()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("bk> ", p.stdout)
+        self.assertIn("Book with `bk 1 30m`", p.stdout)
 
 
 @unittest.skipUnless(shutil.which("tmux"), "tmux is not installed")

@@ -494,10 +494,13 @@ class ConfigVersionHelpTest(BkTestCase):
     def test_main_help(self):
         out = self.ok("-h")
         self.assertTrue(out.startswith("GPUBK - shared GPU booking from the terminal\n"))
+        # The original's first block (START HERE) leads, and every line fits a 72-column terminal.
+        self.assertEqual(out.split("\n\n")[1].splitlines()[0], "START HERE")
         for needle in ("BOOK\n", "VIEW\n", "MANAGE\n", "TIME AND POLICY\n", "bk 1 1h --gpu 3 --mem 12g",
-                       "GPU 1 is a device index (--gpu 1); the first number is a GPU count.",
-                       "bk renew REF 30m", "bk admin data import FILE"):
+                       "GPU 1 is a device index (--gpu 1); the first number is a count.",
+                       "bk renew REF 30m", "bk admin data import [FILE]", "bk info"):
             self.assertIn(needle, out)
+        self.assertEqual([line for line in out.splitlines() if len(line) > 72], [])
         self.assertEqual(self.ok("--help"), out)
         self.assertEqual(self.ok("help"), out)
         self.assertEqual(self.ok("help", env={"BK_GPU_COUNT": "x"}), out)
