@@ -39,6 +39,11 @@ std::string LiveLine(const service::GpuView& v) {
   return fmt::format("{}, {}, {}", v.live_status, util, FreeText(v));
 }
 
+// Why every GPU reads as unknown after a failed sample (driver, simulation file).
+std::string TelemetryNote(const gpu::Snapshot& failed) {
+  return "telemetry: unavailable: " + Printable(failed.error);
+}
+
 std::string WhenText(Seconds t, Seconds now, const engine::Zone& zone) {
   if (t <= now) return "now";
   if (engine::FormatLocalShort(t, zone).substr(0, 5) == engine::FormatLocalShort(now, zone).substr(0, 5))
@@ -253,7 +258,7 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
                            pr.sm_utilization_percent ? fmt::format("{}%", *pr.sm_utilization_percent) : "-",
                            pr.gpu_memory_mb, Printable(pr.command.substr(0, 60)));
   }
-  if (!view.snapshot.error.empty()) out += "telemetry: " + Printable(view.snapshot.error) + "\n";
+  if (!view.snapshot.ok()) out += TelemetryNote(view.snapshot) + "\n";
   std::vector<Reservation> active;
   for (const auto& r : view.reservations)
     if (r.ActiveAt(now)) active.push_back(r);
@@ -461,6 +466,7 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
     if (running.size() > 8) ctx.Print(fmt::format("  +{} more; use `bk l`", running.size() - 8));
     ctx.Print("Live GPU state");
     for (int g : all) ctx.Print(fmt::format("  GPU {}: {}", g, LiveLine(view.gpus[g])));
+    if (!view.snapshot.ok()) ctx.Print(TelemetryNote(view.snapshot));
     return 0;
   }
   service::CreateRequest req;
@@ -487,6 +493,7 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
         fmt::format("{} GPUs | {} | {}", count, pl.start <= now ? "suggested now" : when, JoinInts(pl.gpus)));
     for (int g : pl.gpus) ctx.Print(fmt::format("  GPU {}: {}", g, LiveLine(view.gpus[g])));
   }
+  if (!view.snapshot.ok()) ctx.Print(TelemetryNote(view.snapshot));
   ctx.Print(fmt::format("book: bk {} {} --gpu {}{}", count, dur, JoinInts(pl.gpus), at));
   return 0;
 }

@@ -84,8 +84,9 @@ struct BookingService::Impl {
   // Retention, inside the caller's write transaction: removes long-finished
   // reservations (at most once a day) and records each in the history.
   ::bk::Status Prune(store::LedgerStore& s, engine::Seconds now);
-  // One telemetry sample per service call; a malformed simulation file is bad input.
-  Result<gpu::Snapshot> Telemetry();
+  // One telemetry sample per service call; a failed one (driver, simulation
+  // file) carries its reason in `error` and admission goes on by slots alone.
+  gpu::Snapshot Telemetry();
 
   // Active footprints for placement. The daemon, which alone writes its
   // ledger, keeps them in memory and refreshes the ones each commit touched.

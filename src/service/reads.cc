@@ -34,7 +34,7 @@ Result<Recommendation> BookingService::Recommend(const Actor& actor, const Creat
   rec.request = request;
   BK_TRY(ValidateCreate(p, rec.request, &rec.warnings));
   FillBudgets(p, rec.request);
-  BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
+  gpu::Snapshot snap = impl_->Telemetry();
   Advice advice = BuildAdvice(snap, p);
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
   BK_TRY(impl_->CheckPolicy(*s, false));
@@ -95,7 +95,7 @@ Result<SlotsResult> BookingService::Slots(const Actor& actor, const CreateReques
   CreateRequest req = request;
   BK_TRY(ValidateCreate(p, req, nullptr));
   FillBudgets(p, req);
-  BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, impl_->Telemetry());
+  gpu::Snapshot snap = impl_->Telemetry();
   Advice advice = BuildAdvice(snap, p);
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
   BK_TRY(impl_->CheckPolicy(*s, false));
@@ -241,7 +241,7 @@ Result<StatusView> BookingService::Status(const Actor& actor, Seconds from, Seco
   const engine::Policy& p = impl_->policy();
   StatusView v;
   v.now = impl_->Now();
-  BK_ASSIGN_OR_RETURN(v.snapshot, impl_->Telemetry());
+  v.snapshot = impl_->Telemetry();
   v.gpus = BuildAdvice(v.snapshot, p).views;
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
   // Per-GPU facts from the lean footprints, so a long calendar costs little.
