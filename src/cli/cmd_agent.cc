@@ -14,6 +14,7 @@
 #include "cli/booking_args.h"
 #include "engine/parse.h"
 #include "surface/documents.h"
+#include "worker/cleanup.h"
 
 namespace bk::cli {
 namespace {
@@ -139,6 +140,9 @@ Result<int> AgentCancel(Context& ctx, const std::vector<std::string>& args) {
   if (op_id && !Trim(*op_id).empty()) req.op_id = std::string(Trim(*op_id));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::CancelOutcome o, ledger->Cancel(req));
+  for (const auto& w :
+       worker::SweepSpecsAfterCancel(*ledger, ctx.config, config::ProcessEnv(), o.reservation))
+    ctx.Warn(w);
   PrintDoc(ctx, *ledger, surface::CancellationDoc(o, ledger->actor().uid, ledger->policy(), ledger->Now()),
            compact);
   return 0;
