@@ -1,6 +1,7 @@
 // bk st, bk g, bk tl, bk slots: read-only views of GPUs and the calendar.
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -13,6 +14,8 @@
 #include "engine/parse.h"
 #include "surface/documents.h"
 #include "surface/text.h"
+#include "worker/lease.h"
+#include "worker/settings.h"
 
 namespace bk::cli {
 namespace {
@@ -42,6 +45,23 @@ std::string LiveLine(const service::GpuView& v) {
 // Why every GPU reads as unknown after a failed sample (driver, simulation file).
 std::string TelemetryNote(const gpu::Snapshot& failed) {
   return "telemetry: unavailable: " + Printable(failed.error);
+}
+
+// As the original: while a command of the caller's may still launch (its
+// booking active, its job pending, claimed or running), the worker line, and
+// on stderr why no worker will launch it; "" otherwise.
+Result<std::string> WorkerNotice(const Context& ctx, client::Ledger& ledger, Seconds now) {
+  BK_ASSIGN_OR_RETURN(auto jobs, ledger.Jobs({true}));
+  bool waiting = std::any_of(jobs.begin(), jobs.end(), [&](const service::JobView& v) {
+    const std::string& s = v.job.status;
+    return v.reservation.ActiveAt(now) && (s == "pending" || s == "claimed" || s == "running");
+  });
+  if (!waiting) return std::string();
+  BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
+  worker::WorkerStatus ws =
+      worker::Inspect(settings.job_dir, worker::InstanceIdentity(ctx.config), getuid(), now);
+  if (auto warning = worker::SchedulingWarning(ws)) ctx.Warn(*warning);
+  return worker::StatusLine(ws, *ctx.zone) + "\n";
 }
 
 std::string WhenText(Seconds t, Seconds now, const engine::Zone& zone) {
@@ -274,6 +294,8 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
                        JoinInts(r.gpus), range.start, range.end);
   }
   if (mine.size() > 8) out += fmt::format("  +{} more; use `bk l` for details\n", mine.size() - 8);
+  BK_ASSIGN_OR_RETURN(std::string worker_line, WorkerNotice(ctx, *ledger, now));
+  out += worker_line;
   if (verbose) {
     bool header = false;
     for (const auto& r : active) {

@@ -351,6 +351,25 @@ class LaunchGuardTest(WorkerCase):
 
 class WorkerStatusTest(WorkerCase):
 
+    def test_status_names_the_missing_worker_of_a_scheduled_command(self):
+        warning = ("scheduled command worker is not-seen; start `bk w start` now or enable bk-worker.service, "
+                   "otherwise the command cannot launch. For temporary use keep `bk w start` in tmux; for "
+                   "logout/reboot persistence contact the GPUBK administrator shown by `bk info`")
+        self.ok("1", "30m", "-q")
+        self.assertNotIn("worker:", self.ok("st"))
+        self.ok("1", "30m", "-t", "20:00", "-q", "--", "echo", "later")
+        self.assertIn("warning: " + warning + "\n", self.last.stderr)  # the booking says it too
+        later = self.reservations()[1]["id"][:8]
+        lines = self.ok("st").splitlines()
+        self.assertEqual(self.last.stderr, "warning: " + warning + "\n")
+        self.assertEqual(lines[lines.index("   2 %s shared    req=1 G=0        11-29 20:00->20:30" % later) + 1],
+                         "worker: not seen (`bk w` checks status; `bk w start` launches it)")
+        doc = self.json("1", "30m", "-t", "21:00", "--json", "--", "true")
+        self.assertEqual(doc["warnings"], [warning])
+        self.start_worker()
+        self.assertIn("worker: running", self.ok("st"))
+        self.assertEqual(self.last.stderr, "")
+
     def test_cleanup_refuses_a_linked_specs_directory(self):
         self.ok("1", "30m", "-t", "20:00", "-q", "--", "echo", "later")
         specs = os.path.join(self.jobs_dir, "specs")
