@@ -86,6 +86,10 @@ std::string ShortIds(const std::vector<engine::Reservation>& rs) {
 // them, or an ID prefix); all of them without `ref`.
 Result<std::vector<engine::Reservation>> Select(const std::vector<engine::Reservation>& current,
                                                 const std::optional<std::string>& ref) {
+  if (current.empty())
+    return Invalid(
+        "you have no reservation active now; use `bk run 1 30m -- COMMAND` to book the earliest slot and "
+        "run");
   if (!ref) return current;
   std::string r(Trim(*ref));
   BK_ASSIGN_OR_RETURN(engine::ListRef pick,
@@ -110,7 +114,7 @@ Result<int> Show(Context& ctx, const std::optional<std::string>& ref) {
   BK_ASSIGN_OR_RETURN(auto mine, ledger->List(service::ListQuery{}));
   engine::Seconds now = ledger->Now();
   auto current = Current(mine.reservations, now);
-  if (!current.empty()) {
+  if (!current.empty() || ref) {
     BK_ASSIGN_OR_RETURN(auto selected, Select(current, ref));
     ctx.Print(Banner(selected));
     ctx.Print("example: bk run -- python train.py");
@@ -140,10 +144,6 @@ Result<int> RunNow(Context& ctx, const std::optional<std::string>& ref,
   BK_ASSIGN_OR_RETURN(auto mine, ledger->List(service::ListQuery{}));
   engine::Seconds now = ledger->Now();
   auto current = Current(mine.reservations, now);
-  if (current.empty())
-    return Invalid(
-        "you have no reservation active now; use `bk run 1 30m -- COMMAND` to book the earliest slot and "
-        "run");
   BK_ASSIGN_OR_RETURN(std::vector<engine::Reservation> selected, Select(current, ref));
   worker::AdhocRun run;
   run.selected = selected;

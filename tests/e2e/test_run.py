@@ -29,7 +29,7 @@ class RunNowTest(WorkerCase):
         self.assertEqual(self.ok("r"), "run: GPU=1 from booking(s) %s\nexample: bk run -- python train.py\n" % rid[:8])
 
     def test_show_the_gpus_one_booking_would_use(self):
-        self.assertIn("run: no booking is active now; earliest suggestion is GPU=", self.ok("run", "1"))
+        self.assertIn("you have no reservation active now", self.refused("run", "1"))  # as the original
         a = self.book_id("1", "30m", "--gpu", "0")
         b = self.book_id("1", "1h", "--gpu", "2")
         self.assertEqual(self.ok("run", "2"), "run: GPU=2 from booking(s) %s\nexample: bk run -- python train.py\n" % b[:8])
