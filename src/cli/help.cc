@@ -34,7 +34,7 @@ MANAGE
 
 JOBS AND SHELL
   bk run -- CMD                  run now on your active booking's GPUs
-  bk run 1 30m -- CMD            book the earliest slot and run in the foreground
+  bk run 1 30m -- CMD            book; run now, or queue for your worker if it starts later
   bk w [start|once|status]       your worker for scheduled commands
   bk service install worker      a systemd user unit for the worker (enables nothing)
   bk j / bk jl REF / bk jr REF   list jobs, show a job's log, retry a failed job
