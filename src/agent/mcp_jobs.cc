@@ -123,8 +123,8 @@ Result<std::string> CreateWithCommand(client::Ledger& ledger, const config::Conf
   engine::Seconds now = ledger.Now();
   worker::WorkerStatus ws =
       worker::Inspect(settings.job_dir, worker::InstanceIdentity(config), getuid(), now);
-  return surface::BookingResultDoc(*booked, ledger.actor().uid, ledger.policy(), now,
-                                   worker::StatusJson(ws, ledger.actor().username));
+  return surface::BookingResultDoc(worker::WithSchedulingWarning(*booked, ws), ledger.actor().uid,
+                                   ledger.policy(), now, worker::StatusJson(ws, ledger.actor().username));
 }
 
 Result<std::string> JobLogDoc(client::Ledger& ledger, const worker::Settings& settings, std::string_view ref,

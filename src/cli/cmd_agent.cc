@@ -15,15 +15,16 @@
 #include "cli/output.h"
 #include "engine/parse.h"
 #include "surface/documents.h"
+#include "worker/cleanup.h"
 
 namespace bk::cli {
 namespace {
 
 constexpr const char* kAgentHelp = R"(usage: bk agent SUBCOMMAND ...   (alias: bk ai)
 
-Structured bk.agent.v1 JSON for coding agents: pretty by default, one smaller
-line with --compact (null fields and capabilities left out). Errors are
-kind "error" documents on stdout, exit 2.
+Structured bk.agent.v1 JSON for coding agents: pretty by default, one line
+with --compact (every field, as GPUBK 0.2.8 printed it). Errors are kind
+"error" documents on stdout, exit 2.
 
   bk agent context [--compact]                      policy, host budgets, live GPUs, reservations
   bk agent recommend N DUR [booking flags] [--compact]
@@ -62,7 +63,7 @@ Result<int> AgentContext(Context& ctx, const std::vector<std::string>& args) {
   JsonOutput out;
   ArgSpec spec("bk agent context",
                "Policy, host CPU/RAM budgets, live GPU state and every active reservation.");
-  AddAgentFlags(spec, out, "one line, without null fields and capabilities",
+  AddAgentFlags(spec, out, "the same document on one line",
                 "accepted for symmetry; output is always JSON");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
@@ -135,7 +136,12 @@ Result<int> AgentCancel(Context& ctx, const std::vector<std::string>& args) {
   service::CancelRequest req;
   req.ref = *ref;
   if (op_id && !Trim(*op_id).empty()) req.op_id = std::string(Trim(*op_id));
-  return PrintAnswer(ctx, out.compact, [&](client::Ledger& l) { return l.Cancel(req); });
+  return PrintAnswer(ctx, out.compact, [&](client::Ledger& l) -> Result<service::CancelOutcome> {
+    BK_ASSIGN_OR_RETURN(service::CancelOutcome o, l.Cancel(req));
+    for (const auto& w : worker::SweepSpecsAfterCancel(l, ctx.config, config::ProcessEnv(), o.reservation))
+      ctx.Warn(w);
+    return o;
+  });
 }
 
 Result<int> AgentOperation(Context& ctx, const std::vector<std::string>& args) {

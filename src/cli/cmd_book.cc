@@ -113,7 +113,8 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
         worker::Inspect(settings->job_dir, worker::InstanceIdentity(ctx.config), getuid(), ledger->Now());
   if (a.json || a.compact) {
     if (worker_status)
-      ctx.PrintDoc(surface::BookingResultDoc(o, ledger->actor().uid, p, ledger->Now(),
+      ctx.PrintDoc(surface::BookingResultDoc(worker::WithSchedulingWarning(o, *worker_status),
+                                          ledger->actor().uid, p, ledger->Now(),
                                           worker::StatusJson(*worker_status, ledger->actor().username)));
     else
       ctx.PrintDoc(surface::BookingResultDoc(o, ledger->actor().uid, p, ledger->Now()));
@@ -132,11 +133,7 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
     if (o.job) {
       ctx.Print(fmt::format("job: {} command={}", o.job->status, o.job->summary));
       ctx.Print(worker::StatusLine(*worker_status, *ctx.zone));
-      if (!worker_status->running.value_or(false))
-        ctx.Warn(
-            fmt::format("scheduled command worker is {}; start `bk w start` now or enable bk-worker.service "
-                        "(`bk service install worker`), otherwise the command cannot launch",
-                        worker_status->state));
+      if (auto warning = worker::SchedulingWarning(*worker_status)) ctx.Warn(*warning);
     } else {
       ctx.Warn(
           "this booking already existed, so the command was not attached; `bk run ID -- COMMAND` runs it "

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "base/strings.h"
 #include "cli/args.h"
 #include "cli/context.h"
 #include "monitor/usage_view.h"
@@ -102,6 +103,9 @@ Result<int> RunDoctor(Context& ctx, const std::vector<std::string>& args) {
                      : level == "pass" ? ""
                      : private_mode    ? "; run `bk m` (e.g. in tmux) for usage history and reclamation"
                                        : "; the server's daemon should be sampling: see its log")});
+    // A failed sample leaves bookings on integer slots and the worker's guard waiting: say why.
+    if (auto view = l->Status(l->Now(), l->Now() + 1); view && !view->snapshot.ok())
+      checks.push_back({"gpu-telemetry", "warn", "unavailable: " + Printable(view->snapshot.error)});
   }
 
   // This user's worker for scheduled commands.

@@ -51,6 +51,8 @@ Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args) {
   spec.Flag("--cleanup", &cleanup, "remove private specs and logs no job needs any more");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
+  // A linked or shared job directory is refused before anything is read or removed.
+  if (cleanup) BK_TRY(worker::CheckJobDir(settings.job_dir, getuid()));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(auto jobs, ledger->Jobs({false}));
   engine::Seconds now = ledger->Now();
@@ -78,8 +80,8 @@ Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args) {
         fmt::format("{:<2} {:<8} {:<12} {:<9} {:<22} {}", "#", "ID", "State", "GPU", "Start", "Command"));
     for (size_t i = 0; i < jobs.size(); ++i) {
       const auto& v = jobs[i];
-      std::string state = v.job.status;
-      if (v.job.status == "pending" && v.job.launch_guard_state == "waiting") state = "waiting";
+      // A job the launch guard holds is still pending (its note says why), as in the original.
+      const std::string& state = v.job.status;
       std::string exit = v.job.exit_code ? fmt::format(" exit={}", *v.job.exit_code) : "";
       ctx.Print(fmt::format("{:<2} {:<8} {:<12} {:<9} {:<22} {}{}", i + 1, v.reservation.ShortId(), state,
                             JoinInts(v.reservation.gpus), engine::FormatLocal(v.reservation.start, *ctx.zone),

@@ -12,6 +12,7 @@
 #include "engine/parse.h"
 #include "surface/documents.h"
 #include "surface/text.h"
+#include "worker/cleanup.h"
 
 namespace bk::cli {
 namespace {
@@ -121,6 +122,9 @@ Result<int> RunCancel(Context& ctx, const std::vector<std::string>& args) {
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   service::CancelRequest req{*ref, op_id ? std::optional(std::string(Trim(*op_id))) : std::nullopt, reason};
   BK_ASSIGN_OR_RETURN(service::CancelOutcome o, ledger->Cancel(req));
+  for (const auto& w :
+       worker::SweepSpecsAfterCancel(*ledger, ctx.config, config::ProcessEnv(), o.reservation))
+    ctx.Warn(w);
   if (out.wanted()) {
     ctx.PrintDoc(CallerDoc(*ledger, o));
     return 0;

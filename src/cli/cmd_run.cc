@@ -1,9 +1,11 @@
 // bk run|r: show your GPUs now, run a command on your current bookings, or
-// book and then run one in the foreground at the booking's start.
-//   bk run                       read-only: your GPUs now, or the next suggestion
+// book and then run one: here when the booking starts now (or with --wait),
+// else by your worker at the booking's start.
+//   bk run [N|ID]                read-only: the GPUs it would use, or the next suggestion
 //   bk run [N|ID] -- CMD         now, on your current booking(s)
-//   bk run [x] COUNT DUR ... -- CMD   book, wait for the start, run here
-// bk's own lines go to stderr: stdout belongs to the command.
+//   bk run [x] COUNT DUR ... -- CMD   book, then run here or queue for the worker
+// As in the original, the `run: GPU=...` banner and the read-only and queued
+// lines go to stdout; bk's lines around a command it runs go to stderr.
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -32,10 +34,11 @@ namespace bk::cli {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: bk run                                  your GPUs now (read-only)\n"
+    "usage: bk run [NUMBER|ID]                      the GPUs it would use now (read-only)\n"
     "       bk run [NUMBER|ID] -- COMMAND ARGS...   run now on your current booking(s)\n"
-    "       bk run [x|exclusive] COUNT DURATION [booking options] -- COMMAND ARGS...\n"
-    "                                               book, wait for the start, run here\n"
+    "       bk run [x|exclusive] COUNT DURATION [booking options] [--wait] -- COMMAND ARGS...\n"
+    "                                               book; run here when the booking starts now, else\n"
+    "                                               queue it for your worker (--wait: wait here instead)\n"
     "\n"
     "The command runs without a shell in its own process group with CUDA_VISIBLE_DEVICES set to exactly the\n"
     "booked GPUs (UUIDs when known), CUDA_DEVICE_ORDER=PCI_BUS_ID, BK_RESERVED_GPUS and BK_RESERVATION_ID.\n"
@@ -79,13 +82,38 @@ std::string ShortIds(const std::vector<engine::Reservation>& rs) {
   return Join(ids, ",");
 }
 
-Result<int> Show(Context& ctx) {
+// The bookings of `current` that `ref` names (a number as `bk g` numbers
+// them, or an ID prefix); all of them without `ref`.
+Result<std::vector<engine::Reservation>> Select(const std::vector<engine::Reservation>& current,
+                                                const std::optional<std::string>& ref) {
+  if (current.empty())
+    return Invalid(
+        "you have no reservation active now; use `bk run 1 30m -- COMMAND` to book the earliest slot and "
+        "run");
+  if (!ref) return current;
+  std::string r(Trim(*ref));
+  BK_ASSIGN_OR_RETURN(engine::ListRef pick,
+                      engine::ParseListRef(r, current.size(), "booking active now", "bk g"));
+  auto selected = engine::Picked(pick, current, [](const engine::Reservation& c) { return c.id; });
+  if (selected.empty())
+    return Fail(ErrorKind::kNotFound,
+                fmt::format("no booking of yours active now matches {}; `bk g` lists them", Printable(r)));
+  if (selected.size() > 1) return Invalid(fmt::format("ambiguous booking ID {}; give more characters", r));
+  return selected;
+}
+
+std::string Banner(const std::vector<engine::Reservation>& selected) {
+  return fmt::format("run: GPU={} from booking(s) {}", JoinInts(UnionGpus(selected)), ShortIds(selected));
+}
+
+Result<int> Show(Context& ctx, const std::optional<std::string>& ref) {
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(auto mine, ledger->List(service::ListQuery{}));
   engine::Seconds now = ledger->Now();
   auto current = Current(mine.reservations, now);
-  if (!current.empty()) {
-    ctx.Print(fmt::format("run: GPU={} from booking(s) {}", JoinInts(UnionGpus(current)), ShortIds(current)));
+  if (!current.empty() || ref) {
+    BK_ASSIGN_OR_RETURN(auto selected, Select(current, ref));
+    ctx.Print(Banner(selected));
     ctx.Print("example: bk run -- python train.py");
     return 0;
   }
@@ -113,28 +141,16 @@ Result<int> RunNow(Context& ctx, const std::optional<std::string>& ref,
   BK_ASSIGN_OR_RETURN(auto mine, ledger->List(service::ListQuery{}));
   engine::Seconds now = ledger->Now();
   auto current = Current(mine.reservations, now);
-  if (current.empty())
-    return Invalid(
-        "you have no reservation active now; use `bk run 1 30m -- COMMAND` to book the earliest slot and "
-        "run");
-  std::vector<engine::Reservation> selected = current;
-  if (ref) {
-    std::string r(Trim(*ref));
-    BK_ASSIGN_OR_RETURN(engine::ListRef pick,
-                        engine::ParseListRef(r, current.size(), "booking active now", "bk g"));
-    selected = engine::Picked(pick, current, [](const engine::Reservation& c) { return c.id; });
-    if (selected.empty())
-      return Fail(ErrorKind::kNotFound,
-                  fmt::format("no booking of yours active now matches {}; `bk g` lists them", Printable(r)));
-    if (selected.size() > 1) return Invalid(fmt::format("ambiguous booking ID {}; give more characters", r));
-  }
+  BK_ASSIGN_OR_RETURN(std::vector<engine::Reservation> selected, Select(current, ref));
   worker::AdhocRun run;
   run.selected = selected;
   run.argv = command;
   std::vector<int> gpus = UnionGpus(selected);
   run.tokens =
       worker::CudaTokens(gpus, worker::Sampler(ctx.config, *ledger).Sample(ledger->policy().gpu_count));
-  Err(ctx, fmt::format("run: GPU={} from booking(s) {}", JoinInts(gpus), ShortIds(selected)));
+  // Flushed before the command starts writing to the same stdout.
+  ctx.Print(Banner(selected));
+  std::fflush(ctx.out);
   return worker::RunAdhoc(*ledger, *clock, settings, run, ctx.err);
 }
 
@@ -212,7 +228,8 @@ Result<int> Follow(Context& ctx, client::Ledger& ledger, const worker::Settings&
   }
 }
 
-Result<int> RunBooked(Context& ctx, const service::BookingOutcome& o) {
+// `wait`: stay in the foreground until a later start instead of queueing.
+Result<int> RunBooked(Context& ctx, const service::BookingOutcome& o, bool wait) {
   const engine::Reservation& r = o.reservation;
   Err(ctx, BookingLine(o.status, r, ctx.ledger->policy(), *ctx.zone));
   if (!o.job)
@@ -220,6 +237,15 @@ Result<int> RunBooked(Context& ctx, const service::BookingOutcome& o) {
         "this booking already existed without the command; run it with `bk run {} -- ...`", r.ShortId()));
   BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
   BK_ASSIGN_OR_RETURN(auto clock, worker::LiveClock(ctx.config));
+  if (r.start > clock->Now() && !wait) {
+    // The original's answer: a later start is the worker's to launch.
+    ctx.Print("run: queued; your worker will launch the command at the reservation start");
+    ctx.Print(
+        "worker: enable your user service once with `bk service install worker`, then `systemctl --user "
+        "enable --now bk-worker.service`");
+    ctx.Print("worker: check it with `bk w`; an administrator may enable loginctl linger");
+    return 0;
+  }
   BK_ASSIGN_OR_RETURN(auto ledger, client::Open(ctx.config, *clock));
   std::string identity = worker::InstanceIdentity(ctx.config);
   if (worker::Inspect(settings.job_dir, identity, getuid(), clock->Now()).running.value_or(false))
@@ -268,23 +294,27 @@ Result<int> RunRun(Context& ctx, const std::vector<std::string>& all) {
   // Our own lines may outlive the terminal or pipe they go to (a dropped SSH
   // session): a failed write is no reason to die before the job is recorded.
   if (with_command) signal(SIGPIPE, SIG_IGN);
-  if (args.empty()) return with_command ? RunNow(ctx, std::nullopt, command) : Show(ctx);
-  if (args.size() == 1 && args[0][0] != '-' && !IsModeWord(args[0])) {
-    if (!with_command)
-      return Invalid(
-          fmt::format("give the command after --, e.g. `bk run {} -- python train.py`", Printable(args[0])));
-    return RunNow(ctx, args[0], command);
+  // --wait is bk run's own booking option: it never reaches the booking grammar.
+  bool wait = std::erase(args, std::string("--wait")) > 0;
+  if (args.empty() || (args.size() == 1 && args[0][0] != '-' && !IsModeWord(args[0]))) {
+    if (wait) return Invalid("--wait applies to booking-and-run: `bk run 1 30m --wait -- python train.py`");
+    std::optional<std::string> ref;
+    if (!args.empty()) ref = args[0];
+    return with_command ? RunNow(ctx, ref, command) : Show(ctx, ref);
   }
   if (!with_command)
     return Invalid(
         "booking-and-run requires a command after --, for example `bk run 1 30m -- python train.py`");
   bool exclusive = false;
-  std::vector<std::string> rest = all;
+  std::vector<std::string> rest = args;
+  rest.push_back("--");
+  rest.insert(rest.end(), command.begin(), command.end());
   if (IsModeWord(rest[0])) {
     exclusive = rest[0] == "x" || rest[0] == "exclusive";
     rest.erase(rest.begin());
   }
-  return RunBookThen(ctx, rest, "bk run", exclusive, RunBooked);
+  return RunBookThen(ctx, rest, "bk run", exclusive,
+                     [wait](Context& c, const service::BookingOutcome& o) { return RunBooked(c, o, wait); });
 }
 
 }  // namespace bk::cli

@@ -1,6 +1,7 @@
 // bk st, bk g, bk tl, bk slots: read-only views of GPUs and the calendar.
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -13,6 +14,8 @@
 #include "engine/parse.h"
 #include "surface/documents.h"
 #include "surface/text.h"
+#include "worker/lease.h"
+#include "worker/settings.h"
 
 namespace bk::cli {
 namespace {
@@ -37,6 +40,28 @@ std::string FreeText(const service::GpuView& v) {
 std::string LiveLine(const service::GpuView& v) {
   std::string util = v.utilization_percent ? fmt::format("{}% util", *v.utilization_percent) : "util unknown";
   return fmt::format("{}, {}, {}", v.live_status, util, FreeText(v));
+}
+
+// Why every GPU reads as unknown after a failed sample (driver, simulation file).
+std::string TelemetryNote(const gpu::Snapshot& failed) {
+  return "telemetry: unavailable: " + Printable(failed.error);
+}
+
+// As the original: while a command of the caller's may still launch (its
+// booking active, its job pending, claimed or running), the worker line, and
+// on stderr why no worker will launch it; "" otherwise.
+Result<std::string> WorkerNotice(const Context& ctx, client::Ledger& ledger, Seconds now) {
+  BK_ASSIGN_OR_RETURN(auto jobs, ledger.Jobs({true}));
+  bool waiting = std::any_of(jobs.begin(), jobs.end(), [&](const service::JobView& v) {
+    const std::string& s = v.job.status;
+    return v.reservation.ActiveAt(now) && (s == "pending" || s == "claimed" || s == "running");
+  });
+  if (!waiting) return std::string();
+  BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
+  worker::WorkerStatus ws =
+      worker::Inspect(settings.job_dir, worker::InstanceIdentity(ctx.config), getuid(), now);
+  if (auto warning = worker::SchedulingWarning(ws)) ctx.Warn(*warning);
+  return worker::StatusLine(ws, *ctx.zone) + "\n";
 }
 
 std::string WhenText(Seconds t, Seconds now, const engine::Zone& zone) {
@@ -252,7 +277,7 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
                            pr.sm_utilization_percent ? fmt::format("{}%", *pr.sm_utilization_percent) : "-",
                            pr.gpu_memory_mb, Printable(pr.command.substr(0, 60)));
   }
-  if (!view.snapshot.error.empty()) out += "telemetry: " + Printable(view.snapshot.error) + "\n";
+  if (!view.snapshot.ok()) out += TelemetryNote(view.snapshot) + "\n";
   std::vector<Reservation> active;
   for (const auto& r : view.reservations)
     if (r.ActiveAt(now)) active.push_back(r);
@@ -268,6 +293,8 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
                        JoinInts(r.gpus), range.start, range.end);
   }
   if (mine.size() > 8) out += fmt::format("  +{} more; use `bk l` for details\n", mine.size() - 8);
+  BK_ASSIGN_OR_RETURN(std::string worker_line, WorkerNotice(ctx, *ledger, now));
+  out += worker_line;
   if (verbose) {
     bool header = false;
     for (const auto& r : active) {
@@ -448,6 +475,7 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
     if (running.size() > 8) ctx.Print(fmt::format("  +{} more; use `bk l`", running.size() - 8));
     ctx.Print("Live GPU state");
     for (int g : all) ctx.Print(fmt::format("  GPU {}: {}", g, LiveLine(view.gpus[g])));
+    if (!view.snapshot.ok()) ctx.Print(TelemetryNote(view.snapshot));
     return 0;
   }
   service::CreateRequest req;
@@ -474,6 +502,7 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
         fmt::format("{} GPUs | {} | {}", count, pl.start <= now ? "suggested now" : when, JoinInts(pl.gpus)));
     for (int g : pl.gpus) ctx.Print(fmt::format("  GPU {}: {}", g, LiveLine(view.gpus[g])));
   }
+  if (!view.snapshot.ok()) ctx.Print(TelemetryNote(view.snapshot));
   ctx.Print(fmt::format("book: bk {} {} --gpu {}{}", count, dur, JoinInts(pl.gpus), at));
   return 0;
 }

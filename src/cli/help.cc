@@ -42,7 +42,7 @@ MANAGE
 
 JOBS AND SHELL
   bk run -- CMD                 run now on your active booking's GPUs
-  bk run 1 30m -- CMD           book the earliest slot and run CMD
+  bk run 1 30m -- CMD           book; run now, or queue it if later
   bk w [start|once|status]      your worker for scheduled commands
   bk service install worker     systemd user unit for the worker
   bk j / bk jl REF / bk jr REF  jobs, a job's log, retry a job

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "base/json_strict.h"
-#include "engine/types.h"
 #include "base/strings.h"
+#include "engine/types.h"
 #include "gpu/source.h"
 
 namespace bk::gpu {
@@ -340,6 +340,12 @@ Snapshot SimFileSource::Sample(int gpu_count) {
   auto snapshot = Load(gpu_count);
   if (!snapshot) return UnknownSnapshot(gpu_count, snapshot.error().message);
   return std::move(*snapshot);
+}
+
+std::string SimFileSource::Describe() {
+  Snapshot snapshot = Sample(0);
+  if (snapshot.ok()) return "simulation " + path_;
+  return fmt::format("simulation {} unavailable: {}", path_, snapshot.error);
 }
 
 Result<int> CountSimulatedGpus(const std::string& path) {

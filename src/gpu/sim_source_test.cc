@@ -472,7 +472,15 @@ TEST_F(SimFileTest, MissingFile) {
   SimFileSource source(path_);
   const std::string want = "cannot read simulation file " + path_ +
                            ": No such file or directory; fix the file or unset BK_GPU_SIM_FILE";
-  ExpectRefused(source, want);
+  auto loaded = source.Load(2);
+  ASSERT_FALSE(loaded.has_value());
+  EXPECT_EQ(loaded.error().kind, ErrorKind::kInvalid);
+  EXPECT_EQ(loaded.error().message, want);
+  Snapshot sampled = source.Sample(2);
+  EXPECT_EQ(sampled.error, want);
+  ASSERT_EQ(sampled.devices.size(), 2u);
+  EXPECT_EQ(sampled.devices[1].source, Source::kNone);
+  EXPECT_EQ(source.Describe(), "simulation " + path_ + " unavailable: " + want);
 }
 
 TEST_F(SimFileTest, InvalidFileNamesPathInLoadAndSample) {
@@ -491,6 +499,7 @@ TEST_F(SimFileTest, ErrorExtensionFromFile) {
   ASSERT_TRUE(loaded.has_value());
   EXPECT_EQ(loaded->error, "NVML_ERROR_UNKNOWN");
   EXPECT_EQ(source.Sample(1).error, "NVML_ERROR_UNKNOWN");
+  EXPECT_EQ(source.Describe(), "simulation " + path_ + " unavailable: NVML_ERROR_UNKNOWN");
 }
 
 TEST_F(SimFileTest, SizeLimitIsFourMiB) {
@@ -548,8 +557,10 @@ TEST_F(SimFileTest, OpenSourceReadsTheConfiguredFile) {
   EXPECT_EQ(s.devices[1].source, Source::kSimulation);
   EXPECT_EQ(DetectGpuCount(path_), 2);
   Write("{bad");
-  EXPECT_FALSE(opened.source->Load(2).has_value());
-  EXPECT_FALSE(opened.source->Sample(2).ok());
+  // A broken file is a failed sample, not an error: it says why where the source is described.
+  Snapshot broken = opened.source->Sample(2);
+  EXPECT_FALSE(broken.ok());
+  EXPECT_EQ(opened.source->Describe(), "simulation " + path_ + " unavailable: " + broken.error);
   EXPECT_EQ(DetectGpuCount(path_), 1);
 }
 

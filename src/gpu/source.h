@@ -13,13 +13,11 @@ namespace bk::gpu {
 class GpuSource {
  public:
   virtual ~GpuSource() = default;
-  // One sample of `gpu_count` devices. A source that cannot sample returns a
-  // Snapshot with placeholder devices and `error` set; it never throws.
+  // One sample of `gpu_count` devices. A source that cannot sample (a failing
+  // driver, a missing or malformed simulation file) returns a Snapshot with
+  // placeholder devices and `error` set; it never throws. Bookings go on
+  // without telemetry, as they do on a host without GPUs.
   virtual Snapshot Sample(int gpu_count) = 0;
-  // The same sample for a command, where a source the user misconfigured (a
-  // malformed simulation file) is an error to fix rather than a failed
-  // sample. A failing driver is still a Snapshot with `error`.
-  virtual Result<Snapshot> Load(int gpu_count) { return Sample(gpu_count); }
   // What this source reads, for `bk config`: "simulation PATH", "NVML ...",
   // "none (GPU count only)". May load the driver.
   virtual std::string Describe() = 0;
@@ -39,9 +37,10 @@ class SimFileSource : public GpuSource {
  public:
   explicit SimFileSource(std::string path) : path_(std::move(path)) {}
   Snapshot Sample(int gpu_count) override;
-  // Strict parse for commands: a malformed file is a user error.
-  Result<Snapshot> Load(int gpu_count) override;
-  std::string Describe() override { return "simulation " + path_; }
+  // The file read strictly: why it cannot serve as telemetry, as an error.
+  Result<Snapshot> Load(int gpu_count);
+  // "simulation PATH", or with " unavailable: REASON" when it cannot be read.
+  std::string Describe() override;
 
  private:
   std::string path_;

@@ -141,25 +141,18 @@ bool BookingService::Impl::LedgerExists() const { return sys::Exists(deps.config
   return s.AppendEvent(e);
 }
 
-Result<gpu::Snapshot> BookingService::Impl::Telemetry() {
+gpu::Snapshot BookingService::Impl::Telemetry() {
   auto age = std::chrono::steady_clock::now() - snapshot_at;
   bool fresh = deps.snapshot_ttl_ms <= 0 || age < std::chrono::milliseconds(deps.snapshot_ttl_ms);
   if (snapshot && fresh) return *snapshot;
   snapshot_at = std::chrono::steady_clock::now();
   // The daemon passes its monitor's latest attributed snapshot, a private
   // ledger the source gpu::OpenSource chose: a simulation file or NVML alike.
-  if (deps.gpus) {
-    BK_ASSIGN_OR_RETURN(snapshot, deps.gpus->Load(policy().gpu_count));
-  } else {
-    snapshot = gpu::UnknownSnapshot(policy().gpu_count);
-  }
+  snapshot = deps.gpus ? deps.gpus->Sample(policy().gpu_count) : gpu::UnknownSnapshot(policy().gpu_count);
   return *snapshot;
 }
 
-Result<Advice> BookingService::Impl::LiveAdvice() {
-  BK_ASSIGN_OR_RETURN(gpu::Snapshot snap, Telemetry());
-  return BuildAdvice(snap, policy());
-}
+Advice BookingService::Impl::LiveAdvice() { return BuildAdvice(Telemetry(), policy()); }
 
 Result<store::LedgerStore*> BookingService::Impl::CheckedReader() {
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, Reader());
@@ -454,7 +447,7 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
     BK_ASSIGN_OR_RETURN(auto prior, impl_->PriorOperation(*reader, actor, req.op_id, "create", same_create));
     if (prior) return Replay(*prior);
   }
-  BK_ASSIGN_OR_RETURN(Advice advice, impl_->LiveAdvice());
+  Advice advice = impl_->LiveAdvice();
 
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
@@ -648,7 +641,7 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
         "--mem, --share, --cpus or --ram");
   if (!request.gpus.empty() && !request.exclude.empty())
     return Invalid("--gpu and --exclude-gpu cannot be combined");
-  BK_ASSIGN_OR_RETURN(Advice advice, impl_->LiveAdvice());
+  Advice advice = impl_->LiveAdvice();
 
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
@@ -705,7 +698,7 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
   if (request.extend_by <= 0 || request.extend_by % p.slot != 0)
     return Invalid(
         fmt::format("renewal must be a positive multiple of {} minutes, e.g. bk renew 1 30m", p.slot / 60));
-  BK_ASSIGN_OR_RETURN(Advice advice, impl_->LiveAdvice());
+  Advice advice = impl_->LiveAdvice();
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
   Seconds now = impl_->Now();

@@ -14,6 +14,7 @@
 
 #include "engine/parse.h"
 #include "service/service_testing.h"
+#include "gpu/source.h"
 #include "store/ledger_store.h"
 
 namespace bk::service {
@@ -142,6 +143,22 @@ TEST_F(BookingServiceTest, CreateStatusesCreatedThenQueued) {
   EXPECT_EQ((*log)[0].message, "created");
   EXPECT_EQ((*log)[1].message, "queued");
   EXPECT_FALSE((*log)[1].after.empty());
+}
+
+// A simulation file that cannot be read is a failed sample, as a failing
+// driver is: admission goes on by slots and the reason reaches the views.
+TEST_F(BookingServiceTest, AnUnreadableSimulationFileIsAFailedSampleNotAnError) {
+  gpu::SimFileSource missing(Path("missing.json"));
+  service_ = std::make_unique<BookingService>(
+      BookingService::Deps{&config_, clock_.get(), &missing, static_cast<uid_t>(getuid()), false});
+  auto out = service_->Create(me_, {.count = 1, .duration = kH});
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  EXPECT_FALSE(out->memory_telemetry);
+  auto view = service_->Status(me_, T("2026-11-29T18:50:00Z"), T("2026-11-29T19:00:00Z"));
+  ASSERT_TRUE(view.has_value()) << view.error().message;
+  EXPECT_THAT(view->snapshot.error, HasSubstr("cannot read simulation file " + Path("missing.json")));
+  EXPECT_EQ(view->snapshot.devices.size(), 4u);
+  service_.reset();  // before `missing` goes
 }
 
 TEST_F(BookingServiceTest, FirstWriteCreatesPrivateLedger) {

@@ -84,10 +84,11 @@ struct BookingService::Impl {
   // Retention, inside the caller's write transaction: removes long-finished
   // reservations (at most once a day) and records each in the history.
   ::bk::Status Prune(store::LedgerStore& s, engine::Seconds now);
-  // One telemetry sample per service call; a malformed simulation file is bad input.
-  Result<gpu::Snapshot> Telemetry();
+  // One telemetry sample per service call; a failed one (driver, simulation
+  // file) carries its reason in `error` and admission goes on by slots alone.
+  gpu::Snapshot Telemetry();
   // Placement advice from this call's telemetry sample.
-  Result<Advice> LiveAdvice();
+  Advice LiveAdvice();
   // The ledger for a read-only search, refused when its policy is not this one.
   Result<store::LedgerStore*> CheckedReader();
 

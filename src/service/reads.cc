@@ -33,7 +33,7 @@ Result<Recommendation> BookingService::Recommend(const Actor& actor, const Creat
   Recommendation rec;
   rec.request = request;
   BK_TRY(ValidateCreate(p, rec.request, &rec.warnings));
-  BK_ASSIGN_OR_RETURN(Advice advice, impl_->LiveAdvice());
+  Advice advice = impl_->LiveAdvice();
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->CheckedReader());
   Seconds now = impl_->Now();
   engine::SlotGrid grid = p.grid();
@@ -91,7 +91,7 @@ Result<SlotsResult> BookingService::Slots(const Actor& actor, const CreateReques
   const engine::Policy& p = impl_->policy();
   CreateRequest req = request;
   BK_TRY(ValidateCreate(p, req, nullptr));
-  BK_ASSIGN_OR_RETURN(Advice advice, impl_->LiveAdvice());
+  Advice advice = impl_->LiveAdvice();
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->CheckedReader());
   Seconds now = impl_->Now();
   engine::SlotGrid grid = p.grid();
@@ -235,7 +235,7 @@ Result<StatusView> BookingService::Status(const Actor& actor, Seconds from, Seco
   const engine::Policy& p = impl_->policy();
   StatusView v;
   v.now = impl_->Now();
-  BK_ASSIGN_OR_RETURN(v.snapshot, impl_->Telemetry());
+  v.snapshot = impl_->Telemetry();
   v.gpus = BuildAdvice(v.snapshot, p).views;
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
   // Per-GPU facts from the lean footprints, so a long calendar costs little.

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "base/strings.h"
+#include "client/ledger.h"
 #include "worker/job_dir.h"
 
 namespace bk::worker {
@@ -52,11 +53,21 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// True, with the reason in `r`, when the job directory is unsafe to clean.
+bool Refused(const std::string& root, uid_t uid, CleanupReport& r) {
+  auto safe = CheckJobDir(root, uid);
+  if (safe) return false;
+  r.failed = 1;
+  r.warnings.push_back(safe.error().message);
+  return true;
+}
+
 }  // namespace
 
 CleanupReport CleanupSpecs(const std::string& root, const std::vector<service::JobView>& jobs,
                            engine::Seconds now, uid_t uid) {
   CleanupReport r;
+  if (Refused(root, uid, r)) return r;
   std::map<std::string, const service::JobView*> by_spec;
   for (const auto& v : jobs) by_spec[v.job.spec_id] = &v;
   std::string dir = SpecsDir(root);
@@ -89,6 +100,7 @@ CleanupReport CleanupSpecs(const std::string& root, const std::vector<service::J
 CleanupReport CleanupLogs(const std::string& root, const std::vector<service::JobView>& jobs,
                           engine::Seconds now, int64_t retention_days, uid_t uid) {
   CleanupReport r;
+  if (Refused(root, uid, r)) return r;
   std::map<std::string, const service::JobView*> by_log;
   for (const auto& v : jobs) by_log[LogPath(root, v.reservation.id)] = &v;
   for (const auto& name : Names(root)) {
@@ -113,6 +125,16 @@ CleanupReport CleanupLogs(const std::string& root, const std::vector<service::Jo
     }
   }
   return r;
+}
+
+std::vector<std::string> SweepSpecsAfterCancel(client::Ledger& ledger, const config::Config& config,
+                                               const config::EnvFn& env,
+                                               const engine::Reservation& cancelled) {
+  if (cancelled.uid != ledger.actor().uid) return {};  // another user's specs are out of reach
+  auto settings = LoadSettings(config, env);
+  auto jobs = settings ? ledger.Jobs({false}) : std::unexpected(settings.error());
+  if (!jobs) return {"private job spec cleanup failed: " + jobs.error().message};
+  return CleanupSpecs(settings->job_dir, *jobs, ledger.Now(), getuid()).warnings;
 }
 
 std::string SpecReportJson(const CleanupReport& r) {

@@ -10,6 +10,11 @@
 #include <vector>
 
 #include "service/types.h"
+#include "worker/settings.h"
+
+namespace bk::client {
+class Ledger;
+}
 
 namespace bk::worker {
 
@@ -19,10 +24,18 @@ struct CleanupReport {
   std::vector<std::string> warnings;
 };
 
+// Both refuse to touch anything (one failure, its reason the warning) when
+// CheckJobDir(root, uid) does.
 CleanupReport CleanupSpecs(const std::string& root, const std::vector<service::JobView>& jobs,
                            engine::Seconds now, uid_t uid);
 CleanupReport CleanupLogs(const std::string& root, const std::vector<service::JobView>& jobs,
                           engine::Seconds now, int64_t retention_days, uid_t uid);
+// After `cancelled` was cancelled, as the original: when it is the caller's,
+// the private specs no job of theirs can launch from any more go at once (a
+// job that started keeps its own until it ends). Returns the warnings.
+std::vector<std::string> SweepSpecsAfterCancel(client::Ledger& ledger, const config::Config& config,
+                                               const config::EnvFn& env,
+                                               const engine::Reservation& cancelled);
 
 // {"deferred_orphans":..,"failed":..,"removed":..,"retained":..,"warnings":[..]}
 std::string SpecReportJson(const CleanupReport& r);

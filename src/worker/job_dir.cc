@@ -45,6 +45,26 @@ bool JobDirExists(const std::string& root) {
   return lstat(root.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+Status CheckJobDir(const std::string& root, uid_t uid) {
+  for (const std::string& dir : {root, SpecsDir(root)}) {
+    struct stat st {};
+    if (lstat(dir.c_str(), &st) != 0) {
+      if (errno == ENOENT) return Ok();  // nothing below it to clean either
+      return Fail(ErrorKind::kIo, fmt::format("cannot inspect {}: {}", dir, std::strerror(errno)));
+    }
+    if (!S_ISDIR(st.st_mode))
+      return Fail(ErrorKind::kPermission, fmt::format("private job path is not a directory: {}", dir));
+    if (st.st_uid != uid)
+      return Fail(ErrorKind::kPermission,
+                  fmt::format("private job directory is not owned by UID {}: {}", uid, dir));
+    if ((st.st_mode & 077) != 0)
+      return Fail(
+          ErrorKind::kPermission,
+          fmt::format("private job directory must not be accessible by group or other users: {}", dir));
+  }
+  return Ok();
+}
+
 std::string SpecsDir(const std::string& root) { return root + "/specs"; }
 
 std::string LogPath(const std::string& root, const std::string& reservation_id) {

@@ -15,6 +15,10 @@ namespace bk::worker {
 Status EnsureJobDir(const std::string& root, uid_t uid);
 // True when `root` exists and is a private directory of `uid` (no changes).
 bool JobDirExists(const std::string& root);
+// Before a cleanup removes anything: `root` and `root/specs`, where they
+// exist, must be real directories of `uid` (never a symbolic link, which
+// would lead the cleanup elsewhere) that nobody else can enter. Read-only.
+Status CheckJobDir(const std::string& root, uid_t uid);
 
 std::string SpecsDir(const std::string& root);
 // <root>/<reservation-id>.log; an ID that is not a plain UUID is hashed so the

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -214,6 +215,35 @@ json Persistence(const std::string& user) {
 }
 
 }  // namespace
+
+std::optional<std::string> SchedulingWarning(const WorkerStatus& s) {
+  if (s.running.value_or(false)) return std::nullopt;
+  if (s.state == "not-seen" || s.state == "stopped")
+    return fmt::format(
+        "scheduled command worker is {}; start `bk w start` now or enable bk-worker.service, otherwise the "
+        "command cannot launch. For temporary use keep `bk w start` in tmux; for logout/reboot persistence "
+        "contact the GPUBK administrator shown by `bk info`",
+        s.state);
+  if (s.state == "invalid")
+    return "scheduled command worker status is invalid; run `bk worker --status --json` and repair the "
+           "private "
+           "job directory before relying on automatic launch";
+  if (s.state == "other-instance")
+    return "scheduled command worker serves another data directory; start or restart it with this "
+           "BK_DATA_DIR "
+           "before relying on automatic launch";
+  return fmt::format(
+      "scheduled command worker status is {}; verify `bk worker --status --json` before relying on automatic "
+      "launch",
+      s.state);
+}
+
+service::BookingOutcome WithSchedulingWarning(service::BookingOutcome o, const WorkerStatus& s) {
+  auto warning = SchedulingWarning(s);
+  if (o.job && warning && std::find(o.warnings.begin(), o.warnings.end(), *warning) == o.warnings.end())
+    o.warnings.push_back(*warning);
+  return o;
+}
 
 std::string StatusLine(const WorkerStatus& s, const engine::Zone& zone) {
   auto since = [&] { return s.lease ? engine::FormatLocal(s.lease->acquired_at, zone) : std::string("?"); };

@@ -12,6 +12,7 @@
 #include "base/result.h"
 #include "engine/civil_time.h"
 #include "engine/types.h"
+#include "service/types.h"
 
 namespace bk::worker {
 
@@ -59,6 +60,12 @@ WorkerStatus Inspect(const std::string& root, const std::string& identity, uid_t
 
 // "worker: running (lease held) recorded-pid=4743 host=vm since=2026-11-29 18:53 +0000"
 std::string StatusLine(const WorkerStatus& s, const engine::Zone& zone);
+// Why this user's scheduled commands may never launch, in the original's
+// words (booking, `bk st`); nullopt while a worker runs.
+std::optional<std::string> SchedulingWarning(const WorkerStatus& s);
+// A booking with a command, for its document: the original lists that
+// warning in `warnings[]` with the others.
+service::BookingOutcome WithSchedulingWarning(service::BookingOutcome o, const WorkerStatus& s);
 // The gpubk.worker.v1 document, compact.
 std::string StatusJson(const WorkerStatus& s, const std::string& username);
 

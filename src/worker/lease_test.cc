@@ -52,5 +52,33 @@ TEST_F(LeaseTest, UnsafeLeaseFileIsInvalid) {
   EXPECT_FALSE(Lease::Acquire(root(), "data:/a", "w1", 100).has_value());
 }
 
+// The original's words for each state; a booking's document lists the
+// warning once, and only when the booking carries a command.
+TEST(SchedulingWarning, SaysWhyNothingWillLaunch) {
+  WorkerStatus s;
+  EXPECT_EQ(
+      SchedulingWarning(s).value_or(""),
+      "scheduled command worker is not-seen; start `bk w start` now or enable bk-worker.service, otherwise "
+      "the command cannot launch. For temporary use keep `bk w start` in tmux; for logout/reboot "
+      "persistence contact the GPUBK administrator shown by `bk info`");
+  s.state = "other-instance";
+  EXPECT_EQ(
+      SchedulingWarning(s).value_or("").rfind("scheduled command worker serves another data directory", 0),
+      0u);
+  s.state = "invalid";
+  EXPECT_EQ(SchedulingWarning(s).value_or("").rfind("scheduled command worker status is invalid;", 0), 0u);
+  s.state = "running";
+  s.running = true;
+  EXPECT_FALSE(SchedulingWarning(s).has_value());
+
+  WorkerStatus none;
+  service::BookingOutcome o;
+  EXPECT_TRUE(WithSchedulingWarning(o, none).warnings.empty());
+  o.job = store::JobRecord{};
+  o = WithSchedulingWarning(WithSchedulingWarning(o, none), none);
+  EXPECT_EQ(o.warnings, std::vector<std::string>{*SchedulingWarning(none)});
+  EXPECT_EQ(WithSchedulingWarning(o, s).warnings.size(), 1u);
+}
+
 }  // namespace
 }  // namespace bk::worker

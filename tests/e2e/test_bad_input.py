@@ -284,48 +284,6 @@ class ExistingLedgerTest(BkTestCase):
         self.refused("admin", "data", "import", path, contains="needs an empty ledger")
 
 
-class SimulationFileTest(BkTestCase):
-    """A broken BK_GPU_SIM_FILE: every command that reads the GPUs says so and stops."""
-
-    COMMANDS = [["1", "30m"], ["x", "1", "1h", "--gpu", "0"], ["st"], ["g"], ["slots", "1", "30m"], ["tl"]]
-
-    def check(self, path, needles):
-        self.env["BK_GPU_SIM_FILE"] = path
-        self.env.pop("BK_GPU_COUNT")
-        for args in self.COMMANDS:
-            with self.subTest(args=args):
-                msg = self.refused(*args, contains=needles)
-                self.assertIn(path, msg)
-                self.assertTrue(msg.endswith("fix the file or unset BK_GPU_SIM_FILE"), msg)
-                self.assertNoDataDir()
-        self.refused_json("1", "30m", "--json", contains=needles)
-        self.assertNoDataDir()
-
-    def test_invalid_json(self):
-        self.check(self.write_json("bad.json", "{bad"), ["is invalid: not valid JSON"])
-
-    def test_index_with_a_gap(self):
-        self.check(self.write_json("gap.json", {"gpus": [{"index": 0}, {"index": 2}]}),
-                   ["gpus indices must run from 0 to 1 without gaps, but index 1 is missing"])
-
-    def test_index_not_an_integer(self):
-        self.check(self.write_json("idx.json", {"gpus": [{"index": "0"}]}), ["gpus[0].index must be an integer"])
-
-    def test_process_without_pid(self):
-        self.check(self.write_json("pid.json", {"gpus": [{"index": 0, "processes": [{"uid": 1}]}]}),
-                   ["gpus[0].processes[0].pid is required"])
-
-    def test_missing_file(self):
-        self.check(os.path.join(self.tmp, "nope.json"), ["cannot read simulation file", "No such file or directory"])
-
-    def test_broken_file_does_not_touch_an_existing_ledger(self):
-        self.ok("1", "30m", "-q")
-        self.env["BK_GPU_SIM_FILE"] = self.write_json("bad.json", "[{")
-        self.env.pop("BK_GPU_COUNT")
-        self.refused("1", "30m", "-q", contains="simulation file")
-        self.refused("x", "1", "30m", "--op-id", "new-1", contains="simulation file")
-
-
 class EnvironmentConfigTest(BkTestCase):
     """Invalid settings in the environment are refused before anything is opened."""
 

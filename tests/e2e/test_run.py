@@ -1,5 +1,6 @@
-"""Foreground `bk run`: the command runs attached
-to the terminal on exactly the booked GPUs; bk's own lines go to stderr."""
+"""Foreground `bk run`: the command runs attached to the terminal on exactly the booked GPUs. As in the
+original, the `run: GPU=...` banner and the read-only and queued lines go to stdout; bk's lines around a
+command it runs go to stderr."""
 
 import fcntl
 import os
@@ -27,22 +28,32 @@ class RunNowTest(WorkerCase):
         rid = self.book_id("x", "1", "2h", "--gpu", "1")
         self.assertEqual(self.ok("r"), "run: GPU=1 from booking(s) %s\nexample: bk run -- python train.py\n" % rid[:8])
 
+    def test_show_the_gpus_one_booking_would_use(self):
+        self.assertIn("you have no reservation active now", self.refused("run", "1"))  # as the original
+        a = self.book_id("1", "30m", "--gpu", "0")
+        b = self.book_id("1", "1h", "--gpu", "2")
+        self.assertEqual(self.ok("run", "2"), "run: GPU=2 from booking(s) %s\nexample: bk run -- python train.py\n" % b[:8])
+        self.assertEqual(self.ok("r", a[:8]).splitlines()[0], "run: GPU=0 from booking(s) %s" % a[:8])
+        self.assertIn("no booking active now number 3", self.refused("run", "3"))
+        self.assertIn("no booking of yours active now matches zz", self.fails("run", "zz"))
+
     def test_runs_on_the_current_booking_and_returns_its_status(self):
         rid = self.book_id("x", "1", "2h", "--gpu", "1")
         p = self.bk("run", "--", "sh", "-c", ENV_LINE + "; exit 5")
         self.assertEqual(p.returncode, 5, p.stderr)
-        self.assertEqual(p.stdout, "%s|PCI_BUS_ID|1|%s|%s|1\n" % (UUID[1], rid, rid))
-        self.assertEqual(p.stderr, "run: GPU=1 from booking(s) %s\n" % rid[:8])
+        self.assertEqual(p.stdout, "run: GPU=1 from booking(s) %s\n%s|PCI_BUS_ID|1|%s|%s|1\n" % (rid[:8], UUID[1], rid, rid))
+        self.assertEqual(p.stderr, "")
 
     def test_selects_by_number_or_runs_on_all(self):
         a = self.book_id("1", "30m", "--gpu", "0")
         b = self.book_id("1", "1h", "--gpu", "2")
         p = self.bk("run", "--", "sh", "-c", ENV_LINE)
-        self.assertEqual(p.stdout, "%s,%s|PCI_BUS_ID|0,2|unset|%s,%s|0,2\n" % (UUID[0], UUID[2], a, b))
+        self.assertEqual(p.stdout, "run: GPU=0,2 from booking(s) %s,%s\n%s,%s|PCI_BUS_ID|0,2|unset|%s,%s|0,2\n"
+                         % (a[:8], b[:8], UUID[0], UUID[2], a, b))
         p = self.bk("run", "2", "--", "sh", "-c", ENV_LINE)  # numbered as `bk g` numbers them
-        self.assertEqual(p.stdout.split("|")[0], UUID[2])
+        self.assertEqual(p.stdout.splitlines()[1].split("|")[0], UUID[2])
         p = self.bk("run", b[:8], "--", "sh", "-c", ENV_LINE)
-        self.assertEqual(p.stdout.split("|")[0], UUID[2])
+        self.assertEqual(p.stdout.splitlines()[1].split("|")[0], UUID[2])
         self.assertIn("no booking of yours active now matches zz", self.fails("run", "zz", "--", "true"))
 
     def test_without_a_booking_it_refuses(self):
@@ -52,7 +63,7 @@ class RunNowTest(WorkerCase):
     def test_bad_input(self):
         self.assertIn("booking-and-run requires a command after --", self.refused("run", "1", "30m"))
         self.assertIn("-- must be followed by a job command", self.refused("run", "--"))
-        self.assertIn("give the command after --", self.refused("run", "1"))
+        self.assertIn("--wait applies to booking-and-run", self.refused("run", "--wait", "--", "true"))
         self.assertIn("not the option --json", self.refused("1", "30m", "--", "--json"))
 
     def test_ctrl_c_is_forwarded(self):
@@ -62,6 +73,7 @@ class RunNowTest(WorkerCase):
                              env=self.env, cwd=self.tmp, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         try:
+            self.assertTrue(p.stdout.readline().startswith("run: GPU="))
             self.assertEqual(p.stdout.readline(), "ready\n")
             p.send_signal(signal.SIGINT)
             out, _ = p.communicate(timeout=10)
@@ -81,8 +93,9 @@ class RunNowTest(WorkerCase):
         p = self.bk("run", "--", "sh", "-c", script, env={"BK_WORKER_TERMINATION_GRACE_SECONDS": "1"})
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertLess(time.monotonic() - t0, 10)
-        self.assertEqual(p.stderr.splitlines(), ["run: GPU=%s from booking(s) %s" % (
+        self.assertEqual(p.stdout.splitlines(), ["run: GPU=%s from booking(s) %s" % (
             self.reservations()[0]["gpus"][0], rid[:8])])
+        self.assertEqual(p.stderr, "")
         self.assertEqual(marked_groups(rid), set())
 
 
@@ -103,6 +116,44 @@ class BookAndRunTest(WorkerCase):
         self.assertIn("run: handed to the running worker", p.stderr)
         self.assertEqual(p.stdout, "from-the-worker\n")
         self.assertIn("finished:", self.read(log))
+
+    def test_a_later_slot_is_queued_for_the_worker(self):
+        self.ok("x", "1", "1h", "--gpu", "1", "-q")  # GPU 1 is busy until 19:45
+        p = self.bk("run", "x", "1", "30m", "--gpu", "1", "--", "echo", "later")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.splitlines(), [
+            "run: queued; your worker will launch the command at the reservation start",
+            "worker: enable your user service once with `bk service install worker`, then "
+            "`systemctl --user enable --now bk-worker.service`",
+            "worker: check it with `bk w`; an administrator may enable loginctl linger",
+        ])
+        self.assertIn("queued: ", p.stderr)
+        [queued] = [r for r in self.jobs()]
+        self.assertEqual((queued["job"]["status"], queued["start_at"]), ("pending", "2026-11-29T19:45:00Z"))
+        self.assertEqual(len(os.listdir(os.path.join(self.jobs_dir, "specs"))), 1)
+        # Its worker launches it at the start.
+        run = self.bk("w", "once", env={"BK_TEST_NOW": "2026-11-29T19:45:10Z"})
+        self.assertIn("finished:", run.stdout)
+
+    def test_wait_keeps_it_in_the_foreground_until_the_start(self):
+        self.ok("x", "1", "1h", "--gpu", "1", "-q")
+        p = subprocess.Popen([BK_BIN, "run", "x", "1", "30m", "--gpu", "1", "--wait", "--", "echo", "later"],
+                             env=self.env, cwd=self.tmp, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            self.assertTrue(p.stderr.readline().startswith("queued: "))
+            self.assertTrue(p.stderr.readline().startswith("run: waiting for the booking to start at "))
+            # It waits as a foreground worker: once that holds the lease, Ctrl-C is its to handle.
+            self.wait_for(lambda: self.ok("w").startswith("worker: running"), "the foreground worker")
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=10)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        self.assertEqual(p.returncode, 130, err)
+        self.assertEqual(out, "")
+        self.assertIn("run: stopped waiting; the job stays queued for your worker", err)
+        self.assertEqual(self.job()["status"], "pending")
 
 
 class RunDeadlineTest(WorkerCase):

@@ -1,6 +1,8 @@
 """Read-only views: l, st, tl, slots, g, history, lg, config, version and help."""
 
+import os
 import re
+import shutil
 import shlex
 import unittest
 
@@ -221,6 +223,57 @@ class StatusTest(BkTestCase):
         out = self.ok("st", env={"BK_GPU_SIM_FILE": path, "BK_GPU_COUNT": None})
         self.assertIn("0    unknown            -                -    0 unknown       0   2 now", out)
         self.assertIn("NVML_ERROR_GPU_IS_LOST", out)
+
+
+class BrokenSimulationFileTest(BkTestCase):
+    """A missing or malformed BK_GPU_SIM_FILE is a failed sample, as a failing driver is: bookings,
+    lists and edits go on without telemetry; st, g, config and doctor say it is unavailable and why."""
+
+    CASES = [
+        ("bad.json", "{bad", "is invalid: not valid JSON"),
+        ("gap.json", {"gpus": [{"index": 0}, {"index": 2}]},
+         "gpus indices must run from 0 to 1 without gaps, but index 1 is missing"),
+        ("idx.json", {"gpus": [{"index": "0"}]}, "gpus[0].index must be an integer"),
+        ("pid.json", {"gpus": [{"index": 0, "processes": [{"uid": 1}]}]}, "gpus[0].processes[0].pid is required"),
+        ("nope.json", None, "cannot read simulation file"),
+    ]
+
+    def use_broken(self, name, doc, keep_gpu_count=False):
+        path = self.write_json(name, doc) if doc is not None else os.path.join(self.tmp, name)
+        self.env["BK_GPU_SIM_FILE"] = path
+        if not keep_gpu_count:
+            self.env.pop("BK_GPU_COUNT", None)  # an unreadable file counts as one GPU, as in the original
+        return path
+
+    def test_commands_go_on_and_say_why(self):
+        for name, doc, needle in self.CASES:
+            with self.subTest(file=name):
+                shutil.rmtree(self.data_dir, ignore_errors=True)
+                path = self.use_broken(name, doc)
+                reason = next(l for l in self.ok("st").splitlines() if l.startswith("telemetry: "))
+                self.assertTrue(reason.startswith("telemetry: unavailable: "), reason)
+                self.assertIn(needle, reason)
+                self.assertIn(path, reason)
+                self.assertTrue(reason.endswith("fix the file or unset BK_GPU_SIM_FILE"), reason)
+                why = reason[len("telemetry: unavailable: "):]
+                out = self.ok("1", "30m")
+                self.assertTrue(out.startswith("created: "), out)
+                self.assertIn("note: GPU memory telemetry unavailable; shared admission used integer slots only", out)
+                self.assertEqual(self.json("1", "30m", "-t", "20:00", "--json")["status"], "created")
+                self.assertEqual(len(self.reservations()), 2)
+                self.assertIn("updated: ", self.ok("e", "1", "-d", "1h"))
+                self.assertIn(reason, self.ok("g").splitlines())
+                self.assertIn(reason, self.ok("g", "1").splitlines())
+                self.assertIn("telemetry: simulation %s unavailable: %s" % (path, why),
+                              self.ok("config").splitlines())
+                self.assertIn("warn gpu-telemetry: unavailable: " + why, self.ok("doctor").splitlines())
+                self.assertIn("cancelled: ", self.ok("d", "1"))
+
+    def test_an_existing_ledger_keeps_working(self):
+        self.ok("1", "30m", "-q")
+        self.use_broken("bad.json", "[{", keep_gpu_count=True)
+        self.ok("x", "1", "30m", "--op-id", "new-1", "-q")
+        self.assertEqual(len(self.reservations()), 2)
 
 
 class TimelineTest(BkTestCase):

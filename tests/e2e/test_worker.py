@@ -240,6 +240,19 @@ class SubmitAndLaunchTest(WorkerCase):
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
         self.assertNotIn("\nstarted: ", run.stdout)
 
+    def test_cancel_removes_the_spec_of_a_job_that_had_not_started(self):
+        self.ok("1", "30m", "-t", "20:00", "-q", "--", "echo", "later")
+        self.ok("1", "30m", "-t", "21:00", "-q", "--", "echo", "kept")
+        specs = os.path.join(self.jobs_dir, "specs")
+        self.assertEqual(len(os.listdir(specs)), 2)
+        out = self.ok("d", "1")
+        self.assertEqual(self.last.stderr, "")
+        self.assertTrue(out.startswith("cancelled: "), out)
+        self.assertEqual(len(os.listdir(specs)), 1)  # the other booking's job still needs its own
+        self.assertEqual(self.json("agent", "cancel", "1")["reservation"]["status"], "cancelled")
+        self.assertEqual(os.listdir(specs), [])
+        self.assertEqual(sorted(j["job"]["status"] for j in self.jobs()), ["cancelled", "cancelled"])
+
     def test_future_job_waits_for_its_start(self):
         self.ok("1", "30m", "-t", "20:00", "-q", "--", "echo", "later")
         run = self.bk("w", "once")
@@ -296,6 +309,20 @@ class LaunchGuardTest(WorkerCase):
         self.assertIn("ready: ", run.stdout)
         self.assertEqual(self.job()["status"], "succeeded")
 
+    def test_bk_j_says_pending_while_the_guard_holds_the_job(self):
+        alice = {"pid": 4242, "uid": 1001, "username": "alice", "command": "python train.py",
+                 "gpu_memory_mb": 2048, "sm_utilization_percent": 50}
+        self.use_sim(idle_gpus(processes={1: [alice]}))
+        self.ok("1", "30m", "--gpu", "1", "-q", "--", "true")
+        rid = self.reservations()[0]["id"]
+        self.assertEqual(self.bk("w", "once").returncode, 3)
+        lines = self.ok("j").splitlines()
+        self.assertEqual(lines[1:], [
+            "#  ID       State        GPU       Start                  Command",
+            "1  %s pending      1         2026-11-29 18:45 +0000 true" % rid[:8],
+            "   note: GPU 1 has unreserved process user=alice pid=4242",
+        ])
+
     def test_accepts_what_the_monitor_accepts(self):
         mine = {"pid": 5151, "uid": ME_UID, "username": ME_NAME, "command": "python serve.py",
                 "gpu_memory_mb": 2048, "sm_utilization_percent": 30}
@@ -323,6 +350,40 @@ class LaunchGuardTest(WorkerCase):
 
 
 class WorkerStatusTest(WorkerCase):
+
+    def test_status_names_the_missing_worker_of_a_scheduled_command(self):
+        warning = ("scheduled command worker is not-seen; start `bk w start` now or enable bk-worker.service, "
+                   "otherwise the command cannot launch. For temporary use keep `bk w start` in tmux; for "
+                   "logout/reboot persistence contact the GPUBK administrator shown by `bk info`")
+        self.ok("1", "30m", "-q")
+        self.assertNotIn("worker:", self.ok("st"))
+        self.ok("1", "30m", "-t", "20:00", "-q", "--", "echo", "later")
+        self.assertIn("warning: " + warning + "\n", self.last.stderr)  # the booking says it too
+        later = self.reservations()[1]["id"][:8]
+        lines = self.ok("st").splitlines()
+        self.assertEqual(self.last.stderr, "warning: " + warning + "\n")
+        self.assertEqual(lines[lines.index("   2 %s shared    req=1 G=0        11-29 20:00->20:30" % later) + 1],
+                         "worker: not seen (`bk w` checks status; `bk w start` launches it)")
+        doc = self.json("1", "30m", "-t", "21:00", "--json", "--", "true")
+        self.assertEqual(doc["warnings"], [warning])
+        self.start_worker()
+        self.assertIn("worker: running", self.ok("st"))
+        self.assertEqual(self.last.stderr, "")
+
+    def test_cleanup_refuses_a_linked_specs_directory(self):
+        self.ok("1", "30m", "-t", "20:00", "-q", "--", "echo", "later")
+        specs = os.path.join(self.jobs_dir, "specs")
+        elsewhere = os.path.join(self.tmp, "elsewhere")
+        os.rename(specs, elsewhere)
+        os.symlink(elsewhere, specs)
+        stale = os.path.join(elsewhere, "00000000-0000-4000-8000-000000000000.json")  # an old orphan
+        with open(stale, "w") as f:
+            f.write("{}")
+        os.chmod(stale, 0o600)
+        os.utime(stale, (0, 0))
+        msg = self.refused("j", "--cleanup")
+        self.assertEqual(msg, "private job path is not a directory: " + specs)
+        self.assertEqual(len(os.listdir(elsewhere)), 2)
 
     def test_read_only_commands_create_nothing(self):
         before = self.snapshot()
