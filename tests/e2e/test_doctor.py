@@ -9,8 +9,9 @@ import subprocess
 import time
 import unittest
 
+import test_server_users
 from bktest import BK_BIN, ME_UID, BkTestCase, sim_gpu
-from server_fixture import OWNER, USER_A, Account, Server, bk_ok, ensure_group, is_root, make_base_dir, remove_tree
+from server_fixture import OWNER, USER_A, ensure_group
 from test_worker import WorkerCase
 
 PROBES_PRIVATE = ["data-directory", "atomic-replace", "process-lock", "disk-space", "gpu-telemetry"]
@@ -180,23 +181,11 @@ class DoctorWorker(WorkerCase):
         self.assertEqual((doc["worker"]["state"], doc["worker"]["running"]), ("running", True))
 
 
-def needs_root(cls):
-    return unittest.skipUnless(is_root(), "creates Unix accounts with useradd: run as root (CI does)")(cls)
-
-
-@needs_root
-class DoctorServer(unittest.TestCase):
-    maxDiff = None
-
-    def setUp(self):
-        if not bk_ok():
-            self.skipTest("bk binary not found at %s" % BK_BIN)
-        self.base = make_base_dir()
-        self.addCleanup(remove_tree, self.base)
-        self.owner = Account.make(OWNER, self.base)
-        self.a = Account.make(USER_A, self.base)
-        self.srv = Server(self.base, self.owner)
-        self.addCleanup(self.srv.cleanup)
+@test_server_users.needs_root
+class DoctorServer(test_server_users.ServerCase):
+    # The fixture of the server lifecycle tests: a fresh base directory, the owner and USER_A, and a
+    # server not yet initialised.
+    setUp = test_server_users.ServerLifecycle.setUp
 
     def doctor(self, who, *args, rc=0):
         p = who.bk("doctor", "--json", *args)
