@@ -190,32 +190,57 @@ Finding DaemonProbe(const config::Config& c, client::Ledger* ledger, const std::
                {{"socket", c.socket_path}, {"service_uid", c.owner_uid}, {"actor_uid", ledger->actor().uid}});
 }
 
-Finding GpuStatus(const std::string& source, int devices, int configured, const std::string& error) {
-  json details = {{"source", source}, {"device_count", devices}, {"configured_device_count", configured}};
-  if (!error.empty()) return Probe("gpu-telemetry", "fail", "GPU probe failed: " + error, details);
-  if (source == "none") return Probe("gpu-telemetry", "fail", "no usable GPU telemetry source", details);
+Finding GpuProbe(const std::string& status, const std::string& message, const std::string& source,
+                 int devices, int configured) {
+  return Probe("gpu-telemetry", status, message,
+               {{"source", source}, {"device_count", devices}, {"configured_device_count", configured}});
+}
+
+// What the source says about the configured GPUs, judged as a scheduled
+// command and the monitor need it: every GPU, with its processes and a
+// stable identifier for CUDA_VISIBLE_DEVICES.
+Finding JudgeSnapshot(const gpu::Snapshot& snap, int configured) {
+  std::string source = "none";
+  int devices = 0;
+  bool processes = true, identifiers = true;
+  for (const auto& d : snap.devices) {
+    if (d.source == gpu::Source::kNone) continue;
+    source = gpu::SourceName(d.source);
+    ++devices;
+    processes = processes && d.process_telemetry;
+    identifiers = identifiers && gpu::IsValidDeviceUuid(d.uuid);
+  }
+  auto result = [&](const char* status, const std::string& message) {
+    return GpuProbe(status, message, source, devices, configured);
+  };
+  if (!snap.ok()) return result("fail", "GPU probe failed: " + snap.error);
+  if (devices == 0) return result("fail", "no usable GPU telemetry source");
+  if (devices != configured) return result("fail", "configured GPU topology does not match detected devices");
+  if (!processes) return result("fail", "process telemetry is unavailable for configured GPUs");
+  if (!identifiers)
+    return result("fail", "stable GPU identifiers are unavailable for scheduled command binding");
   if (source == "simulation")
-    return Probe("gpu-telemetry", "warn", "simulation is active; real GPU telemetry was not tested", details);
-  return Probe("gpu-telemetry", "pass", "NVML device and process telemetry is available", details);
+    return result("warn", "simulation is active; real GPU telemetry was not tested");
+  return result("pass", "NVML device and process telemetry is available");
 }
 
 // This process's GPU source in private mode; on a server, the daemon's word
-// on what its monitor samples.
-Finding GpuTelemetryProbe(const config::Config& c, client::Ledger* ledger) {
+// on what its monitor samples (its heartbeat says how well: the monitor check).
+Finding GpuTelemetryProbe(const config::Config& c, client::Ledger* ledger, bool local) {
   const int configured = c.policy.gpu_count;
-  if (c.deployment != config::Deployment::kPrivate) {
-    if (!ledger) return GpuStatus("unknown", 0, configured, "the daemon is not reachable");
+  if (!local) {
+    if (!ledger) return GpuProbe("fail", "the daemon is not reachable", "unknown", 0, configured);
     std::string t = ledger->Telemetry();
-    std::string source = t.starts_with("simulation") ? "simulation" : t.starts_with("none") ? "none" : "nvml";
-    return GpuStatus(source, configured, configured, "");
+    if (t.starts_with("none"))
+      return GpuProbe("fail", "no usable GPU telemetry source", "none", 0, configured);
+    if (t.starts_with("simulation"))
+      return GpuProbe("warn", "simulation is active; real GPU telemetry was not tested", "simulation",
+                      configured, configured);
+    return GpuProbe("pass", "the daemon samples NVML", "nvml", configured, configured);
   }
   auto snap = gpu::OpenSource(c.gpu_sim_file).source->Load(configured);
-  if (!snap) return GpuStatus("unknown", 0, configured, snap.error().message);
-  gpu::Source source = gpu::Source::kNone;
-  int devices = 0;
-  for (const auto& d : snap->devices)
-    if (d.source != gpu::Source::kNone) source = d.source, ++devices;
-  return GpuStatus(gpu::SourceName(source), devices, configured, snap->error);
+  if (!snap) return GpuProbe("fail", "GPU probe failed: " + snap.error().message, "unknown", 0, configured);
+  return JudgeSnapshot(*snap, configured);
 }
 
 }  // namespace
@@ -269,23 +294,19 @@ StorageFindings InspectStorage(const config::Config& c, const DataDirExpectation
 std::vector<Finding> RunProbes(const config::Config& c, const DataDirExpectation& want,
                                client::Ledger* ledger, const std::string& ledger_error) {
   std::vector<Finding> probes = {DataDirectoryProbe(want)};
-  bool ready = probes.back().status == "pass";
-  std::string dir = ProbeDirectory(want.path);
-  std::vector<std::string> names;
-  if (want.writes) names = {"atomic-replace", "process-lock"};
-  names.push_back("disk-space");
-  for (const auto& name : names) {
-    if (!ready)
-      probes.push_back(Probe(name, "fail", "data directory is not ready"));
-    else if (name == "atomic-replace")
-      probes.push_back(AtomicReplaceProbe(dir));
-    else if (name == "process-lock")
-      probes.push_back(ProcessLockProbe(dir));
-    else
-      probes.push_back(DiskSpaceProbe(dir));
+  const bool ready = probes.back().status == "pass";
+  const std::string dir = ProbeDirectory(want.path);
+  auto add = [&](const char* name, Finding (*probe)(const std::string&)) {
+    probes.push_back(ready ? probe(dir) : Probe(name, "fail", "data directory is not ready"));
+  };
+  if (want.writes) {
+    add("atomic-replace", AtomicReplaceProbe);
+    add("process-lock", ProcessLockProbe);
   }
-  if (c.deployment != config::Deployment::kPrivate) probes.push_back(DaemonProbe(c, ledger, ledger_error));
-  probes.push_back(GpuTelemetryProbe(c, ledger));
+  add("disk-space", DiskSpaceProbe);
+  bool shared = c.deployment != config::Deployment::kPrivate;
+  if (shared) probes.push_back(DaemonProbe(c, ledger, ledger_error));
+  probes.push_back(GpuTelemetryProbe(c, ledger, !shared));
   return probes;
 }
 

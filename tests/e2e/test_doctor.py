@@ -169,6 +169,15 @@ class DoctorProbe(BkTestCase):
         self.assertUnchanged(before)  # the probe's own files are gone
 
 
+    def test_probe_rejects_a_gpu_topology_other_than_configured(self):
+        self.use_sim([sim_gpu(i) for i in range(2)], keep_gpu_count=True)  # BK_GPU_COUNT=4
+        doc = self.json("doctor", "--probe", "--json")
+        gpu = by_name(doc["probes"])["gpu-telemetry"]
+        self.assertEqual((gpu["status"], gpu["message"], gpu["device_count"], gpu["configured_device_count"]),
+                         ("fail", "configured GPU topology does not match detected devices", 2, 4))
+        self.assertIs(doc["ready"], False)
+
+
 class DoctorWorker(WorkerCase):
 
     def test_a_running_worker_satisfies_require_worker(self):
