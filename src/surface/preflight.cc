@@ -58,7 +58,9 @@ Finding DataDirectoryProbe(const DataDirExpectation& want) {
   if (lstat(want.path.c_str(), &st) != 0) {
     if (errno != ENOENT) return Probe("data-directory", "fail", Errno(errno), {{"path", want.path}});
     std::string parent = ProbeDirectory(want.path);
-    if (!want.writes || access(parent.c_str(), W_OK | X_OK) != 0)
+    if (!want.writes)
+      return Probe("data-directory", "fail", "directory does not exist", {{"path", want.path}});
+    if (access(parent.c_str(), W_OK | X_OK) != 0)
       return Probe("data-directory", "fail", "directory does not exist and cannot be created here",
                    {{"path", want.path}, {"parent", parent}});
     return Probe("data-directory", "pass", "directory does not exist yet; bk creates it at the first booking",
@@ -96,7 +98,8 @@ std::string Cleanup(const std::vector<std::string>& paths) {
 }
 
 // Write, fsync, rename within the directory, fsync the directory, read back:
-// the steps of every ledger-side atomic write. Returns "" or what failed.
+// the steps of an atomic file replacement (sys::WriteFileAtomic). Returns ""
+// or what failed.
 std::string ReplaceSteps(const std::string& dir, const std::string& from, const std::string& to) {
   static constexpr std::string_view kPayload = "gpubk atomic replace probe\n";
   int fd = open(from.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, kFileMode);
