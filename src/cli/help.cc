@@ -67,7 +67,7 @@ SHARED SERVER (no sudo)
 
 SETUP
   bk config [--json]            effective settings and their source
-  bk doctor [--strict]          read-only health check (--json)
+  bk doctor [--probe]           health check (--strict: exit 2)
   bk admin data import [FILE]   load the Python original's ledger
   bk admin data backup FILE     consistent copy of the live ledger
   bk admin data verify [FILE]   integrity and calendar invariants

@@ -5,6 +5,7 @@
 
 #include "base/json_opt.h"
 #include "engine/parse.h"
+#include "surface/doctor.h"
 #include "sys/node.h"
 
 namespace bk::surface {
@@ -342,21 +343,14 @@ void AddOriginalEffective(const config::Config& c, json& effective) {
   const engine::Policy& p = c.policy;
   json enabled = json::array();
   for (int g = 0; g < p.gpu_count; ++g)
-    if (std::find(p.disabled_gpus.begin(), p.disabled_gpus.end(), g) == p.disabled_gpus.end()) enabled.push_back(g);
+    if (std::find(p.disabled_gpus.begin(), p.disabled_gpus.end(), g) == p.disabled_gpus.end())
+      enabled.push_back(g);
   effective["enabled_gpus"] = enabled;
   effective["disabled_gpus"] = p.disabled_gpus;
   json priority = json::object();
   for (const auto& [gpu, rank] : p.gpu_priority) priority[std::to_string(gpu)] = rank;
   effective["gpu_priority"] = priority;
-  bool shared = c.deployment != config::Deployment::kPrivate;
-  effective["access_mode"] = shared ? "broker" : "private";
-  effective["broker_socket"] = shared ? json(c.socket_path) : json();
-  effective["broker_uid"] = shared ? json(c.owner_uid) : json();
-  effective["broker_gid"] = shared && c.gid ? json(*c.gid) : json();
-  effective["monitor_uid"] = shared ? json(c.owner_uid) : json();
-  effective["storage_gid"] = json();
-  effective["file_mode"] = "0600";
-  effective["dir_mode"] = "0700";
+  effective.update(DeploymentKeys(c));
   effective["allocator_command_configured"] = false;
   effective["config_file"] = c.config_file;
   effective["worker_effective_max_parallel"] = config::EffectiveMaxParallel(c);

@@ -71,11 +71,19 @@ class DoctorTest(BkTestCase):
         self.assertEqual(doc["schema_version"], "gpubk.doctor.v1")
         self.assertEqual((names["ledger-policy"], names["ledger-integrity"]), ("pass", "pass"))
         self.assertTrue(doc["healthy"])
+        # A monitor or worker not running is an issue only when required (as in GPUBK 0.2.8).
         p = self.bk("doctor", "--strict")
-        self.assertEqual(p.returncode, 2, p.stdout)  # the monitor and the worker are not running
+        self.assertEqual(p.returncode, 0, p.stdout)
+        for flag in ("--require-monitor", "--require-worker"):
+            p = self.bk("doctor", "--strict", flag)
+            self.assertEqual(p.returncode, 2, p.stdout)  # the monitor and the worker are not running
 
     def test_doctor_fails_on_a_policy_mismatch(self):
         self.ok("1", "30m")
+        # Issues exit 0 unless --strict (as in GPUBK 0.2.8).
         p = self.bk("doctor", env={"BK_GPU_COUNT": "8"})
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("fail ledger-policy: local configuration does not match ledger policy: gpu_count", p.stdout)
+        p = self.bk("doctor", "--strict", env={"BK_GPU_COUNT": "8"})
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("fail ledger-policy: local configuration does not match ledger policy: gpu_count", p.stdout)
