@@ -203,6 +203,22 @@ Result<std::string> Timeline(const Context& ctx, const service::StatusView& view
   return out;
 }
 
+// The VRAM a booking holds per GPU: what it declared, or for a shared one
+// without --mem its slots' part of the smallest GPU's VRAM ("auto~"), when the
+// monitor knows that; "-" when nothing says.
+std::string VramPerGpu(const engine::Reservation& r, const service::StatusView& view, const engine::Policy& p) {
+  if (r.memory_mb) return engine::FormatSizeMb(*r.memory_mb);
+  if (r.mode == engine::Mode::kExclusive) return "whole";
+  std::optional<int64_t> smallest;
+  for (int g : r.gpus) {
+    if (g < 0 || g >= static_cast<int>(view.gpus.size()) || !view.gpus[g].memory_total_mb) return "-";
+    smallest = std::min(smallest.value_or(*view.gpus[g].memory_total_mb), *view.gpus[g].memory_total_mb);
+  }
+  if (!smallest) return "-";
+  int64_t usable = std::max<int64_t>(0, *smallest - p.shared_memory_reserve_mb);
+  return "auto~" + engine::FormatSizeMb(usable * r.share_units / std::max(1, p.share_capacity));
+}
+
 }  // namespace
 
 // Long on purpose: the options of `bk st`, one read, then the sections of the
@@ -463,19 +479,28 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
     for (const auto& r : running) all.insert(r.gpus.begin(), r.gpus.end());
     ctx.Print(fmt::format("GPU {} | yours now | {} active reservation{}", JoinInts({all.begin(), all.end()}),
                           running.size(), running.size() == 1 ? "" : "s"));
-    ctx.Print(fmt::format("{:>4} {:<8} {:<6} {:<10} {:<8} {:>6}", "#", "ID", "Mode", "GPU", "Until", "Left"));
+    ctx.Print(fmt::format("{:>4} {:<8} {:<6} {:<10} {:<8} {:>6} {:>12}", "#", "ID", "Mode", "GPU", "Until", "Left",
+                          "VRAM/GPU"));
     for (size_t i = 0; i < running.size() && i < 8; ++i) {
       const auto& r = running[i];
       std::string mode =
           r.mode == engine::Mode::kExclusive ? "X" : fmt::format("S{}/{}", r.share_units, p.share_capacity);
-      ctx.Print(fmt::format("{:>4} {:<8} {:<6} {:<10} {:<8} {:>6}", i + 1, r.ShortId(), mode,
+      ctx.Print(fmt::format("{:>4} {:<8} {:<6} {:<10} {:<8} {:>6} {:>12}", i + 1, r.ShortId(), mode,
                             JoinInts(r.gpus), engine::FormatLocalClock(r.end, *ctx.zone),
-                            engine::FormatDuration(r.end - now)));
+                            engine::FormatDuration(r.end - now), VramPerGpu(r, view, p)));
     }
     if (running.size() > 8) ctx.Print(fmt::format("  +{} more; use `bk l`", running.size() - 8));
     ctx.Print("Live GPU state");
     for (int g : all) ctx.Print(fmt::format("  GPU {}: {}", g, LiveLine(view.gpus[g])));
     if (!view.snapshot.ok()) ctx.Print(TelemetryNote(view.snapshot));
+    // How to use them, numbered as above (the numbers `bk run NUMBER` takes).
+    if (running.size() == 1) {
+      ctx.Print("run: bk run -- COMMAND");
+    } else {
+      ctx.Print("run one: bk run NUMBER -- COMMAND");
+      ctx.Print(fmt::format("run all: bk run -- COMMAND (stops when the earliest reservation ends at {})",
+                            engine::FormatLocalClock(running[0].end, *ctx.zone)));
+    }
     return 0;
   }
   service::CreateRequest req;

@@ -4,11 +4,13 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/context.h"
+#include "config/keys.h"
 #include "sys/fs.h"
 #include "sys/users.h"
 #include "worker/lease.h"
@@ -121,17 +123,21 @@ Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
   worker::UnitSpec unit;
   unit.bk_path = SelfPath();
   std::vector<std::string> overrides;
-  // What this shell's bk uses, so the unit's worker serves the same ledger.
+  // What this shell's bk uses, so the unit's worker serves the same ledger:
+  // the variables bk reads, nothing else (the shell hook's BK_RESERVED_GPUS
+  // and the like describe this shell, not the worker).
   for (char** e = environ; e && *e; ++e) {
     std::string kv = *e;
     auto eq = kv.find('=');
-    if (eq == std::string::npos || !StartsWith(kv, "BK_")) continue;
+    if (eq == std::string::npos) continue;
     std::string k = kv.substr(0, eq);
-    if (k == "BK_TEST_NOW" || k == "BK_JOB_DIR" || k == "BK_JOB_LOG_DIR") continue;
+    bool setting = std::ranges::any_of(config::Keys(), [&](const auto& key) { return config::EnvName(key) == k; });
+    if (!setting && k != "BK_DATA_DIR" && k != "BK_CONFIG_FILE" && k != "BK_GPU_SIM_FILE") continue;
     unit.environment.emplace_back(k, kv.substr(eq + 1));
-    if (k != "BK_DATA_DIR" && k != "BK_CONFIG_FILE") overrides.push_back(k);
+    if (setting) overrides.push_back(k);
   }
-  unit.environment.emplace_back("BK_JOB_DIR", settings.job_dir);
+  // The original's name for the job directory, which this bk reads too.
+  unit.environment.emplace_back("BK_JOB_LOG_DIR", settings.job_dir);
   std::sort(unit.environment.begin(), unit.environment.end());
   std::string text = worker::RenderWorkerUnit(unit);
   std::string dir = UnitDir(target);
@@ -161,12 +167,14 @@ Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
                                                ? ctx.config.data_dir
                                                : ctx.config.server_config));
   ctx.Print("captured job log directory: " + settings.job_dir);
+  std::sort(overrides.begin(), overrides.end());
   ctx.Print("captured config overrides: " + (overrides.empty() ? std::string("none") : Join(overrides, ",")));
   ctx.Print(
       "not enabled or started; review it, then run: systemctl --user daemon-reload && systemctl --user "
       "enable "
       "--now bk-worker.service");
-  ctx.Print("verify: bk w (worker: running ...)");
+  ctx.Print("after starting it, verify: bk doctor --require-worker --strict");
+  ctx.Print("temporary after SSH disconnect: keep `bk w start` running in tmux");
   ctx.Print(
       fmt::format("to keep it running after logout an administrator runs: sudo loginctl enable-linger {}",
                   sys::UserName(getuid())));

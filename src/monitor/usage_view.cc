@@ -9,6 +9,7 @@
 #include "engine/parse.h"
 #include "monitor/runner.h"
 #include "sys/fs.h"
+#include "sys/node.h"
 
 namespace bk::monitor {
 
@@ -140,8 +141,14 @@ Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int
                 {"uid", q.uid ? json(*q.uid) : json()},
                 {"gpu", q.gpu ? json(*q.gpu) : json()},
                 {"limit", q.limit}};
+  query["resolution"] = q.resolution == 3600 ? "1h" : "1m";
+  const sys::NodeIdentity& node = sys::LocalNode();
+  json warnings = json::array();
+  if (!not_recording.empty()) warnings.push_back("the monitor samples but does not record: " + not_recording);
   json doc = {{"schema_version", "gpubk.usage.v1"},
               {"generated_at", IsoMs(now_ms)},
+              {"node", {{"schema", 1}, {"id", node.id}, {"hostname", node.hostname}}},
+              {"warnings", warnings},
               {"collector", CollectorJson(collector)},
               {"usage_db", store ? json(store->path()) : json()}};
   bool truncated = false;

@@ -77,6 +77,7 @@ Result<std::optional<Reservation>> BookingService::Impl::PriorOperation(
   store::Event e = MakeEvent(step.event_action, next, step.actor, step.op_id, step.event_message, now);
   e.transaction_id = sys::NewUuid();
   e.before = StateJson(cur);
+  e.signature = step.signature;
   BK_TRY(s.AppendEvent(e));
   if (step.notification_type.empty()) return Ok();
   store::Notification n;

@@ -367,6 +367,15 @@ class MonitorOutputTest(MonitorCase):
 
         mine_doc = self.json("u", "--json", env=later)
         self.assertEqual([u["uid"] for u in mine_doc["users"]], [ME_UID])
+        # The original's keys: the node, warnings and the query's resolution; indented unless -c.
+        self.assertEqual(set(mine_doc["node"]), {"hostname", "id", "schema"})
+        self.assertEqual(mine_doc["warnings"], [])
+        self.assertEqual(mine_doc["query"]["resolution"], "1m")
+        p = self.bk("u", "--json", env=later)
+        self.assertTrue(p.stdout.startswith("{\n  \""), p.stdout[:20])
+        p = self.bk("u", "-j", "-c", env=later)
+        self.assertEqual(len(p.stdout.splitlines()), 1)
+        self.assertEqual(json.loads(p.stdout)["users"], mine_doc["users"])
         text = self.ok("u", env=later)
         self.assertIn("YOUR GPU USE", text)
         self.assertIn("ACTIVE       2m", text)
@@ -380,7 +389,9 @@ class MonitorOutputTest(MonitorCase):
                                  ("2026-11-29T18:49:00Z", 1, ALICE, "unreserved"),
                                  ("2026-11-29T18:50:00Z", 1, ALICE, "unreserved")}))
         self.assertEqual(sum(s["sample_count"] for s in samples if s["gpu"] == 0), 12)
-        hourly = self.json("u", "samples", "-r", "1h", "--json", env=later)["records"]
+        hourly_doc = self.json("u", "samples", "-r", "1h", "--json", env=later)
+        self.assertEqual(hourly_doc["query"]["resolution"], "1h")
+        hourly = hourly_doc["records"]
         self.assertEqual([(s["window_start"], s["sample_count"]) for s in hourly if s["gpu"] == 0],
                          [("2026-11-29T18:00:00Z", 12)])
         table = self.ok("u", "users", env=later)

@@ -442,12 +442,14 @@ class GpuTest(BkTestCase):
         lines = self.ok("g").splitlines()
         self.assertEqual(lines, [
             "GPU 2,3 | yours now | 2 active reservations",
-            "   # ID       Mode   GPU        Until      Left",
-            f"   1 {a[:8]} S1/2   2          19:15       26m",
-            f"   2 {b[:8]} X      3          19:45       56m",
+            "   # ID       Mode   GPU        Until      Left     VRAM/GPU",
+            f"   1 {a[:8]} S1/2   2          19:15       26m auto~39.8GiB",
+            f"   2 {b[:8]} X      3          19:45       56m        whole",
             "Live GPU state",
             "  GPU 2: idle, 0% util, 80.0GiB free",
             "  GPU 3: idle, 3% util, 80.0GiB free",
+            "run one: bk run NUMBER -- COMMAND",
+            "run all: bk run -- COMMAND (stops when the earliest reservation ends at 19:15)",
         ])
 
     def test_others_exclusive_is_listed_first(self):

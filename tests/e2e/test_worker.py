@@ -402,7 +402,9 @@ class WorkerStatusTest(WorkerCase):
         self.assertIn("give a job number", self.fails("jr"))
 
     def test_service_install_writes_a_unit_and_enables_nothing(self):
-        out = self.ok("service", "install", "worker")
+        # Only the variables bk reads are captured, sorted; the shell hook's state is not.
+        out = self.ok("service", "install", "worker", env={"BK_RESERVED_GPUS": "0", "BK_SHELL_STATE": "active",
+                                                            "BK_QUEUE_SEARCH_HOURS": "24"})
         unit = os.path.join(self.tmp, "home", ".config", "systemd", "user", "bk-worker.service")
         self.assertIn("installed unit: " + unit, out)
         self.assertIn("systemctl --user enable --now bk-worker.service", out)
@@ -411,6 +413,17 @@ class WorkerStatusTest(WorkerCase):
         self.assertIn('ExecStart="%s" worker' % os.path.realpath(BK_BIN), text)
         self.assertIn("RestartPreventExitStatus=75 78", text)
         self.assertIn('Environment="BK_DATA_DIR=%s"' % self.data_dir, text)
+        self.assertNotIn("BK_RESERVED_GPUS", text)
+        self.assertNotIn("BK_SHELL_STATE", text)
+        self.assertIn('Environment="BK_JOB_LOG_DIR=', text)
+        names = [line.split("=", 1)[1].lstrip('"').split("=")[0] for line in text.splitlines()
+                 if line.startswith("Environment=")]
+        self.assertEqual(names, sorted(names))
+        self.assertIn("BK_QUEUE_SEARCH_HOURS", names)
+        self.assertIn("captured config overrides: ", out)
+        self.assertNotIn("BK_DATA_DIR", out.split("captured config overrides: ")[1].splitlines()[0])
+        self.assertIn("after starting it, verify: bk doctor --require-worker --strict", out)
+        self.assertIn("temporary after SSH disconnect: keep `bk w start` running in tmux", out)
         self.assertIn("already exists", self.fails("service", "install", "worker"))
         self.ok("service", "install", "worker", "--force")
         self.assertIn("removed unit", self.ok("service", "uninstall", "worker"))
