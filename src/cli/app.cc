@@ -212,8 +212,10 @@ int Main(int argc, char** argv) {
   if (auto st = Setup(ctx); !st) {
     // `bk server ...` must work even when the remembered server is broken:
     // that is how a user gets out of it. `bk shell` too: the hook installs
-    // anyway and shows no GPU until the configuration works again.
-    if (args.empty() || (args[0] != "server" && args[0] != "shell")) return Report(ctx, st.error());
+    // anyway and shows no GPU until the configuration works again. `bk skill`
+    // reads no configuration at all: an agent can install it to learn to fix one.
+    if (args.empty() || (args[0] != "server" && args[0] != "shell" && args[0] != "skill"))
+      return Report(ctx, st.error());
     ctx.config = config::Config{};
     ctx.config_error = st.error();
     ctx.zone = std::make_unique<sys::LocalZone>();

@@ -30,8 +30,20 @@ struct Sweep {
 
 }  // namespace
 
-std::vector<std::string> CheckInvariants(const Policy& p, const std::vector<Footprint>& active) {
+std::vector<std::string> CheckInvariants(const Policy& p, const std::vector<Footprint>& active,
+                                         const std::vector<std::string>* names) {
   std::vector<std::string> out;
+  // " (a, b)": the named footprints on `gpu` (every one when -1) at instant t.
+  auto holders = [&](int gpu, Seconds t) {
+    if (!names) return std::string();
+    std::string list;
+    for (size_t i = 0; i < active.size() && i < names->size(); ++i) {
+      const Footprint& f = active[i];
+      bool on = gpu < 0 || std::find(f.gpus.begin(), f.gpus.end(), gpu) != f.gpus.end();
+      if (on && f.start <= t && t < f.end) list += (list.empty() ? "" : ", ") + (*names)[i];
+    }
+    return " (" + list + ")";
+  };
   // Per GPU: [shared units, exclusive holds, any holds].
   std::vector<Sweep> gpus(p.gpu_count);
   Sweep host;
@@ -55,12 +67,12 @@ std::vector<std::string> CheckInvariants(const Policy& p, const std::vector<Foot
     for (const auto& [t, d] : gpus[g].deltas) {
       for (size_t i = 0; i < d.size(); ++i) level[i] += d[i];
       if (level[0] > p.share_capacity) {
-        out.push_back(fmt::format("GPU {} shared slots over capacity ({}/{}) at {}", g, level[0],
-                                  p.share_capacity, Iso(t)));
+        out.push_back(fmt::format("GPU {} shared slots over capacity ({}/{}) at {}{}", g, level[0],
+                                  p.share_capacity, Iso(t), holders(g, t)));
         break;
       }
       if (level[1] > 0 && level[2] > 1) {
-        out.push_back(fmt::format("GPU {} exclusive reservation overlaps another at {}", g, Iso(t)));
+        out.push_back(fmt::format("GPU {} exclusive reservation overlaps another at {}{}", g, Iso(t), holders(g, t)));
         break;
       }
     }
@@ -69,11 +81,13 @@ std::vector<std::string> CheckInvariants(const Policy& p, const std::vector<Foot
   for (const auto& [t, d] : host.deltas) {
     for (size_t i = 0; i < d.size(); ++i) level[i] += d[i];
     if (p.host_cpus && level[0] > *p.host_cpus) {
-      out.push_back(fmt::format("host CPU budget over ({}/{}) at {}", level[0], *p.host_cpus, Iso(t)));
+      out.push_back(
+          fmt::format("host CPU budget over ({}/{}) at {}{}", level[0], *p.host_cpus, Iso(t), holders(-1, t)));
       break;
     }
     if (p.host_ram_mb && level[1] > *p.host_ram_mb) {
-      out.push_back(fmt::format("host RAM budget over ({}/{} MiB) at {}", level[1], *p.host_ram_mb, Iso(t)));
+      out.push_back(fmt::format("host RAM budget over ({}/{} MiB) at {}{}", level[1], *p.host_ram_mb, Iso(t),
+                                holders(-1, t)));
       break;
     }
   }

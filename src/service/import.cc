@@ -21,6 +21,7 @@
 #include "base/json_strict.h"
 #include "base/strings.h"
 #include "engine/civil_time.h"
+#include "engine/invariants.h"
 #include "engine/parse.h"
 #include "service/impl.h"
 #include "sys/random.h"
@@ -514,6 +515,19 @@ Result<ImportSummary> BookingService::ImportUpstreamImpl(const Actor& actor, con
   auto planned = importer.Plan(doc);
   if (!planned) return Invalid(Refused(planned.error().message));
   std::vector<Planned>& plan = *planned;
+  // The file's active bookings must fit this policy together, as every
+  // booking made here does: an over-admitted calendar is refused, naming who.
+  {
+    std::vector<engine::Footprint> active;
+    std::vector<std::string> names;
+    for (const Planned& item : plan) {
+      if (item.r.status != engine::Status::kActive || item.r.end <= impl_->Now()) continue;
+      active.push_back(item.r.ToFootprint());
+      names.push_back(item.r.ShortId());
+    }
+    if (auto v = engine::CheckInvariants(p, active, &names); !v.empty())
+      return Invalid(Refused("the file's active bookings over-admit this host: " + Join(v, "; ")));
+  }
 
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());

@@ -191,6 +191,23 @@ class InvalidImportTest(BkTestCase):
         del ledger["reservations"][1]["edit_operations"][0]["signature"]
         self.refuse(ledger, ["reservations[1].edit_operations[0].signature is required"])
 
+    def test_an_over_admitted_calendar_names_its_bookings(self):
+        # Three shared bookings on GPU 1 at once where two slots exist: refused before anything is written.
+        ledger = upstream_ledger([
+            upstream_reservation("aaaaaaaa-0000-4000-8000-000000000001", [1], "2026-11-29T19:00:00Z",
+                                 "2026-11-29T20:00:00Z"),
+            upstream_reservation("bbbbbbbb-0000-4000-8000-000000000002", [1], "2026-11-29T19:30:00Z",
+                                 "2026-11-29T20:30:00Z"),
+            upstream_reservation("cccccccc-0000-4000-8000-000000000003", [1, 2], "2026-11-29T19:45:00Z",
+                                 "2026-11-29T21:00:00Z"),
+            upstream_reservation("dddddddd-0000-4000-8000-000000000004", [1], "2026-11-29T19:00:00Z",
+                                 "2026-11-29T21:00:00Z", status="cancelled"),
+        ])
+        msg = self.refuse(ledger, ["the file's active bookings over-admit this host",
+                                   "GPU 1 shared slots over capacity (3/2) at 2026-11-29T19:45:00Z "
+                                   "(aaaaaaaa, bbbbbbbb, cccccccc)"])
+        self.assertNotIn("dddddddd", msg)
+
     def test_not_json(self):
         self.refuse("{", ["the file is not valid JSON"])
 

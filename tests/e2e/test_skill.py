@@ -103,6 +103,14 @@ class SkillInstallTest(BkTestCase):
         self.assertEqual(self.ok("skill", "path", "--agent", "claude"), self.claude + "\n")
         self.assertEqual(self.ok("skill", "path"), self.codex + "\n")
 
+    def test_works_with_a_broken_configuration(self):
+        # The skill needs no configuration; an agent may install it to learn how to fix one.
+        broken = {"BK_GPU_COUNT": "0"}
+        self.assertIn("gpu_count must be between", self.fails("l", env=broken))
+        self.installed("--agent", "codex", dest=self.codex, env=broken)
+        self.assertIsBundle(self.codex)
+        self.assertIn("name: gpubk", self.ok("skill", "show", env=broken))
+
     def test_existing_copy_needs_force_and_force_replaces_all_of_it(self):
         self.installed("--agent", "claude", dest=self.claude)
         self.refused_install("--agent", "claude", message="skill already exists: %s; pass --force" % self.claude)
