@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "base/exit_codes.h"
 #include "base/json_opt.h"
 #include "base/version.h"
 #include "engine/parse.h"
 #include "surface/administrator.h"
+#include "surface/doctor.h"
 #include "surface/documents.h"
 #include "sys/users.h"
 #include "sys/node.h"
+#include "worker/lease.h"
+#include "worker/settings.h"
 
 namespace bk::agent {
 namespace {
@@ -57,6 +61,32 @@ json PolicyJson(const engine::Policy& p, const config::Config& c, const std::str
           {"shared_capacity_units_per_gpu", p.share_capacity},
           {"shared_memory_reserve_mb", p.shared_memory_reserve_mb},
           {"storage_transport", transport}};
+}
+
+// The original's policy keys that are facts of this deployment and of this
+// user's worker, beside the scheduling policy above.
+void AddDeploymentPolicy(const config::Config& c, json& policy) {
+  policy.update(surface::DeploymentKeys(c));
+  const config::WorkerSettings& w = c.worker;
+  policy.update({{"daemon_policy_exit_code", exit_code::kPolicyDrift},
+                 {"job_log_max_mb", w.log_max_mb},
+                 {"job_log_retention_days", w.log_retention_days},
+                 {"worker_busy_exit_code", exit_code::kBusy},
+                 {"worker_effective_max_parallel", config::EffectiveMaxParallel(c)},
+                 {"worker_live_guard", w.live_guard},
+                 {"worker_max_parallel", w.max_parallel},
+                 {"worker_recovery_grace_seconds", w.recovery_grace_seconds},
+                 {"worker_termination_grace_seconds", w.grace_seconds},
+                 {"worker_waiting_exit_code", exit_code::kNoSlot}});
+}
+
+// This user's worker (gpubk.worker.v1), or null when its directory cannot be
+// known (no home directory).
+json WorkerJson(const config::Config& c, engine::Seconds now, const std::string& username) {
+  auto settings = worker::LoadSettings(c, config::ProcessEnv());
+  if (!settings) return json();
+  worker::WorkerStatus ws = worker::Inspect(settings->job_dir, worker::InstanceIdentity(c), getuid(), now);
+  return json::parse(worker::StatusJson(ws, username), nullptr, false);
 }
 
 // One budget: total (null when the host declares none), what bookings active
@@ -140,7 +170,25 @@ json CapabilitiesObject(const client::Ledger& ledger) {
           {"service_broker", socket},
           {"service_owned_ledger", socket},
           {"structured_cancel", true},
-          {"weighted_shared_capacity", true}};
+          {"weighted_shared_capacity", true},
+          // The original's names for what this bk does as well.
+          {"administrator_gpu_eligibility_policy", true},
+          {"bounded_personal_audit_log", true},
+          {"bounded_private_job_logs", true},
+          {"collector_liveness", true},
+          {"configurable_monitor_cadence", true},
+          {"daemon_policy_guard", true},
+          {"external_allocator_configured", false},
+          {"private_job_log_cleanup", true},
+          {"private_job_spec_cleanup", true},
+          {"private_job_specs", true},
+          {"scheduled_job_crash_recovery", true},
+          {"scheduled_job_path_snapshot", true},
+          {"single_worker_lease", true},
+          {"usage_api_schema", "gpubk.usage.v1"},
+          {"versioned_usage_history", true},
+          {"worker_instance_binding", true},
+          {"worker_liveness", true}};
 }
 
 // Who administers this deployment (bk info's document).
@@ -161,6 +209,8 @@ Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& con
   const service::Actor& actor = ledger.actor();
 
   json reservations = json::parse(surface::ReservationsDoc(active, actor.uid, p, now))["reservations"];
+  json policy = PolicyJson(p, config, ledger.Transport());
+  AddDeploymentPolicy(config, policy);
   int64_t cpus_now = 0, ram_now = 0;
   for (const auto& r : active.reservations) {
     if (r.start <= now && now < r.end) {
@@ -177,11 +227,11 @@ Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& con
       {"actor", {{"uid", actor.uid}, {"username", actor.username}, {"administrator", actor.admin}}},
       {"administrator", AdministratorJson(config)},
       {"deployment", config::DeploymentName(config.deployment)},
-      {"policy", PolicyJson(p, config, ledger.Transport())},
+      {"policy", policy},
       {"host_budget", {{"cpus", Budget(p.host_cpus, cpus_now)}, {"ram_mb", Budget(p.host_ram_mb, ram_now)}}},
       {"gpu_advice", GpuAdviceJson(status, p)},
       {"reservations", reservations},
-      {"worker", json()},
+      {"worker", WorkerJson(config, now, actor.username)},
       {"capabilities", CapabilitiesObject(ledger)}};
   return DumpLine(d);
 }

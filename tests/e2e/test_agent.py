@@ -78,6 +78,17 @@ class AgentCommandsTest(BkTestCase):
         self.assertIsNone(full["policy"]["host_cpus"])
         self.assertEqual(full["host_budget"]["cpus"]["enforced"], False)
         self.assertEqual(full["policy"]["storage_transport"], "direct")
+        # The original's documents and keys: the administrator, this user's worker, the deployment and
+        # worker policy, and its capability names that hold here.
+        self.assertEqual(full["administrator"]["schema_version"], "gpubk.administrator.v1")
+        self.assertEqual((full["worker"]["schema_version"], full["worker"]["state"]), ("gpubk.worker.v1", "not-seen"))
+        pol = full["policy"]
+        self.assertEqual((pol["access_mode"], pol["broker_socket"], pol["daemon_policy_exit_code"],
+                          pol["worker_busy_exit_code"], pol["worker_waiting_exit_code"]), ("private", None, 78, 75, 3))
+        self.assertEqual((pol["worker_max_parallel"], pol["worker_effective_max_parallel"]), (64, 16))  # 8 GPUs x 2
+        for flag in ("private_job_specs", "single_worker_lease", "worker_liveness", "collector_liveness"):
+            self.assertIs(full["capabilities"][flag], True, flag)
+        self.assertEqual(full["capabilities"]["usage_api_schema"], "gpubk.usage.v1")
         # --compact: every key, one line, Python's separators (as the original).
         compact_text = self.bk("agent", "ctx", "--compact").stdout
         self.assertEqual(len(compact_text.splitlines()), 1)
