@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "base/json_strict.h"
@@ -135,6 +136,13 @@ std::string OriginalLedger(const Config& c, const EnvFn& env) {
   for (const auto& p : candidates)
     if (sys::Exists(p)) return p;
   return "";
+}
+
+std::string OriginalJobLogs(const EnvFn& env) {
+  auto xdg = env("XDG_STATE_HOME");
+  std::string dir = ((xdg && StartsWith(*xdg, "/")) ? *xdg : sys::HomeDir() + "/.local/state") + "/bk/jobs";
+  std::error_code ec;
+  return std::filesystem::is_directory(dir, ec) && !std::filesystem::is_empty(dir, ec) && !ec ? dir : "";
 }
 
 Status ApplyConfigText(std::string_view text, const std::string& path, Config& c) {

@@ -105,6 +105,10 @@ std::string ConnectionFile(const EnvFn& env);
 // else the original's default ($XDG_DATA_HOME/bk or ~/.local/share/bk) when
 // BK_DATA_DIR is unset. Empty when there is none or this is not private mode.
 std::string OriginalLedger(const Config& config, const EnvFn& env);
+// GPUBK 0.2.8's job log directory ($XDG_STATE_HOME/bk/jobs or
+// ~/.local/state/bk/jobs) when it holds anything; empty otherwise. Its logs are
+// not imported: they stay readable where they are.
+std::string OriginalJobLogs(const EnvFn& env);
 // The server config path named by the text of that file (`path` names it in
 // errors): {"config": "/abs/config.json", ...}.
 Result<std::string> ParseConnection(std::string_view text, const std::string& path);

@@ -55,6 +55,12 @@ class OriginalDataTest(BkTestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("note: found GPUBK 0.2.8 bookings in %s; bring them in with `bk admin data import`" % path,
                       p.stderr)
+        self.assertNotIn("job logs", p.stderr)
+        logs = os.path.join(self.env["HOME"], ".local", "state", "bk", "jobs")
+        os.makedirs(logs)
+        with open(os.path.join(logs, "0b0e1c2a.log"), "w") as f:
+            f.write("x\n")
+        self.assertIn("note: its job logs stay in %s (not imported" % logs, self.bk("l").stderr)
         self.assertEqual(self.bk("l", "--json").stderr, "")  # agents read JSON and are not told
         out = self.ok("admin", "data", "import")
         self.assertTrue(out.startswith("imported: 5 reservations"), out)
