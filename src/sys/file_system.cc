@@ -1,10 +1,13 @@
 #include "sys/file_system.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <unistd.h>
 
 #include <cerrno>
+
+#include "sys/fs.h"
 
 namespace bk::sys {
 
@@ -24,13 +27,13 @@ class Real : public FileSystem {
   ErrnoResult<FileInfo> Lstat(const std::string& path) override {
     struct stat st {};
     if (lstat(path.c_str(), &st) != 0) return std::unexpected(errno);
-    return FileInfo{st.st_mode, st.st_uid};
+    return FileInfo{st.st_mode, st.st_uid, st.st_nlink};
   }
 
   ErrnoResult<FileInfo> Stat(const std::string& path) override {
     struct stat st {};
     if (stat(path.c_str(), &st) != 0) return std::unexpected(errno);
-    return FileInfo{st.st_mode, st.st_uid};
+    return FileInfo{st.st_mode, st.st_uid, st.st_nlink};
   }
 
   ErrnoResult<void> MakeDir(const std::string& path, mode_t mode) override {
@@ -67,6 +70,26 @@ class Real : public FileSystem {
 
   ErrnoResult<void> SetMode(const std::string& path, mode_t mode) override {
     return Check(chmod(path.c_str(), mode));
+  }
+
+  ErrnoResult<void> SetGroup(const std::string& path, gid_t gid) override {
+    return Check(chown(path.c_str(), static_cast<uid_t>(-1), gid));
+  }
+
+  ErrnoResult<std::vector<std::string>> ReadDir(const std::string& path) override {
+    DIR* d = opendir(path.c_str());
+    if (d == nullptr) return std::unexpected(errno);
+    std::vector<std::string> names;
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name != "." && name != "..") names.push_back(std::move(name));
+    }
+    closedir(d);
+    return names;
+  }
+
+  Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override {
+    return ReadSmallFile(path, max_bytes);
   }
 
   ErrnoResult<void> Sync(const std::string& path) override {

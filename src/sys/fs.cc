@@ -128,13 +128,6 @@ Status SetNewDirMode(const std::string& path, mode_t mode) {
   return Ok();
 }
 
-Status FsyncDir(const std::string& dir) {
-  Fd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd.ok()) return SysFail(errno, fmt::format("cannot open directory {}", dir));
-  if (fsync(fd.get()) != 0) return SysFail(errno, fmt::format("cannot sync directory {}", dir));
-  return Ok();
-}
-
 }  // namespace
 
 bool Exists(const std::string& path) {
@@ -286,58 +279,41 @@ Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) {
   return out;
 }
 
-Status WriteFileAtomic(const std::string& path, const std::string& data, mode_t mode) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) == 0) {
-    if (S_ISLNK(st.st_mode)) {
+Status WriteFileAtomic(FileSystem& fs, const std::string& path, const std::string& data, mode_t mode) {
+  if (auto st = fs.Lstat(path)) {
+    if (st->IsLink()) {
       return Fail(
           ErrorKind::kPermission,
           fmt::format("refusing to replace {}: it is a symbolic link; put the real file in its place", path));
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st->mode)) {
       return Fail(ErrorKind::kCorrupt, fmt::format("refusing to replace {}: it is not a regular file", path));
     }
-    if (st.st_nlink != 1) {
+    if (st->nlink != 1) {
       return Fail(
           ErrorKind::kCorrupt,
-          fmt::format("refusing to replace {}: it has {} hard links; remove the others", path, st.st_nlink));
+          fmt::format("refusing to replace {}: it has {} hard links; remove the others", path, st->nlink));
     }
-  } else if (errno != ENOENT) {
-    return SysFail(errno, fmt::format("cannot inspect {}", path));
+  } else if (st.error() != ENOENT) {
+    return SysFail(st.error(), fmt::format("cannot inspect {}", path));
   }
 
   const std::string dir = Dirname(path);
   std::string tmp = JoinPath(dir, fmt::format(".{}.{}.tmp", Basename(path), NewUuid().substr(0, 8)));
-  Fd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd.ok()) return SysFail(errno, fmt::format("cannot write {}", path));
+  // Written and synced in full, or not left behind.
+  if (auto written = fs.WriteNewFile(tmp, data, mode); !written)
+    return SysFail(written.error(), fmt::format("cannot write {}", path));
+  if (auto renamed = fs.Rename(tmp, path); !renamed) {
+    (void)fs.RemoveTree(tmp);
+    return SysFail(renamed.error(), fmt::format("cannot replace {}", path));
+  }
+  if (auto synced = fs.Sync(dir); !synced)
+    return SysFail(synced.error(), fmt::format("cannot sync directory {}", dir));
+  return Ok();
+}
 
-  auto fail = [&](int err, const std::string& what) {
-    fd.Close();
-    unlink(tmp.c_str());
-    return SysFail(err, what);
-  };
-  if (fchmod(fd.get(), mode) != 0) return fail(errno, fmt::format("cannot set the mode of {}", tmp));
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = write(fd.get(), data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(errno, fmt::format("cannot write {}", path));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (fsync(fd.get()) != 0) return fail(errno, fmt::format("cannot sync {}", path));
-  if (fd.Close() != 0) {
-    int err = errno;
-    unlink(tmp.c_str());
-    return SysFail(err, fmt::format("cannot write {}", path));
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    unlink(tmp.c_str());
-    return SysFail(err, fmt::format("cannot replace {}", path));
-  }
-  return FsyncDir(dir);
+Status WriteFileAtomic(const std::string& path, const std::string& data, mode_t mode) {
+  return WriteFileAtomic(RealFileSystem(), path, data, mode);
 }
 
 }  // namespace bk::sys

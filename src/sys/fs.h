@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "sys/file_system.h"
 
 namespace bk::sys {
 
@@ -43,7 +44,10 @@ Status CreateDataFile(const std::string& path, mode_t mode, uid_t owner);
 Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes);
 
 // Writes atomically: temp file with `mode` in the same directory, fsync,
-// rename, fsync of the directory.
+// rename, fsync of the directory; on failure the temp file is gone and the
+// old file untouched.
+Status WriteFileAtomic(FileSystem& fs, const std::string& path, const std::string& data, mode_t mode);
+// The same on the real file system.
 Status WriteFileAtomic(const std::string& path, const std::string& data, mode_t mode);
 
 }  // namespace bk::sys
