@@ -76,6 +76,10 @@ class Real : public FileSystem {
     return Check(chown(path.c_str(), static_cast<uid_t>(-1), gid));
   }
 
+  ErrnoResult<void> Access(const std::string& path, int how) override {
+    return Check(access(path.c_str(), how));
+  }
+
   ErrnoResult<std::vector<std::string>> ReadDir(const std::string& path) override {
     DIR* d = opendir(path.c_str());
     if (d == nullptr) return std::unexpected(errno);

@@ -45,6 +45,9 @@ class FileSystem {
   virtual ErrnoResult<void> SetMode(const std::string& path, mode_t mode) = 0;
   // chown to `gid`, the owner unchanged.
   virtual ErrnoResult<void> SetGroup(const std::string& path, gid_t gid) = 0;
+  // access(2): whether the real user may read, write or search (`how`: R_OK,
+  // W_OK, X_OK or'ed) the file; EACCES when not.
+  virtual ErrnoResult<void> Access(const std::string& path, int how) = 0;
   // The names in a directory, without "." and "..", in no particular order.
   virtual ErrnoResult<std::vector<std::string>> ReadDir(const std::string& path) = 0;
   // A whole regular file (never through a symlink) of at most max_bytes; the

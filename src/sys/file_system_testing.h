@@ -28,6 +28,7 @@ class ForwardingFileSystem : public FileSystem {
   ErrnoResult<void> SetGroup(const std::string& path, gid_t gid) override {
     return target_.SetGroup(path, gid);
   }
+  ErrnoResult<void> Access(const std::string& path, int how) override { return target_.Access(path, how); }
   ErrnoResult<std::vector<std::string>> ReadDir(const std::string& path) override {
     return target_.ReadDir(path);
   }
