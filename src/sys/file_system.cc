@@ -38,7 +38,15 @@ class Real : public FileSystem {
 
   ErrnoResult<void> MakeDir(const std::string& path, mode_t mode) override {
     if (mkdir(path.c_str(), mode) != 0) return std::unexpected(errno);
-    return SetMode(path, mode);
+    // The mode is set through the new directory itself: a symlink swapped in
+    // meanwhile fails (ELOOP or ENOTDIR) rather than lending its target the mode.
+    int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return std::unexpected(errno);
+    int rc = fchmod(fd, mode);
+    int err = errno;
+    close(fd);
+    if (rc != 0) return std::unexpected(err);
+    return {};
   }
 
   ErrnoResult<void> WriteNewFile(const std::string& path, std::string_view content, mode_t mode) override {

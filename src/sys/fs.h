@@ -26,6 +26,9 @@ std::string JoinPath(const std::string& dir, const std::string& name);
 // when creating below it). Existing parents are never changed. An existing
 // directory must be a real directory owned by `owner`, and not writable by
 // group or others unless `mode` itself grants that write bit (shared setups).
+// Parents created before a failure stay, empty.
+Status EnsurePrivateDir(FileSystem& fs, const std::string& dir, mode_t mode, uid_t owner);
+// The same on the real file system.
 Status EnsurePrivateDir(const std::string& dir, mode_t mode, uid_t owner);
 
 // Checks an existing directory without creating it: real directory (not a
