@@ -1,7 +1,6 @@
 #include "agent/mcp_jobs.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -98,13 +97,12 @@ std::string CleanupDoc(client::Ledger& ledger, const Result<worker::Settings>& s
 
 }  // namespace
 
-Status CheckWorkingDirectory(const std::string& path) {
+Status CheckWorkingDirectory(sys::FileSystem& fs, const std::string& path) {
   if (path.empty() || path[0] != '/') return Invalid("job working directory must be absolute");
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+  if (auto st = fs.Stat(path); !st || !st->IsDir())
     return Invalid(fmt::format("job working directory does not exist: {}", Printable(path)));
   // The worker starts the command there as this user: it must list and enter it.
-  if (access(path.c_str(), R_OK | X_OK) != 0)
+  if (!fs.Access(path, R_OK | X_OK))
     return Invalid(fmt::format("job working directory is not readable: {}", Printable(path)));
   return Ok();
 }
@@ -113,7 +111,7 @@ Result<std::string> CreateWithCommand(client::Ledger& ledger, const config::Conf
                                       const worker::Settings& settings, service::CreateRequest request,
                                       const std::vector<std::string>& argv,
                                       const std::optional<std::string>& cwd) {
-  if (cwd) BK_TRY(CheckWorkingDirectory(*cwd));
+  if (cwd) BK_TRY(CheckWorkingDirectory(sys::RealFileSystem(), *cwd));
   BK_ASSIGN_OR_RETURN(worker::Submission submission,
                       worker::Submit(settings, argv, getuid(), ledger.Now(), cwd.value_or("")));
   request.job = submission.binding;

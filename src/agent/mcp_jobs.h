@@ -13,13 +13,14 @@
 #include "base/result.h"
 #include "client/ledger.h"
 #include "config/config.h"
+#include "sys/file_system.h"
 #include "worker/settings.h"
 
 namespace bk::agent {
 
 // An absolute path to an existing directory this user can read and enter, or
 // one error that says which of these it is not.
-Status CheckWorkingDirectory(const std::string& path);
+Status CheckWorkingDirectory(sys::FileSystem& fs, const std::string& path);
 
 // Books `request` with `argv` attached, run from `cwd` (checked by
 // CheckWorkingDirectory; this process's working directory when absent). The private spec is written before

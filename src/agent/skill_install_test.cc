@@ -12,6 +12,7 @@
 
 #include "agent/skill_bundle.h"
 #include "base/temp_dir_testing.h"
+#include "sys/file_system_testing.h"
 
 namespace bk::agent {
 namespace {
@@ -40,32 +41,27 @@ mode_t ModeOf(const fs::path& p) {
 
 // The real file system, but for one step of the install that fails with EIO.
 enum class Step { kWrite, kSync, kMoveAside, kSwapIn, kRollback };
-class FailingFileSystem : public sys::FileSystem {
+class FailingFileSystem : public sys::ForwardingFileSystem {
  public:
   explicit FailingFileSystem(std::initializer_list<Step> steps) : steps_(steps) {}
   explicit FailingFileSystem(Step step) : steps_{step} {}
   int failed = 0;
 
-  sys::ErrnoResult<sys::FileInfo> Lstat(const std::string& p) override { return real_.Lstat(p); }
-  sys::ErrnoResult<sys::FileInfo> Stat(const std::string& p) override { return real_.Stat(p); }
-  sys::ErrnoResult<void> MakeDir(const std::string& p, mode_t m) override { return real_.MakeDir(p, m); }
   sys::ErrnoResult<void> WriteNewFile(const std::string& p, std::string_view c, mode_t m) override {
     if (Fails(Step::kWrite)) return std::unexpected(EIO);
-    return real_.WriteNewFile(p, c, m);
+    return ForwardingFileSystem::WriteNewFile(p, c, m);
   }
   sys::ErrnoResult<void> Rename(const std::string& from, const std::string& to) override {
     Step step = from.ends_with(".tmp")      ? Step::kSwapIn
                 : from.ends_with(".backup") ? Step::kRollback
                                             : Step::kMoveAside;
     if (Fails(step)) return std::unexpected(EIO);
-    return real_.Rename(from, to);
+    return ForwardingFileSystem::Rename(from, to);
   }
-  sys::ErrnoResult<void> SetMode(const std::string& p, mode_t m) override { return real_.SetMode(p, m); }
   sys::ErrnoResult<void> Sync(const std::string& p) override {
     if (Fails(Step::kSync)) return std::unexpected(EIO);
-    return real_.Sync(p);
+    return ForwardingFileSystem::Sync(p);
   }
-  sys::ErrnoResult<void> RemoveTree(const std::string& p) override { return real_.RemoveTree(p); }
 
  private:
   // Each chosen step fails once.
@@ -75,7 +71,6 @@ class FailingFileSystem : public sys::FileSystem {
     return true;
   }
   std::vector<Step> steps_;
-  sys::FileSystem& real_ = sys::RealFileSystem();
 };
 
 class SkillInstallTest : public TempDirTest {

@@ -1,7 +1,6 @@
 // bk server init | connect | disconnect | status | serve: a shared server run
 // by one ordinary account, no sudo anywhere.
 
-#include <dirent.h>
 #include <fmt/format.h>
 #include <grp.h>
 #include <sys/stat.h>
@@ -15,6 +14,7 @@
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/context.h"
+#include "cli/server_dir.h"
 #include "engine/parse.h"
 #include "server/daemon.h"
 #include "server/unix_socket.h"
@@ -32,19 +32,6 @@ Result<int64_t> PositiveInt(const std::optional<std::string>& text, const char* 
                             int64_t def) {
   return WholeNumberOption(text, lo, hi, def,
                            fmt::format("{} must be a whole number between {} and {}", name, lo, hi));
-}
-
-Status MakeDir(const std::string& path, mode_t mode, std::optional<gid_t> gid) {
-  if (mkdir(path.c_str(), mode) != 0 && errno != EEXIST)
-    return Fail(ErrorKind::kIo, fmt::format("cannot create {}: {}", path, std::strerror(errno)));
-  struct stat st {};
-  if (lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return Invalid(fmt::format("{} is not a directory", path));
-  if (gid && chown(path.c_str(), static_cast<uid_t>(-1), *gid) != 0)
-    return Fail(ErrorKind::kIo,
-                fmt::format("cannot give {} to group {}: {}", path, *gid, std::strerror(errno)));
-  if (chmod(path.c_str(), mode) != 0) return Fail(ErrorKind::kIo, fmt::format("cannot chmod {}", path));
-  return Ok();
 }
 
 bool OnNetworkFs(const std::string& path) {
@@ -129,31 +116,14 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
   }
   // The directory: new, or existing and empty; real; ours; parents safe.
   BK_TRY(sys::CheckTrustedAncestors(d, me));
-  struct stat st {};
-  if (lstat(d.c_str(), &st) == 0) {
-    if (S_ISLNK(st.st_mode)) return Invalid(fmt::format("{} is a symbolic link; use the real path", d));
-    if (!S_ISDIR(st.st_mode)) return Invalid(fmt::format("{} exists and is not a directory", d));
-    if (st.st_uid != me)
-      return Invalid(fmt::format("{} belongs to {}; use a directory you own", d, sys::UserName(st.st_uid)));
-    bool empty = true;
-    if (DIR* h = opendir(d.c_str())) {
-      while (dirent* e = readdir(h))
-        if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") empty = false;
-      closedir(h);
-    }
-    if (!empty) return Invalid(fmt::format("{} is not empty; choose a new or empty directory", d));
-  }
-  // Clients traverse the directory and connect to run/broker.sock; only the owner reads data/.
-  mode_t pass = s.access == "group" ? 0710 : 0711;
-  BK_TRY(MakeDir(d, pass, gid));
-  BK_TRY(MakeDir(d + "/run", pass, gid));
-  BK_TRY(MakeDir(d + "/data", 0700, std::nullopt));
+  sys::FileSystem& fs = sys::RealFileSystem();
+  BK_TRY(CheckServerDirectory(fs, d, me));
   std::string cfg_path = d + "/config.json";
-  BK_TRY(sys::WriteFileAtomic(cfg_path, config::RenderServerConfig(s), s.access == "group" ? 0640 : 0644));
-  if (gid && chown(cfg_path.c_str(), static_cast<uid_t>(-1), *gid) != 0)
-    return Fail(ErrorKind::kIo, fmt::format("cannot give {} to group {}", cfg_path, s.group));
   store::OpenOptions o{d + "/data/ledger.db", true, me, 10000, false};
-  BK_TRY(store::LedgerStore::Open(o));
+  BK_TRY(CreateServerDirectory(fs, s, [&]() -> Status {
+    BK_TRY(store::LedgerStore::Open(o));
+    return Ok();
+  }));
   ctx.Print(fmt::format("initialized: {} (owner {}, {} GPUs, access {}{}{})", d, s.owner, s.gpu_count,
                         s.access, s.host_cpus ? fmt::format(", {} CPUs", *s.host_cpus) : "",
                         s.host_ram_mb ? ", RAM " + engine::FormatSizeMb(*s.host_ram_mb) : ""));

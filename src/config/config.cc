@@ -172,14 +172,14 @@ std::string ConnectionFile(const EnvFn& env) {
   return base + "/gpubk/server.json";
 }
 
-Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool trusted) {
+Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool trusted, sys::FileSystem& fs) {
   Config c;
   Defaults(c);
   c.server_config = path;
   c.config_file = path;
   if (!StartsWith(path, "/")) return Invalid(fmt::format("server config {} must be an absolute path", path));
-  if (struct stat st{}; lstat(path.c_str(), &st) != 0) {
-    if (errno == EACCES)
+  if (auto st = fs.Lstat(path); !st) {
+    if (st.error() == EACCES)
       return Fail(
           ErrorKind::kPermission,
           fmt::format("permission denied reading server config {}; the server is limited to a group: ask its "
@@ -188,7 +188,7 @@ Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool truste
     return Invalid(
         fmt::format("server config {} does not exist; check the path or run `bk server init`", path));
   }
-  auto text = sys::ReadSmallFile(path, 1 << 20);
+  auto text = fs.ReadFile(path, 1 << 20);
   if (!text) return Invalid(fmt::format("cannot read server config {}: {}", path, text.error().message));
   auto parsed = ParseStrictJson(*text);
   if (!parsed && parsed.error().problem == JsonProblem::kSyntax)
@@ -295,7 +295,7 @@ EnvFn ProcessEnv() {
   };
 }
 
-Result<Config> Load(const EnvFn& env) {
+Result<Config> Load(const EnvFn& env, sys::FileSystem& fs) {
   uid_t uid = sys::CurrentUid();
   // Shared deployments: BK_CONFIG_FILE > the server this user connected to > /etc/gpubk.
   if (!env("BK_DATA_DIR")) {
@@ -304,16 +304,16 @@ Result<Config> Load(const EnvFn& env) {
     if (auto f = env("BK_CONFIG_FILE"); f && !f->empty()) {
       server = *f;
       why = "BK_CONFIG_FILE is set";
-    } else if (std::string conn = ConnectionFile(env); sys::Exists(conn)) {
-      auto text = sys::ReadSmallFile(conn, 64 * 1024);
+    } else if (std::string conn = ConnectionFile(env); fs.Lstat(conn)) {
+      auto text = fs.ReadFile(conn, 64 * 1024);
       BK_ASSIGN_OR_RETURN(server, ParseConnection(text.value_or(""), conn));
       why = fmt::format("connected with `bk server connect` ({})", conn);
-    } else if (sys::Exists("/etc/gpubk/config.json")) {
+    } else if (fs.Lstat("/etc/gpubk/config.json")) {
       server = "/etc/gpubk/config.json";
       why = "system deployment /etc/gpubk/config.json";
     }
     if (!server.empty()) {
-      BK_ASSIGN_OR_RETURN(Config c, LoadServer(server, env, false));
+      BK_ASSIGN_OR_RETURN(Config c, LoadServer(server, env, false, fs));
       c.why = why;
       // Each user runs their own worker: their BK_<KEY> fills what the server's file leaves unset.
       BK_TRY(ApplyEnvironment(env, c, [](const KeySpec& k, const std::string& source) {
@@ -344,10 +344,10 @@ Result<Config> Load(const EnvFn& env) {
   c.owner = sys::UserName(uid);
   Defaults(c);
 
-  if (sys::Exists(c.config_file)) {
+  if (fs.Lstat(c.config_file)) {
     c.config_file_present = true;
     BK_TRY(sys::CheckDataFile(c.config_file, uid));
-    BK_ASSIGN_OR_RETURN(std::string text, sys::ReadSmallFile(c.config_file, 1 << 20));
+    BK_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(c.config_file, 1 << 20));
     BK_TRY(ApplyConfigText(text, c.config_file, c));
   }
   BK_TRY(ApplyEnvironment(env, c, [](const KeySpec&, const std::string&) { return true; }));

@@ -14,6 +14,7 @@
 
 #include "base/result.h"
 #include "engine/policy.h"
+#include "sys/file_system.h"
 
 namespace bk::config {
 
@@ -87,11 +88,13 @@ struct Config {
 };
 
 // Loads the configuration. Bad values fail with one line naming the key and
-// the accepted range.
-Result<Config> Load(const EnvFn& env);
+// the accepted range. The files it names are read through `fs`; the safety
+// checks of sys/fs.h and sys/trust.h look at the real file system.
+Result<Config> Load(const EnvFn& env, sys::FileSystem& fs = sys::RealFileSystem());
 // Loads a server's config.json (for `bk server serve --config` and clients).
 // With `trusted`, the file and its ancestors must be safe (sys/trust.h).
-Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool trusted);
+Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool trusted,
+                          sys::FileSystem& fs = sys::RealFileSystem());
 
 // Jobs one worker runs at once: worker_max_parallel (or `requested`), but
 // never more than could hold bookings at the same time (enabled GPUs times

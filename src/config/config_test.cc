@@ -17,6 +17,7 @@
 #include "base/temp_dir_testing.h"
 #include "engine/civil_time.h"
 #include "engine/parse.h"
+#include "sys/file_system_testing.h"
 #include "sys/users.h"
 
 namespace bk::config {
@@ -418,6 +419,50 @@ TEST_F(ConfigTest, GroupWritableFileIsRefused) {
   auto c = LoadWith({});
   ASSERT_FALSE(c.has_value());
   EXPECT_THAT(c.error().message, HasSubstr(Path("config.json")));
+}
+
+// The real file system, but reading `path` fails with EIO and looking at it
+// with `lstat_errno` (when set).
+class UnreadableFile : public sys::ForwardingFileSystem {
+ public:
+  explicit UnreadableFile(std::string path, int lstat_errno = 0)
+      : path_(std::move(path)), lstat_errno_(lstat_errno) {}
+  sys::ErrnoResult<sys::FileInfo> Lstat(const std::string& p) override {
+    if (p == path_ && lstat_errno_ != 0) return std::unexpected(lstat_errno_);
+    return ForwardingFileSystem::Lstat(p);
+  }
+  Result<std::string> ReadFile(const std::string& p, size_t max_bytes) override {
+    if (p == path_) return Fail(ErrorKind::kIo, fmt::format("cannot read {}: Input/output error", p));
+    return ForwardingFileSystem::ReadFile(p, max_bytes);
+  }
+
+ private:
+  std::string path_;
+  int lstat_errno_;
+};
+
+TEST_F(ConfigTest, UnreadableFileFailsTheLoadNamingIt) {
+  WriteConfig(R"({"slot_minutes": 10})");
+  UnreadableFile failing(Path("config.json"));
+  auto c = Load(EnvOf(env_), failing);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().message, fmt::format("cannot read {}: Input/output error", Path("config.json")));
+}
+
+TEST_F(ConfigTest, UnreadableServerConfigSaysWhy) {
+  std::string path = Path("server.json");
+  std::ofstream(path) << "{}";
+  UnreadableFile unreadable(path);
+  auto c = LoadServer(path, EnvOf({}), /*trusted=*/false, unreadable);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().message,
+            fmt::format("cannot read server config {0}: cannot read {0}: Input/output error", path));
+  // A group-only server's directory cannot be searched by others.
+  UnreadableFile denied(path, EACCES);
+  c = LoadServer(path, EnvOf({}), /*trusted=*/false, denied);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().kind, ErrorKind::kPermission);
+  EXPECT_THAT(c.error().message, HasSubstr("the server is limited to a group"));
 }
 
 TEST_F(ConfigTest, ServerConfigIdsBeyond32BitsAreRefusedNotWrapped) {

@@ -9,10 +9,10 @@
 namespace bk::store {
 
 Result<DataFile> OpenDataFile(const std::string& path, bool create, uid_t owner, int busy_timeout_ms,
-                              std::string_view what, const std::string& vfs) {
+                              std::string_view what, const std::string& vfs, sys::FileSystem& fs) {
   std::string dir = sys::Dirname(path);
   if (create) {
-    BK_TRY(sys::EnsurePrivateDir(dir, 0700, owner));
+    BK_TRY(sys::EnsurePrivateDir(fs, dir, 0700, owner));
     BK_TRY(sys::CreateDataFile(path, 0600, owner));
   } else {
     BK_TRY(sys::CheckPrivateDir(dir, owner));

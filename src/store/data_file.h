@@ -11,6 +11,7 @@
 
 #include "base/result.h"
 #include "store/sqlite.h"
+#include "sys/file_system.h"
 
 namespace bk::store {
 
@@ -30,9 +31,10 @@ inline constexpr std::string_view kMetaTableSql =
 Result<int64_t> UserVersion(Db& db);
 
 // `what` names the file in errors ("a GPUBK ledger"). SQLite gives the -wal
-// and -shm files the database file's mode. `vfs` as for Db::Open.
+// and -shm files the database file's mode. `vfs` as for Db::Open; the
+// directory is created through `fs`.
 Result<DataFile> OpenDataFile(const std::string& path, bool create, uid_t owner, int busy_timeout_ms,
-                              std::string_view what, const std::string& vfs = "");
+                              std::string_view what, const std::string& vfs, sys::FileSystem& fs);
 
 // Switches to WAL. A new file needs a moment alone for that; concurrent first
 // writers may all try at once and SQLite answers some "busy" without waiting,

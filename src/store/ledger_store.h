@@ -15,6 +15,7 @@
 #include "engine/reservation.h"
 #include "store/records.h"
 #include "store/sqlite.h"
+#include "sys/file_system.h"
 
 namespace bk::store {
 
@@ -28,6 +29,7 @@ struct OpenOptions {
   // The SQLite VFS for the file; empty is the default. Tests name one that
   // injects I/O faults (store/fault_vfs.h).
   std::string vfs;
+  sys::FileSystem* fs = nullptr;  // where the directory is created; the real file system when null
 };
 
 struct ReservationQuery {

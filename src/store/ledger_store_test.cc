@@ -13,6 +13,7 @@
 
 #include "base/temp_dir_testing.h"
 #include "engine/reservation_testing.h"
+#include "sys/file_system_testing.h"
 
 namespace bk::store {
 namespace {
@@ -151,6 +152,34 @@ TEST_F(LedgerStoreTest, CreateMakesPrivateDirAndFileWhateverTheUmask) {
   if (std::filesystem::exists(wal)) {
     EXPECT_EQ(Mode(wal), 0600);
   }
+}
+
+// The real file system, but creating `path` fails with EIO.
+class FailingMakeDir : public sys::ForwardingFileSystem {
+ public:
+  explicit FailingMakeDir(std::string path) : path_(std::move(path)) {}
+  sys::ErrnoResult<void> MakeDir(const std::string& p, mode_t m) override {
+    if (p == path_) return std::unexpected(EIO);
+    return ForwardingFileSystem::MakeDir(p, m);
+  }
+
+ private:
+  std::string path_;
+};
+
+TEST_F(LedgerStoreTest, FailedDirectoryCreationNamesItAndCreatesNoLedger) {
+  OpenOptions o = Options(true);
+  o.path = Path("a/b/ledger.db");
+  FailingMakeDir failing(Path("a/b"));
+  o.fs = &failing;
+  auto s = LedgerStore::Open(o);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().message, "cannot create directory " + Path("a/b") + ": Input/output error");
+  // The parent made first stays, empty and private, for the next try.
+  EXPECT_EQ(Mode(Path("a")), 0700);
+  EXPECT_TRUE(std::filesystem::is_empty(Path("a")));
+  o.fs = nullptr;
+  EXPECT_TRUE(LedgerStore::Open(o).has_value());
 }
 
 TEST_F(LedgerStoreTest, SchemaVersionAndWalMode) {

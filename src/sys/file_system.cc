@@ -1,10 +1,13 @@
 #include "sys/file_system.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <unistd.h>
 
 #include <cerrno>
+
+#include "sys/fs.h"
 
 namespace bk::sys {
 
@@ -24,18 +27,26 @@ class Real : public FileSystem {
   ErrnoResult<FileInfo> Lstat(const std::string& path) override {
     struct stat st {};
     if (lstat(path.c_str(), &st) != 0) return std::unexpected(errno);
-    return FileInfo{st.st_mode, st.st_uid};
+    return FileInfo{st.st_mode, st.st_uid, st.st_nlink};
   }
 
   ErrnoResult<FileInfo> Stat(const std::string& path) override {
     struct stat st {};
     if (stat(path.c_str(), &st) != 0) return std::unexpected(errno);
-    return FileInfo{st.st_mode, st.st_uid};
+    return FileInfo{st.st_mode, st.st_uid, st.st_nlink};
   }
 
   ErrnoResult<void> MakeDir(const std::string& path, mode_t mode) override {
     if (mkdir(path.c_str(), mode) != 0) return std::unexpected(errno);
-    return SetMode(path, mode);
+    // The mode is set through the new directory itself: a symlink swapped in
+    // meanwhile fails (ELOOP or ENOTDIR) rather than lending its target the mode.
+    int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return std::unexpected(errno);
+    int rc = fchmod(fd, mode);
+    int err = errno;
+    close(fd);
+    if (rc != 0) return std::unexpected(err);
+    return {};
   }
 
   ErrnoResult<void> WriteNewFile(const std::string& path, std::string_view content, mode_t mode) override {
@@ -67,6 +78,30 @@ class Real : public FileSystem {
 
   ErrnoResult<void> SetMode(const std::string& path, mode_t mode) override {
     return Check(chmod(path.c_str(), mode));
+  }
+
+  ErrnoResult<void> SetGroup(const std::string& path, gid_t gid) override {
+    return Check(chown(path.c_str(), static_cast<uid_t>(-1), gid));
+  }
+
+  ErrnoResult<void> Access(const std::string& path, int how) override {
+    return Check(access(path.c_str(), how));
+  }
+
+  ErrnoResult<std::vector<std::string>> ReadDir(const std::string& path) override {
+    DIR* d = opendir(path.c_str());
+    if (d == nullptr) return std::unexpected(errno);
+    std::vector<std::string> names;
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name != "." && name != "..") names.push_back(std::move(name));
+    }
+    closedir(d);
+    return names;
+  }
+
+  Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override {
+    return ReadSmallFile(path, max_bytes);
   }
 
   ErrnoResult<void> Sync(const std::string& path) override {

@@ -85,16 +85,16 @@ std::unexpected<Error> WritableError(const std::string& path, mode_t mode, mode_
 
 // Checks an lstat result for an existing directory. `allowed_write` are the
 // group/other write bits the caller's mode grants on purpose.
-Status CheckDirStat(const std::string& path, const struct stat& st, uid_t owner, mode_t allowed_write,
+Status CheckDirStat(const std::string& path, const FileInfo& st, uid_t owner, mode_t allowed_write,
                     mode_t fix_mode) {
-  if (S_ISLNK(st.st_mode)) return SymlinkError(path);
-  if (!S_ISDIR(st.st_mode)) {
+  if (st.IsLink()) return SymlinkError(path);
+  if (!st.IsDir()) {
     return Fail(
         ErrorKind::kCorrupt,
         fmt::format("{} exists but is not a directory; remove it or choose another data directory", path));
   }
-  if (st.st_uid != owner) return OwnerError(path, st.st_uid, owner);
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) & ~allowed_write) return WritableError(path, st.st_mode, fix_mode);
+  if (st.uid != owner) return OwnerError(path, st.uid, owner);
+  if ((st.mode & (S_IWGRP | S_IWOTH)) & ~allowed_write) return WritableError(path, st.mode, fix_mode);
   return Ok();
 }
 
@@ -114,24 +114,6 @@ Status CheckFileStat(const std::string& path, const struct stat& st, uid_t owner
   }
   if (st.st_uid != owner) return OwnerError(path, st.st_uid, owner);
   if (st.st_mode & (S_IWGRP | S_IWOTH)) return WritableError(path, st.st_mode, 0600);
-  return Ok();
-}
-
-// Sets the mode of a directory we just created, exactly (umask does not apply).
-Status SetNewDirMode(const std::string& path, mode_t mode) {
-  Fd fd(open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.ok()) {
-    if (errno == ELOOP || errno == ENOTDIR) return SymlinkError(path);  // swapped behind our back
-    return SysFail(errno, fmt::format("cannot open directory {}", path));
-  }
-  if (fchmod(fd.get(), mode) != 0) return SysFail(errno, fmt::format("cannot set the mode of {}", path));
-  return Ok();
-}
-
-Status FsyncDir(const std::string& dir) {
-  Fd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd.ok()) return SysFail(errno, fmt::format("cannot open directory {}", dir));
-  if (fsync(fd.get()) != 0) return SysFail(errno, fmt::format("cannot sync directory {}", dir));
   return Ok();
 }
 
@@ -166,7 +148,7 @@ std::string JoinPath(const std::string& dir, const std::string& name) {
   return dir + "/" + name;
 }
 
-Status EnsurePrivateDir(const std::string& dir, mode_t mode, uid_t owner) {
+Status EnsurePrivateDir(FileSystem& fs, const std::string& dir, mode_t mode, uid_t owner) {
   if (dir.empty()) return Invalid("the data directory path is empty");
   const std::string path = StripTrailingSlashes(dir);
   const mode_t allowed_write = mode & (S_IWGRP | S_IWOTH);
@@ -180,53 +162,59 @@ Status EnsurePrivateDir(const std::string& dir, mode_t mode, uid_t owner) {
 
   // The deepest component that exists already.
   int deepest = -1;
-  struct stat st;
+  FileInfo st;
   for (int i = static_cast<int>(prefixes.size()) - 1; i >= 0; --i) {
-    if (lstat(prefixes[i].c_str(), &st) == 0) {
+    auto found = fs.Lstat(prefixes[i]);
+    if (found) {
+      st = *found;
       deepest = i;
       break;
     }
-    if (errno != ENOENT) return SysFail(errno, fmt::format("cannot inspect {}", prefixes[i]));
+    if (found.error() != ENOENT) return SysFail(found.error(), fmt::format("cannot inspect {}", prefixes[i]));
   }
   const int last = static_cast<int>(prefixes.size()) - 1;
   if (deepest == last) return CheckDirStat(path, st, owner, allowed_write, mode);
   if (deepest >= 0) {
     // We are about to create entries inside it: it must be a real directory.
-    if (S_ISLNK(st.st_mode)) {
+    if (st.IsLink()) {
       return Fail(ErrorKind::kPermission,
                   fmt::format("cannot create data directory {}: {} is a symbolic link; use the real path",
                               path, prefixes[deepest]));
     }
-    if (!S_ISDIR(st.st_mode)) {
+    if (!st.IsDir()) {
       return Fail(ErrorKind::kInvalid, fmt::format("cannot create data directory {}: {} is not a directory",
                                                    path, prefixes[deepest]));
     }
   }
+  // Parents made before a failure stay: empty, private, and reused by the next try.
   for (int i = deepest + 1; i <= last; ++i) {
-    if (mkdir(prefixes[i].c_str(), 0700) != 0) {
-      int err = errno;
-      // Someone else created it first: judge what is there now.
-      if (err == EEXIST && lstat(prefixes[i].c_str(), &st) == 0) {
-        if (i == last) return CheckDirStat(path, st, owner, allowed_write, mode);
-        if (S_ISLNK(st.st_mode)) return SymlinkError(prefixes[i]);
-        if (S_ISDIR(st.st_mode)) continue;
-      }
-      return SysFail(err, fmt::format("cannot create directory {}", prefixes[i]));
+    auto made = fs.MakeDir(prefixes[i], mode);
+    if (made) continue;
+    // Someone else created it first: judge what is there now.
+    if (auto now = fs.Lstat(prefixes[i]); made.error() == EEXIST && now) {
+      if (i == last) return CheckDirStat(path, *now, owner, allowed_write, mode);
+      if (now->IsLink()) return SymlinkError(prefixes[i]);
+      if (now->IsDir()) continue;
     }
-    BK_TRY(SetNewDirMode(prefixes[i], mode));
+    if (made.error() == ELOOP) return SymlinkError(prefixes[i]);  // swapped in before the mode was set
+    return SysFail(made.error(), fmt::format("cannot create directory {}", prefixes[i]));
   }
   return Ok();
 }
 
+Status EnsurePrivateDir(const std::string& dir, mode_t mode, uid_t owner) {
+  return EnsurePrivateDir(RealFileSystem(), dir, mode, owner);
+}
+
 Status CheckPrivateDir(const std::string& dir, uid_t owner) {
   const std::string path = StripTrailingSlashes(dir);
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT)
+  auto st = RealFileSystem().Lstat(path);
+  if (!st) {
+    if (st.error() == ENOENT)
       return Fail(ErrorKind::kNotFound, fmt::format("data directory {} does not exist", path));
-    return SysFail(errno, fmt::format("cannot inspect {}", path));
+    return SysFail(st.error(), fmt::format("cannot inspect {}", path));
   }
-  return CheckDirStat(path, st, owner, 0, 0700);
+  return CheckDirStat(path, *st, owner, 0, 0700);
 }
 
 Status CheckDataFile(const std::string& path, uid_t owner) {
@@ -286,58 +274,41 @@ Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) {
   return out;
 }
 
-Status WriteFileAtomic(const std::string& path, const std::string& data, mode_t mode) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) == 0) {
-    if (S_ISLNK(st.st_mode)) {
+Status WriteFileAtomic(FileSystem& fs, const std::string& path, const std::string& data, mode_t mode) {
+  if (auto st = fs.Lstat(path)) {
+    if (st->IsLink()) {
       return Fail(
           ErrorKind::kPermission,
           fmt::format("refusing to replace {}: it is a symbolic link; put the real file in its place", path));
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st->mode)) {
       return Fail(ErrorKind::kCorrupt, fmt::format("refusing to replace {}: it is not a regular file", path));
     }
-    if (st.st_nlink != 1) {
+    if (st->nlink != 1) {
       return Fail(
           ErrorKind::kCorrupt,
-          fmt::format("refusing to replace {}: it has {} hard links; remove the others", path, st.st_nlink));
+          fmt::format("refusing to replace {}: it has {} hard links; remove the others", path, st->nlink));
     }
-  } else if (errno != ENOENT) {
-    return SysFail(errno, fmt::format("cannot inspect {}", path));
+  } else if (st.error() != ENOENT) {
+    return SysFail(st.error(), fmt::format("cannot inspect {}", path));
   }
 
   const std::string dir = Dirname(path);
   std::string tmp = JoinPath(dir, fmt::format(".{}.{}.tmp", Basename(path), NewUuid().substr(0, 8)));
-  Fd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd.ok()) return SysFail(errno, fmt::format("cannot write {}", path));
+  // Written and synced in full, or not left behind.
+  if (auto written = fs.WriteNewFile(tmp, data, mode); !written)
+    return SysFail(written.error(), fmt::format("cannot write {}", path));
+  if (auto renamed = fs.Rename(tmp, path); !renamed) {
+    (void)fs.RemoveTree(tmp);
+    return SysFail(renamed.error(), fmt::format("cannot replace {}", path));
+  }
+  if (auto synced = fs.Sync(dir); !synced)
+    return SysFail(synced.error(), fmt::format("cannot sync directory {}", dir));
+  return Ok();
+}
 
-  auto fail = [&](int err, const std::string& what) {
-    fd.Close();
-    unlink(tmp.c_str());
-    return SysFail(err, what);
-  };
-  if (fchmod(fd.get(), mode) != 0) return fail(errno, fmt::format("cannot set the mode of {}", tmp));
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = write(fd.get(), data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(errno, fmt::format("cannot write {}", path));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (fsync(fd.get()) != 0) return fail(errno, fmt::format("cannot sync {}", path));
-  if (fd.Close() != 0) {
-    int err = errno;
-    unlink(tmp.c_str());
-    return SysFail(err, fmt::format("cannot write {}", path));
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    unlink(tmp.c_str());
-    return SysFail(err, fmt::format("cannot replace {}", path));
-  }
-  return FsyncDir(dir);
+Status WriteFileAtomic(const std::string& path, const std::string& data, mode_t mode) {
+  return WriteFileAtomic(RealFileSystem(), path, data, mode);
 }
 
 }  // namespace bk::sys

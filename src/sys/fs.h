@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "sys/file_system.h"
 
 namespace bk::sys {
 
@@ -25,6 +26,9 @@ std::string JoinPath(const std::string& dir, const std::string& name);
 // when creating below it). Existing parents are never changed. An existing
 // directory must be a real directory owned by `owner`, and not writable by
 // group or others unless `mode` itself grants that write bit (shared setups).
+// Parents created before a failure stay, empty.
+Status EnsurePrivateDir(FileSystem& fs, const std::string& dir, mode_t mode, uid_t owner);
+// The same on the real file system.
 Status EnsurePrivateDir(const std::string& dir, mode_t mode, uid_t owner);
 
 // Checks an existing directory without creating it: real directory (not a
@@ -43,7 +47,10 @@ Status CreateDataFile(const std::string& path, mode_t mode, uid_t owner);
 Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes);
 
 // Writes atomically: temp file with `mode` in the same directory, fsync,
-// rename, fsync of the directory.
+// rename, fsync of the directory; on failure the temp file is gone and the
+// old file untouched.
+Status WriteFileAtomic(FileSystem& fs, const std::string& path, const std::string& data, mode_t mode);
+// The same on the real file system.
 Status WriteFileAtomic(const std::string& path, const std::string& data, mode_t mode);
 
 }  // namespace bk::sys

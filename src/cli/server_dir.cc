@@ -1,0 +1,86 @@
+#include "cli/server_dir.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "base/strings.h"
+#include "sys/fs.h"
+#include "sys/users.h"
+
+namespace bk::cli {
+namespace {
+
+// mkdir that accepts an existing directory, then the group and the exact
+// mode. Records the directory in `created` when this call made it.
+Status MakeDir(sys::FileSystem& fs, const std::string& path, mode_t mode, std::optional<gid_t> gid,
+               std::vector<std::string>& created) {
+  if (auto made = fs.MakeDir(path, mode); made)
+    created.push_back(path);
+  else if (made.error() != EEXIST)
+    return Fail(ErrorKind::kIo, fmt::format("cannot create {}: {}", path, std::strerror(made.error())));
+  auto st = fs.Lstat(path);
+  if (!st || !st->IsDir()) return Invalid(fmt::format("{} is not a directory", path));
+  if (gid) {
+    if (auto given = fs.SetGroup(path, *gid); !given)
+      return Fail(ErrorKind::kIo,
+                  fmt::format("cannot give {} to group {}: {}", path, *gid, std::strerror(given.error())));
+  }
+  if (!fs.SetMode(path, mode)) return Fail(ErrorKind::kIo, fmt::format("cannot chmod {}", path));
+  return Ok();
+}
+
+Status CreateTree(sys::FileSystem& fs, const config::ServerSpec& s, std::vector<std::string>& created) {
+  const std::string& d = s.directory;
+  // Clients traverse the directory and connect to run/broker.sock; only the owner reads data/.
+  mode_t pass = s.access == "group" ? 0710 : 0711;
+  BK_TRY(MakeDir(fs, d, pass, s.gid, created));
+  BK_TRY(MakeDir(fs, d + "/run", pass, s.gid, created));
+  BK_TRY(MakeDir(fs, d + "/data", 0700, std::nullopt, created));
+  std::string cfg_path = d + "/config.json";
+  BK_TRY(
+      sys::WriteFileAtomic(fs, cfg_path, config::RenderServerConfig(s), s.access == "group" ? 0640 : 0644));
+  created.push_back(cfg_path);
+  if (s.gid && !fs.SetGroup(cfg_path, *s.gid))
+    return Fail(ErrorKind::kIo, fmt::format("cannot give {} to group {}", cfg_path, s.group));
+  return Ok();
+}
+
+}  // namespace
+
+Status CheckServerDirectory(sys::FileSystem& fs, const std::string& d, uid_t me) {
+  auto st = fs.Lstat(d);
+  if (!st) return Ok();
+  if (st->IsLink()) return Invalid(fmt::format("{} is a symbolic link; use the real path", d));
+  if (!st->IsDir()) return Invalid(fmt::format("{} exists and is not a directory", d));
+  if (st->uid != me)
+    return Invalid(fmt::format("{} belongs to {}; use a directory you own", d, sys::UserName(st->uid)));
+  // An unreadable directory counts as empty: creating inside it fails with the reason.
+  if (auto names = fs.ReadDir(d); names && !names->empty())
+    return Invalid(fmt::format("{} is not empty; choose a new or empty directory", d));
+  return Ok();
+}
+
+Status CreateServerDirectory(sys::FileSystem& fs, const config::ServerSpec& spec,
+                             const std::function<Status()>& fill) {
+  std::vector<std::string> created;
+  Status done = CreateTree(fs, spec, created);
+  if (done) done = fill();
+  if (done) return Ok();
+  // The ledger's files go with data/; when the directory itself is new,
+  // removing it removes the rest.
+  bool own_dir = !created.empty() && created.front() == spec.directory;
+  std::vector<std::string> undo = own_dir ? std::vector<std::string>{spec.directory}
+                                          : std::vector<std::string>(created.rbegin(), created.rend());
+  std::vector<std::string> left;
+  for (const auto& path : undo)
+    if (!fs.RemoveTree(path)) left.push_back(path);
+  Error e = done.error();
+  if (!left.empty()) e.message += fmt::format("; could not remove what it created: {}", Join(left, ", "));
+  return std::unexpected(e);
+}
+
+}  // namespace bk::cli

@@ -1,0 +1,28 @@
+#pragma once
+// The directory `bk server init` creates: DIR (new, or existing and empty),
+// DIR/run for the socket, DIR/data for the ledger and DIR/config.json. All of
+// it or none: a step that fails removes what the earlier ones created.
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+
+#include "base/result.h"
+#include "config/config.h"
+#include "sys/file_system.h"
+
+namespace bk::cli {
+
+// Refuses a DIR that exists and is a symlink, not a directory, someone
+// else's or not empty.
+Status CheckServerDirectory(sys::FileSystem& fs, const std::string& dir, uid_t me);
+
+// Creates spec.directory's tree with spec's modes and group, writes
+// config.json atomically, then calls `fill` (which creates the ledger in
+// DIR/data). On failure, the error is the failed step's, and what this call
+// created is removed again; the message names anything that could not be.
+Status CreateServerDirectory(sys::FileSystem& fs, const config::ServerSpec& spec,
+                             const std::function<Status()>& fill);
+
+}  // namespace bk::cli
