@@ -2,6 +2,7 @@
 // Human-readable rendering helpers shared by the CLI and the TUI.
 
 #include <string>
+#include <vector>
 
 #include "engine/civil_time.h"
 #include "engine/policy.h"
@@ -29,6 +30,9 @@ std::string ListDuration(engine::Seconds d);
 
 // Terminal width: COLUMNS, else the terminal's, else `fallback`.
 int TerminalWidth(int fd, int fallback);
+// `text` in lines of at most `width` characters (at least one word each),
+// broken at spaces.
+std::vector<std::string> WrapWords(const std::string& text, int width);
 // ANSI colour when the stream is a terminal, NO_COLOR is unset and TERM != dumb.
 bool UseColor(int fd);
 

@@ -136,7 +136,12 @@ class ReclaimTimelineTest(MonitorCase):
         self.assertEqual(len(notes), 1)
         self.assertEqual(notes[0]["type"], "reservation-reclaimed")
         self.assertEqual(notes[0]["reservation_id"], rid)
-        self.assertIn("reclaimed by the monitor", self.ok("n", env=after))
+        # The message wraps under its column to the terminal's width (43 columns of When/Ref/Level).
+        lines = self.ok("n", env=dict(after, COLUMNS="72")).splitlines()
+        self.assertEqual([line for line in lines if len(line) > 72], [])
+        self.assertGreater(len(lines), 2)
+        self.assertTrue(all(line.startswith(" " * 43) and line[43] != " " for line in lines[2:]), lines)
+        self.assertIn("reclaimed by the monitor", " ".join(" ".join(lines[1:]).split()))
         history = self.ok("history", rid[:8], env=after)
         self.assertIn("reclaimed", history)
         self.assertChildrenAlive()
