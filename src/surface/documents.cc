@@ -28,7 +28,7 @@ json PublicJob(const store::JobRecord* job, bool mine) {
           {"message", text(job->message)},
           {"recovered_at", when(job->recovered_at)},
           {"recovery_state", text(job->recovery_state)},
-          {"status", job->status},
+          {"status", store::kJobStatusNames.Name(job->status)},
           {"summary", job->summary},
           {"waiting_since", when(job->waiting_since)},
           {"exit_code", OptJson(job->exit_code)},

@@ -19,6 +19,8 @@
 #include "worker/lease.h"
 
 namespace bk::worker {
+
+using store::JobStatus;
 namespace {
 
 std::atomic<int> g_stop_signal{0};
@@ -248,7 +250,7 @@ void Worker::Iterate(bool stopping, bool* keep_going) {
     // Keep going while our one job may still start or is running.
     bool open = false;
     for (const auto& v : *jobs)
-      if (Mine(v) && v.job.status == "pending" && v.reservation.ActiveAt(now)) open = true;
+      if (Mine(v) && v.job.status == JobStatus::kPending && v.reservation.ActiveAt(now)) open = true;
     *keep_going = open || !children_.empty();
     return;
   }
@@ -261,34 +263,34 @@ void Worker::Settle(const std::vector<service::JobView>& jobs, engine::Seconds n
     const store::JobRecord& j = v.job;
     bool ours = false;
     for (const auto& c : children_) ours = ours || c->reservation_id == v.reservation.id;
-    if (j.status == "claimed" && !ours && j.worker_id != worker_id_ &&
+    if (j.status == JobStatus::kClaimed && !ours && j.worker_id != worker_id_ &&
         (!j.claimed_at ||
          *j.claimed_at < now - static_cast<engine::Seconds>(settings_.claim_timeout_seconds))) {
       service::JobPatch p = Patch(v);
-      p.if_status = {"claimed"};
+      p.if_status = {JobStatus::kClaimed};
       p.if_claim_token = j.claim_token;
-      p.status = "uncertain";
+      p.status = JobStatus::kUncertain;
       p.message = "worker disappeared after durable claim; not retried automatically";
       p.audit_action = "job-uncertain";
       p.audit_message = *p.message;
       Apply(p);
       continue;
     }
-    if (j.status != "pending") continue;
+    if (j.status != JobStatus::kPending) continue;
     service::JobPatch p = Patch(v);
-    p.if_status = {"pending"};
+    p.if_status = {JobStatus::kPending};
     if (v.reservation.status == engine::Status::kCancelled) {
-      p.status = "cancelled";
+      p.status = JobStatus::kCancelled;
       p.message = "reservation cancelled before the command started";
       p.audit_action = "job-cancelled";
       p.audit_message = *p.message;
       if (Apply(p)) {
-        if (options_.foreground) foreground_ = {"cancelled", std::nullopt, *p.message};
+        if (options_.foreground) foreground_ = {JobStatus::kCancelled, std::nullopt, *p.message};
         Say(fmt::format("cancelled: {} reservation cancelled before the command started",
                         Short(v.reservation.id)));
       }
     } else if (!v.reservation.ActiveAt(now)) {
-      p.status = "missed";
+      p.status = JobStatus::kMissed;
       p.message = j.launch_guard_state == "waiting"
                       ? "reservation window ended while waiting for live GPU safety"
                       : "reservation window ended";
@@ -296,7 +298,7 @@ void Worker::Settle(const std::vector<service::JobView>& jobs, engine::Seconds n
       p.audit_action = "job-missed";
       p.audit_message = *p.message;
       if (Apply(p)) {
-        if (options_.foreground) foreground_ = {"missed", std::nullopt, *p.message};
+        if (options_.foreground) foreground_ = {JobStatus::kMissed, std::nullopt, *p.message};
         Say(fmt::format("missed: {} {}", Short(v.reservation.id), *p.message));
       }
     }
@@ -307,7 +309,7 @@ std::vector<const service::JobView*> Worker::Due(const std::vector<service::JobV
                                                  engine::Seconds now) const {
   std::vector<const service::JobView*> out;
   for (const auto& v : jobs)
-    if (Mine(v) && v.job.status == "pending" && v.reservation.ActiveAt(now) && v.reservation.start <= now)
+    if (Mine(v) && v.job.status == JobStatus::kPending && v.reservation.ActiveAt(now) && v.reservation.start <= now)
       out.push_back(&v);
   return out;
 }
