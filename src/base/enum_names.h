@@ -37,6 +37,8 @@ constexpr auto MakeEnumNames(Entries... entries) {
 // argument-dependent lookup beside the enum, so that generic code (table
 // columns, JSON forms) stores and reads it by name.
 template <class E>
-concept NamedEnum = std::is_enum_v<E> && requires(E e) { EnumNamesOf(e).Parse(""); };
+concept NamedEnum = std::is_enum_v<E> && requires(E e) {
+  EnumNamesOf(e).Parse("");
+};
 
 }  // namespace bk

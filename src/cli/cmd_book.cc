@@ -130,7 +130,8 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
   }
   if (with_command) {
     if (o.job) {
-      ctx.Print(fmt::format("job: {} command={}", store::kJobStatusNames.Name(o.job->status), o.job->summary));
+      ctx.Print(
+          fmt::format("job: {} command={}", store::kJobStatusNames.Name(o.job->status), o.job->summary));
       ctx.Print(worker::StatusLine(*worker_status, *ctx.zone));
       if (!worker_status->running.value_or(false))
         ctx.Warn(

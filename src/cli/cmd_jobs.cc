@@ -79,7 +79,8 @@ Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args) {
     for (size_t i = 0; i < jobs.size(); ++i) {
       const auto& v = jobs[i];
       std::string_view state = store::kJobStatusNames.Name(v.job.status);
-      if (v.job.status == store::JobStatus::kPending && v.job.launch_guard_state == "waiting") state = "waiting";
+      if (v.job.status == store::JobStatus::kPending && v.job.launch_guard_state == "waiting")
+        state = "waiting";
       std::string exit = v.job.exit_code ? fmt::format(" exit={}", *v.job.exit_code) : "";
       ctx.Print(fmt::format("{:<2} {:<8} {:<12} {:<9} {:<22} {}{}", i + 1, v.reservation.ShortId(), state,
                             JoinInts(v.reservation.gpus), engine::FormatLocal(v.reservation.start, *ctx.zone),

@@ -212,6 +212,12 @@ engine::Placement DecodePlacement(const json& j) {
   return p;
 }
 
+engine::CancelKind ParseCancelKind(const std::string& name) {
+  auto kind = engine::kCancelKindNames.Parse(name);
+  if (!kind) throw std::invalid_argument("unknown cancellation kind");
+  return *kind;
+}
+
 engine::Reservation DecodeReservationUnchecked(const json& j) {
   engine::Reservation r;
   r.id = j.at("id").get<std::string>();
@@ -241,7 +247,7 @@ engine::Reservation DecodeReservationUnchecked(const json& j) {
   if (j.contains("cancellation") && !j["cancellation"].is_null()) {
     const json& c = j["cancellation"];
     r.cancellation = engine::Cancellation{c.at("at").get<Seconds>(),
-                                          c.at("kind").get<std::string>(),
+                                          ParseCancelKind(c.at("kind").get<std::string>()),
                                           c.at("reason").get<std::string>(),
                                           c.at("actor_uid").get<uint32_t>(),
                                           c.at("actor_username").get<std::string>(),
@@ -424,7 +430,7 @@ json Encode(const engine::Reservation& r) {
   json c;
   if (r.cancellation)
     c = {{"at", r.cancellation->at},
-         {"kind", r.cancellation->kind},
+         {"kind", engine::kCancelKindNames.Name(r.cancellation->kind)},
          {"reason", r.cancellation->reason},
          {"actor_uid", r.cancellation->actor_uid},
          {"actor_username", r.cancellation->actor_username},

@@ -40,7 +40,8 @@ engine::Reservation FullReservation() {
   r.op_id = "op-create.1";
   r.op_signature = "sig-abc";
   r.edit_count = 4;
-  r.cancellation = engine::Cancellation{kT0 + 10, "administrator", "maintenance", 0, "root", "op-cancel:7"};
+  r.cancellation = engine::Cancellation{
+      kT0 + 10, engine::CancelKind::kAdministrator, "maintenance", 0, "root", "op-cancel:7"};
   return r;
 }
 
@@ -539,7 +540,8 @@ TEST(CodecStrictTest, WrongTypesRefusedInOtherRequests) {
   auto bogus = DecodeJobPatch(json{{"reservation_id", "r"}, {"status", "bogus"}});
   ASSERT_FALSE(bogus.has_value());
   EXPECT_EQ(bogus.error().message, "unknown job status bogus");
-  EXPECT_FALSE(DecodeJobPatch(json{{"reservation_id", "r"}, {"if_status", {"pending", "Running"}}}).has_value());
+  EXPECT_FALSE(
+      DecodeJobPatch(json{{"reservation_id", "r"}, {"if_status", {"pending", "Running"}}}).has_value());
   EXPECT_FALSE(DecodeJobPatch(json{{"reservation_id", "r"}, {"log_rotated", 0}}).has_value());
 }
 

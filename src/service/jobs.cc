@@ -279,7 +279,8 @@ Result<JobView> BookingService::RetryJobImpl(const Actor& actor, const JobRetryR
                 fmt::format("job not found for current user: {}; `bk j` lists your jobs", ref));
   if (matches.size() > 1) return Invalid(fmt::format("ambiguous job ID {}; give more characters", ref));
   store::JobRecord j = matches[0];
-  if (j.status != JobStatus::kFailed && j.status != JobStatus::kInterrupted && j.status != JobStatus::kUncertain)
+  if (j.status != JobStatus::kFailed && j.status != JobStatus::kInterrupted &&
+      j.status != JobStatus::kUncertain)
     return Invalid(fmt::format("job in {} state cannot be retried", kJobStatusNames.Name(j.status)));
   if (j.status == JobStatus::kUncertain && !request.accept_duplicate_risk)
     return Invalid("uncertain job may already be running; pass --accept-duplicate-risk after checking");

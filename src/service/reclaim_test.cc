@@ -36,7 +36,7 @@ TEST_F(ReclaimTest, CancelsWithKindReclaimedAnEventAndANotification) {
   ASSERT_TRUE(out.has_value()) << out.error().message;
   EXPECT_EQ(out->reservation.status, engine::Status::kCancelled);
   ASSERT_TRUE(out->reservation.cancellation.has_value());
-  EXPECT_EQ(out->reservation.cancellation->kind, "reclaimed");
+  EXPECT_EQ(out->reservation.cancellation->kind, engine::CancelKind::kReclaimed);
   EXPECT_EQ(out->reservation.cancellation->reason, "no-show: nothing ran for 1h");
   EXPECT_EQ(out->reservation.cancellation->actor_uid, getuid());
   EXPECT_EQ(out->reservation.cancellation->actor_username, sys::UserName(getuid()));

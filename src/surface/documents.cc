@@ -43,7 +43,7 @@ json PublicReservation(const engine::Reservation& r, uint32_t caller, const engi
   json cancel;
   if (r.cancellation && mine) {
     cancel = {{"at", FormatIsoUtc(r.cancellation->at)},
-              {"kind", r.cancellation->kind},
+              {"kind", engine::kCancelKindNames.Name(r.cancellation->kind)},
               {"reason", r.cancellation->reason},
               {"actor_username", r.cancellation->actor_username}};
   }

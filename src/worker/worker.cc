@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cmath>
 
+#include "base/exit_codes.h"
 #include "sys/node.h"
 #include "sys/random.h"
 #include "sys/users.h"
@@ -145,11 +146,11 @@ int Worker::Run() {
   auto policy = ledger_.CheckPolicy();
   if (!policy) {
     std::fprintf(err_, "bk: %s\n", policy.error().message.c_str());
-    return policy.error().kind == ErrorKind::kPolicy ? 78 : 2;
+    return policy.error().kind == ErrorKind::kPolicy ? exit_code::kPolicyDrift : 2;
   }
   if (policy->state == service::PolicyState::kMismatch) {
     std::fprintf(err_, "bk: %s\n", policy->message.c_str());
-    return 78;
+    return exit_code::kPolicyDrift;
   }
   if (ledger_.actor().uid != uid_) {
     std::fprintf(
@@ -165,7 +166,7 @@ int Worker::Run() {
   auto lease = Lease::Acquire(settings_.job_dir, InstanceIdentity(config_), worker_id_, clock_.Now());
   if (!lease) {
     std::fprintf(err_, "bk: %s\n", lease.error().message.c_str());
-    return lease.error().kind == ErrorKind::kBusy ? 75 : 2;
+    return lease.error().kind == ErrorKind::kBusy ? exit_code::kBusy : 2;
   }
   StopHandlers handlers;
   // Orphaned grandchildren of a job come back to us, so they can be reaped
@@ -194,7 +195,7 @@ int Worker::Run() {
                     "recovered={} terminated_groups={}",
                     counts_.claimed, counts_.started, counts_.succeeded, counts_.failed, counts_.cancelled,
                     counts_.waiting, counts_.recovered, counts_.terminated_groups));
-  if (policy_drift_) return 78;
+  if (policy_drift_) return exit_code::kPolicyDrift;
   if (counts_.failed > 0) return 1;
   if (options_.once && counts_.waiting > 0) return 3;
   return 0;
@@ -309,7 +310,8 @@ std::vector<const service::JobView*> Worker::Due(const std::vector<service::JobV
                                                  engine::Seconds now) const {
   std::vector<const service::JobView*> out;
   for (const auto& v : jobs)
-    if (Mine(v) && v.job.status == JobStatus::kPending && v.reservation.ActiveAt(now) && v.reservation.start <= now)
+    if (Mine(v) && v.job.status == JobStatus::kPending && v.reservation.ActiveAt(now) &&
+        v.reservation.start <= now)
       out.push_back(&v);
   return out;
 }

@@ -39,7 +39,8 @@ void Worker::LaunchFailed(const service::JobView& v, const std::string& token,
   p.audit_message = public_message;
   Apply(p);
   ++counts_.failed;
-  if (options_.foreground) foreground_ = {JobStatus::kFailed, std::nullopt, public_message + ": " + private_text};
+  if (options_.foreground)
+    foreground_ = {JobStatus::kFailed, std::nullopt, public_message + ": " + private_text};
   Say(fmt::format("finished: {} status=failed exit=none ({})", Short(v.reservation.id), public_message));
   if (options_.foreground) std::fprintf(err_, "bk: %s\n", Printable(private_text).c_str());
 }

@@ -41,7 +41,8 @@ void Worker::Recover() {
   std::vector<Pending> to_stop;
   for (const auto& v : *jobs) {
     const store::JobRecord& j = v.job;
-    bool orphan = (j.status == JobStatus::kClaimed || j.status == JobStatus::kRunning) && j.worker_id != worker_id_;
+    bool orphan =
+        (j.status == JobStatus::kClaimed || j.status == JobStatus::kRunning) && j.worker_id != worker_id_;
     bool again = j.status == JobStatus::kUncertain && Retryable(j.recovery_state) && j.runner_host == host_;
     if (!orphan && !again) continue;
     ++examined;

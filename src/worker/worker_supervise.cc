@@ -144,8 +144,8 @@ void Worker::Finish(Child& c) {
   else
     ++counts_.failed;
   if (options_.foreground) foreground_ = {result, static_cast<int>(code), c.reason};
-  Say(fmt::format("finished: {} status={} exit={}", Short(c.reservation_id), store::kJobStatusNames.Name(result),
-                  code));
+  Say(fmt::format("finished: {} status={} exit={}", Short(c.reservation_id),
+                  store::kJobStatusNames.Name(result), code));
 }
 
 }  // namespace bk::worker
