@@ -2,20 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "base/enum_names_testing.h"
+
 namespace bk::store {
 namespace {
 
 TEST(JobStatusNames, EveryStatusRoundTripsAndStrangersAreRefused) {
   EXPECT_EQ(kJobStatusNames.entries.size(), 10u);
-  for (const auto& [status, name] : kJobStatusNames.entries) {
-    EXPECT_EQ(kJobStatusNames.Name(status), name);
-    EXPECT_EQ(kJobStatusNames.Parse(name), status);
-  }
   EXPECT_EQ(kJobStatusNames.Name(JobStatus::kTimedOut), "timed-out");
-  EXPECT_FALSE(kJobStatusNames.Parse("Running"));
-  EXPECT_FALSE(kJobStatusNames.Parse("timed_out"));
-  EXPECT_FALSE(kJobStatusNames.Parse(""));
-  EXPECT_FALSE(kJobStatusNames.Parse("waiting"));  // a display state, never stored
+  // "waiting" is a display state of a pending job, never stored.
+  ExpectNamesRoundTrip(kJobStatusNames, {"Running", "timed_out", "", "waiting"});
 }
 
 TEST(JobStatusNames, OnlyPendingClaimedAndRunningAreUnfinished) {
