@@ -137,7 +137,7 @@ Result<std::string> JobLogDoc(client::Ledger& ledger, const worker::Settings& se
   return Dump({{"schema_version", "bk.agent.v1"},
                {"kind", "job_log"},
                {"reservation_id", v.reservation.id},
-               {"status", v.job.status},
+               {"status", store::kJobStatusNames.Name(v.job.status)},
                {"available", tail.segments > 0},
                {"segments", tail.segments},
                {"text", LastChars(tail.bytes, max_chars)},

@@ -423,7 +423,7 @@ TEST_F(McpTest, BookingWithACommandLeavesAPendingJobAndItsPrivateSpec) {
   ASSERT_TRUE(jobs.has_value());
   ASSERT_EQ(jobs->size(), 1u);
   EXPECT_EQ((*jobs)[0].reservation.id, id);
-  EXPECT_EQ((*jobs)[0].job.status, "pending");
+  EXPECT_EQ((*jobs)[0].job.status, store::JobStatus::kPending);
   EXPECT_EQ((*jobs)[0].job.summary, "python train.py (+2 args)");
   std::string specs = worker::SpecsDir(dir_ + "/jobs");
   std::string spec_file = specs + "/" + (*jobs)[0].job.spec_id + ".json";

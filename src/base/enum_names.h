@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace bk {
@@ -31,5 +32,13 @@ template <class E, class... Entries>
 constexpr auto MakeEnumNames(Entries... entries) {
   return EnumNames<E, sizeof...(Entries)>{{entries...}};
 }
+
+// An enum that names its table through `EnumNamesOf(E)`, found by
+// argument-dependent lookup beside the enum, so that generic code (table
+// columns, JSON forms) stores and reads it by name.
+template <class E>
+concept NamedEnum = std::is_enum_v<E> && requires(E e) {
+  EnumNamesOf(e).Parse("");
+};
 
 }  // namespace bk

@@ -71,8 +71,9 @@ Result<int> RunHistory(Context& ctx, const std::vector<std::string>& args) {
     ctx.Print(fmt::format("{:>4} {} {} {} -> {}", i + 1, engine::FormatLocal(edits[i]->ts, z),
                           edits[i]->action, StateText(edits[i]->before, z), StateText(edits[i]->after, z)));
   if (r.cancellation)
-    ctx.Print(fmt::format("Cancellation: {} by {} reason={}", r.cancellation->kind,
-                          r.cancellation->actor_username, Printable(r.cancellation->reason)));
+    ctx.Print(fmt::format("Cancellation: {} by {} reason={}",
+                          engine::kCancelKindNames.Name(r.cancellation->kind), r.cancellation->actor_username,
+                          Printable(r.cancellation->reason)));
   for (const auto& n : v.notifications) ctx.Print("Notification: " + Printable(n.message));
   return 0;
 }

@@ -131,7 +131,8 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
   }
   if (with_command) {
     if (o.job) {
-      ctx.Print(fmt::format("job: {} command={}", o.job->status, o.job->summary));
+      ctx.Print(
+          fmt::format("job: {} command={}", store::kJobStatusNames.Name(o.job->status), o.job->summary));
       ctx.Print(worker::StatusLine(*worker_status, *ctx.zone));
       if (auto warning = worker::SchedulingWarning(*worker_status)) ctx.Warn(*warning);
     } else {

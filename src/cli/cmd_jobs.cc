@@ -81,7 +81,7 @@ Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args) {
     for (size_t i = 0; i < jobs.size(); ++i) {
       const auto& v = jobs[i];
       // A job the launch guard holds is still pending (its note says why), as in the original.
-      const std::string& state = v.job.status;
+      std::string_view state = store::kJobStatusNames.Name(v.job.status);
       std::string exit = v.job.exit_code ? fmt::format(" exit={}", *v.job.exit_code) : "";
       ctx.Print(fmt::format("{:<2} {:<8} {:<12} {:<9} {:<22} {}{}", i + 1, v.reservation.ShortId(), state,
                             JoinInts(v.reservation.gpus), engine::FormatLocal(v.reservation.start, *ctx.zone),

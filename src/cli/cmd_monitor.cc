@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "base/exit_codes.h"
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/context.h"
@@ -116,7 +117,7 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
   BK_ASSIGN_OR_RETURN(service::PolicyStatus policy, service.CheckPolicy());
   if (policy.state == service::PolicyState::kMismatch) {
     std::fprintf(ctx.err, "bk: %s\n", Printable(policy.message).c_str());
-    return 78;
+    return exit_code::kPolicyDrift;
   }
 
   BK_TRY(sys::EnsurePrivateDir(sys::Dirname(c.ledger_path), 0700, me));

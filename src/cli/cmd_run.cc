@@ -154,10 +154,11 @@ Result<int> RunNow(Context& ctx, const std::optional<std::string>& ref,
   return worker::RunAdhoc(*ledger, *clock, settings, run, ctx.err);
 }
 
-int ExitFor(const std::string& status, std::optional<int> code) {
-  if (status == "succeeded") return exit_code::kOk;
-  if (status == "timed-out" || status == "cancelled" || status == "missed") return exit_code::kTimedOut;
-  if (status == "interrupted") return exit_code::kInterrupted;
+int ExitFor(store::JobStatus status, std::optional<int> code) {
+  using enum store::JobStatus;
+  if (status == kSucceeded) return exit_code::kOk;
+  if (status == kTimedOut || status == kCancelled || status == kMissed) return exit_code::kTimedOut;
+  if (status == kInterrupted) return exit_code::kInterrupted;
   if (code && *code > 0) return *code;
   if (code && *code < 0) return 128 - *code;
   return 2;
@@ -207,10 +208,10 @@ Result<int> Follow(Context& ctx, client::Ledger& ledger, const worker::Settings&
     if (jobs) {
       for (const auto& v : *jobs) {
         if (v.reservation.id != id) continue;
-        const std::string& s = v.job.status;
-        if (s != "pending" && s != "claimed" && s != "running") {
+        store::JobStatus s = v.job.status;
+        if (store::Finished(s)) {
           pump();
-          Err(ctx, fmt::format("run: {} {}{}", s, id.substr(0, 8),
+          Err(ctx, fmt::format("run: {} {}{}", store::kJobStatusNames.Name(s), id.substr(0, 8),
                                v.job.message.empty() ? "" : " (" + v.job.message + ")"));
           return ExitFor(
               s, v.job.exit_code ? std::optional<int>(static_cast<int>(*v.job.exit_code)) : std::nullopt);
@@ -264,7 +265,7 @@ Result<int> RunBooked(Context& ctx, const service::BookingOutcome& o, bool wait)
   if (rc == exit_code::kBusy) return Follow(ctx, *ledger, settings, r.id);  // a worker started meanwhile
   if (rc == exit_code::kPolicyDrift) return exit_code::kPolicyDrift;
   const worker::ForegroundOutcome& f = w.foreground();
-  if (f.status.empty()) {
+  if (!f.status) {
     if (worker::StopRequested()) {
       Err(ctx,
           fmt::format("run: stopped waiting; the job stays queued for your worker (`bk w start`), or cancel "
@@ -274,9 +275,10 @@ Result<int> RunBooked(Context& ctx, const service::BookingOutcome& o, bool wait)
     }
     return rc == 0 ? 2 : rc;
   }
-  if (f.status != "succeeded")
-    Err(ctx, fmt::format("run: {}{}", f.status, f.message.empty() ? "" : " (" + f.message + ")"));
-  return ExitFor(f.status, f.exit_code);
+  if (f.status != store::JobStatus::kSucceeded)
+    Err(ctx, fmt::format("run: {}{}", store::kJobStatusNames.Name(*f.status),
+                         f.message.empty() ? "" : " (" + f.message + ")"));
+  return ExitFor(*f.status, f.exit_code);
 }
 
 }  // namespace

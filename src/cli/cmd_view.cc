@@ -53,8 +53,10 @@ std::string TelemetryNote(const gpu::Snapshot& failed) {
 Result<std::string> WorkerNotice(const Context& ctx, client::Ledger& ledger, Seconds now) {
   BK_ASSIGN_OR_RETURN(auto jobs, ledger.Jobs({true}));
   bool waiting = std::any_of(jobs.begin(), jobs.end(), [&](const service::JobView& v) {
-    const std::string& s = v.job.status;
-    return v.reservation.ActiveAt(now) && (s == "pending" || s == "claimed" || s == "running");
+    using store::JobStatus;
+    const JobStatus s = v.job.status;
+    return v.reservation.ActiveAt(now) &&
+           (s == JobStatus::kPending || s == JobStatus::kClaimed || s == JobStatus::kRunning);
   });
   if (!waiting) return std::string();
   BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));

@@ -106,8 +106,9 @@ Transcript Script(Ledger& l, const std::string& data_dir) {
   step("create c with a job", Text(c));
   std::string c_id = c ? c->reservation.id : "missing";
   step("jobs", Text(l.Jobs({})));
-  step("update job, precondition unmet",
-       Text(l.UpdateJob({.reservation_id = c_id, .if_status = {"running"}, .status = "succeeded"})));
+  step("update job, precondition unmet", Text(l.UpdateJob({.reservation_id = c_id,
+                                                           .if_status = {store::JobStatus::kRunning},
+                                                           .status = store::JobStatus::kSucceeded})));
   step("retry a pending job", Text(l.RetryJob({.ref = c_id})));
   step("open jobs", Text(l.Jobs({.open_only = true})));
   // Administration: the caller owns both ledgers.

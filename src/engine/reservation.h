@@ -7,18 +7,34 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.h"
 #include "engine/calendar.h"
 #include "engine/types.h"
 
 namespace bk::engine {
 
 enum class Status { kActive, kCancelled, kExpired };
-std::string_view StatusName(Status s);
-std::optional<Status> ParseStatus(std::string_view s);
+// The names stored in the ledger and sent on the socket.
+inline constexpr auto kStatusNames =
+    MakeEnumNames<Status>(std::pair{Status::kActive, std::string_view("active")},
+                          std::pair{Status::kCancelled, std::string_view("cancelled")},
+                          std::pair{Status::kExpired, std::string_view("expired")});
+inline std::string_view StatusName(Status s) { return kStatusNames.Name(s); }
+inline std::optional<Status> ParseStatus(std::string_view s) { return kStatusNames.Parse(s); }
+
+// Who ended a reservation early: its owner, an administrator, or the
+// monitor reclaiming a no-show.
+enum class CancelKind { kOwner, kAdministrator, kReclaimed };
+// The names stored in the ledger and shown in documents.
+inline constexpr auto kCancelKindNames =
+    MakeEnumNames<CancelKind>(std::pair{CancelKind::kOwner, std::string_view("owner")},
+                              std::pair{CancelKind::kAdministrator, std::string_view("administrator")},
+                              std::pair{CancelKind::kReclaimed, std::string_view("reclaimed")});
+constexpr const auto& EnumNamesOf(CancelKind) { return kCancelKindNames; }
 
 struct Cancellation {
   Seconds at = 0;
-  std::string kind;  // owner | administrator | reclaimed
+  CancelKind kind = CancelKind::kOwner;
   std::string reason;
   uint32_t actor_uid = 0;
   std::string actor_username;

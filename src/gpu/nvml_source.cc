@@ -12,6 +12,7 @@
 #include <map>
 
 #include "base/strings.h"
+#include "engine/types.h"
 
 namespace bk::gpu {
 
@@ -19,7 +20,6 @@ using namespace nvml;
 
 namespace {
 
-constexpr int kMaxGpus = 1024;
 constexpr unsigned int kMaxPid = 4'194'304;  // PID_MAX_LIMIT on 64-bit Linux
 constexpr unsigned int kNoInstance = 0xFFFFFFFFu;
 constexpr unsigned int kMaxInstanceId = 1024;  // MIG ids are small; a PID here means a wrong stride
@@ -173,8 +173,8 @@ bool NvmlSource::EnsureSession(int64_t now_ns, NvmlReport& report) {
     report.error = error_;
     return false;
   }
-  if (count < 1 || count > kMaxGpus) {
-    FailSession(now_ns, fmt::format("NVML reported {} devices; expected 1..{}", count, kMaxGpus));
+  if (count < 1 || count > engine::kMaxGpus) {
+    FailSession(now_ns, fmt::format("NVML reported {} devices; expected 1..{}", count, engine::kMaxGpus));
     report.error = error_;
     return false;
   }
@@ -232,7 +232,7 @@ Snapshot NvmlSource::Sample(int gpu_count, NvmlReport* out_report) {
   std::lock_guard lock(mu_);
   NvmlReport report;
   const int64_t now_ns = options_.monotonic_ns();
-  gpu_count = std::clamp(gpu_count, 0, kMaxGpus);
+  gpu_count = std::clamp(gpu_count, 0, engine::kMaxGpus);
   auto finish = [&](Snapshot snap) {
     report.error = snap.error;
     if (out_report != nullptr) *out_report = std::move(report);

@@ -118,7 +118,7 @@ TEST_F(MonitorTest, ReclaimsANoShowExactlyAtTheThreshold) {
   ASSERT_TRUE(h.has_value()) << h.error().message;
   EXPECT_EQ(h->reservation.status, engine::Status::kCancelled);
   ASSERT_TRUE(h->reservation.cancellation.has_value());
-  EXPECT_EQ(h->reservation.cancellation->kind, "reclaimed");
+  EXPECT_EQ(h->reservation.cancellation->kind, engine::CancelKind::kReclaimed);
   EXPECT_NE(h->reservation.cancellation->reason.find("no process of alice"), std::string::npos);
   EXPECT_EQ(h->events.back().action, "reclaim");
   ASSERT_EQ(h->notifications.size(), 1u);

@@ -212,6 +212,12 @@ engine::Placement DecodePlacement(const json& j) {
   return p;
 }
 
+engine::CancelKind ParseCancelKind(const std::string& name) {
+  auto kind = engine::kCancelKindNames.Parse(name);
+  if (!kind) throw std::invalid_argument("unknown cancellation kind");
+  return *kind;
+}
+
 engine::Reservation DecodeReservationUnchecked(const json& j) {
   engine::Reservation r;
   r.id = j.at("id").get<std::string>();
@@ -241,7 +247,7 @@ engine::Reservation DecodeReservationUnchecked(const json& j) {
   if (j.contains("cancellation") && !j["cancellation"].is_null()) {
     const json& c = j["cancellation"];
     r.cancellation = engine::Cancellation{c.at("at").get<Seconds>(),
-                                          c.at("kind").get<std::string>(),
+                                          ParseCancelKind(c.at("kind").get<std::string>()),
                                           c.at("reason").get<std::string>(),
                                           c.at("actor_uid").get<uint32_t>(),
                                           c.at("actor_username").get<std::string>(),
@@ -424,7 +430,7 @@ json Encode(const engine::Reservation& r) {
   json c;
   if (r.cancellation)
     c = {{"at", r.cancellation->at},
-         {"kind", r.cancellation->kind},
+         {"kind", engine::kCancelKindNames.Name(r.cancellation->kind)},
          {"reason", r.cancellation->reason},
          {"actor_uid", r.cancellation->actor_uid},
          {"actor_username", r.cancellation->actor_username},
@@ -766,14 +772,26 @@ Result<service::JobsQuery> DecodeJobsQuery(const json& j) {
   return q;
 }
 
+namespace {
+Result<store::JobStatus> ParseJobStatus(const std::string& name) {
+  auto s = store::kJobStatusNames.Parse(name);
+  if (!s) return Invalid(fmt::format("unknown job status {}", name));
+  return *s;
+}
+}  // namespace
+
 json Encode(const service::JobPatch& p) {
   json j = {{"reservation_id", p.reservation_id}, {"expire_reservation", p.expire_reservation}};
-  if (!p.if_status.empty()) j["if_status"] = p.if_status;
+  if (!p.if_status.empty()) {
+    json names = json::array();
+    for (store::JobStatus s : p.if_status) names.push_back(store::kJobStatusNames.Name(s));
+    j["if_status"] = names;
+  }
   auto put = [&](const char* key, const auto& v) {
     if (v) j[key] = *v;
   };
   put("if_claim_token", p.if_claim_token);
-  put("status", p.status);
+  if (p.status) j["status"] = store::kJobStatusNames.Name(*p.status);
   put("claim_token", p.claim_token);
   put("worker_id", p.worker_id);
   put("runner_host", p.runner_host);
@@ -795,9 +813,9 @@ Result<service::JobPatch> DecodeJobPatch(const json& j) {
   BK_TRY(f.Object());
   service::JobPatch p;
   BK_ASSIGN_OR_RETURN(p.reservation_id, f.RequiredStr("reservation_id"));
-  BK_ASSIGN_OR_RETURN(p.if_status, f.StrList("if_status"));
+  BK_ASSIGN_OR_RETURN(auto if_status, f.StrList("if_status"));
   BK_ASSIGN_OR_RETURN(p.if_claim_token, f.AnyStr("if_claim_token"));
-  BK_ASSIGN_OR_RETURN(p.status, f.Str("status"));
+  BK_ASSIGN_OR_RETURN(auto status, f.Str("status"));
   BK_ASSIGN_OR_RETURN(p.claim_token, f.AnyStr("claim_token"));
   BK_ASSIGN_OR_RETURN(p.worker_id, f.AnyStr("worker_id"));
   BK_ASSIGN_OR_RETURN(p.runner_host, f.AnyStr("runner_host"));
@@ -815,6 +833,13 @@ Result<service::JobPatch> DecodeJobPatch(const json& j) {
   BK_ASSIGN_OR_RETURN(auto message, f.AnyStr("audit_message"));
   p.audit_message = message.value_or("");
   BK_TRY(f.Done());
+  for (const auto& name : if_status) {
+    BK_ASSIGN_OR_RETURN(store::JobStatus s, ParseJobStatus(name));
+    p.if_status.push_back(s);
+  }
+  if (status) {
+    BK_ASSIGN_OR_RETURN(p.status, ParseJobStatus(*status));
+  }
   return p;
 }
 

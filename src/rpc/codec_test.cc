@@ -14,6 +14,7 @@ namespace bk::rpc {
 namespace {
 
 using engine::Mode, engine::Seconds;
+using store::JobStatus;
 using ::testing::ElementsAre, ::testing::HasSubstr, ::testing::IsEmpty, ::testing::Not, ::testing::SizeIs;
 
 constexpr Seconds kT0 = 1'795'000'200;  // on a 5-minute boundary
@@ -39,7 +40,8 @@ engine::Reservation FullReservation() {
   r.op_id = "op-create.1";
   r.op_signature = "sig-abc";
   r.edit_count = 4;
-  r.cancellation = engine::Cancellation{kT0 + 10, "administrator", "maintenance", 0, "root", "op-cancel:7"};
+  r.cancellation = engine::Cancellation{
+      kT0 + 10, engine::CancelKind::kAdministrator, "maintenance", 0, "root", "op-cancel:7"};
   return r;
 }
 
@@ -67,7 +69,7 @@ store::JobRecord FullJob() {
   j.spec_id = "6f1d2c3b-1111-4222-8333-444455556666";
   j.digest = std::string(64, 'a');
   j.summary = "python train.py (+2 args)";
-  j.status = "running";
+  j.status = JobStatus::kRunning;
   j.submitted_at = kT0 - 100;
   j.updated_at = kT0 + 5;
   j.claimed_at = kT0;
@@ -366,9 +368,9 @@ TEST(CodecRequestTest, JobRequestsRoundTrip) {
 
   service::JobPatch p;
   p.reservation_id = "r-1";
-  p.if_status = {"pending", "claimed"};
+  p.if_status = {JobStatus::kPending, JobStatus::kClaimed};
   p.if_claim_token = "";
-  p.status = "running";
+  p.status = JobStatus::kRunning;
   p.claim_token = "t";
   p.runner_pid = 77;
   p.exit_code = 0;
@@ -379,9 +381,9 @@ TEST(CodecRequestTest, JobRequestsRoundTrip) {
   auto pd = DecodeJobPatch(json::parse(Encode(p).dump()));
   ASSERT_TRUE(pd.has_value()) << pd.error().message;
   EXPECT_EQ(pd->reservation_id, "r-1");
-  EXPECT_THAT(pd->if_status, ElementsAre("pending", "claimed"));
+  EXPECT_THAT(pd->if_status, ElementsAre(JobStatus::kPending, JobStatus::kClaimed));
   EXPECT_EQ(pd->if_claim_token, std::optional<std::string>(""));
-  EXPECT_EQ(pd->status, "running");
+  EXPECT_EQ(pd->status, JobStatus::kRunning);
   EXPECT_EQ(pd->runner_pid, 77);
   EXPECT_EQ(pd->exit_code, 0);
   EXPECT_EQ(pd->log_rotated, std::optional<bool>(false));
@@ -534,6 +536,12 @@ TEST(CodecStrictTest, WrongTypesRefusedInOtherRequests) {
   EXPECT_FALSE(DecodeJobPatch(json{{"reservation_id", "r"}, {"if_status", "pending"}}).has_value());
   EXPECT_FALSE(DecodeJobPatch(json{{"reservation_id", "r"}, {"if_status", json::array({1})}}).has_value());
   EXPECT_FALSE(DecodeJobPatch(json{{"reservation_id", "r"}, {"status", ""}}).has_value());
+  // A job status the name table does not know is refused here, before the service sees it.
+  auto bogus = DecodeJobPatch(json{{"reservation_id", "r"}, {"status", "bogus"}});
+  ASSERT_FALSE(bogus.has_value());
+  EXPECT_EQ(bogus.error().message, "unknown job status bogus");
+  EXPECT_FALSE(
+      DecodeJobPatch(json{{"reservation_id", "r"}, {"if_status", {"pending", "Running"}}}).has_value());
   EXPECT_FALSE(DecodeJobPatch(json{{"reservation_id", "r"}, {"log_rotated", 0}}).has_value());
 }
 

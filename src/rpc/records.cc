@@ -1,5 +1,6 @@
 #include "rpc/records.h"
 
+#include <stdexcept>
 #include <string>
 
 #include "store/record_tables.h"
@@ -14,6 +15,10 @@ template <class T>
 json ToJson(const T& v) {
   return json(v);
 }
+template <NamedEnum E>
+json ToJson(const E& v) {
+  return EnumNamesOf(v).Name(v);
+}
 template <class T>
 json ToJson(const std::optional<T>& v) {
   return v ? json(*v) : json();
@@ -23,6 +28,14 @@ json ToJson(const std::optional<T>& v) {
 template <class T>
 struct FromJson {
   static T Get(const json& j, const std::string& key) { return j.at(key).get<T>(); }
+};
+template <NamedEnum E>
+struct FromJson<E> {
+  static E Get(const json& j, const std::string& key) {
+    auto v = EnumNamesOf(E{}).Parse(j.at(key).get<std::string>());
+    if (!v) throw std::invalid_argument("unknown " + key);
+    return *v;
+  }
 };
 template <class T>
 struct FromJson<std::optional<T>> {

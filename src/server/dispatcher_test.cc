@@ -310,7 +310,7 @@ TEST_F(DispatcherTest, CreateListCancelThroughJsonLines) {
   EXPECT_EQ(c->reservation.id, outcome->reservation.id);
   EXPECT_EQ(c->reservation.status, engine::Status::kCancelled);
   ASSERT_TRUE(c->reservation.cancellation.has_value());
-  EXPECT_EQ(c->reservation.cancellation->kind, "owner");
+  EXPECT_EQ(c->reservation.cancellation->kind, engine::CancelKind::kOwner);
 
   json after = Ok(alice_, "reservations.list");
   EXPECT_EQ(after["total"], 0);

@@ -768,7 +768,7 @@ Result<CancelOutcome> BookingService::CancelImpl(const Actor& actor, const Cance
     return Invalid(
         fmt::format("cancelling {}'s reservation needs --reason TEXT; the owner is notified", cur.username));
   CancelStep step{.actor = actor, .cur = cur};
-  step.kind = foreign ? "administrator" : "owner";
+  step.kind = foreign ? engine::CancelKind::kAdministrator : engine::CancelKind::kOwner;
   step.reason = foreign
                     ? std::string(Trim(*request.reason))
                     : std::string(request.reason ? Trim(*request.reason) : "cancelled by reservation owner");

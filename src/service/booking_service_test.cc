@@ -552,14 +552,14 @@ TEST_F(BookingServiceTest, OwnerCancelFreesTheTime) {
   EXPECT_FALSE(out->replayed);
   EXPECT_EQ(out->reservation.status, engine::Status::kCancelled);
   ASSERT_TRUE(out->reservation.cancellation.has_value());
-  EXPECT_EQ(out->reservation.cancellation->kind, "owner");
+  EXPECT_EQ(out->reservation.cancellation->kind, engine::CancelKind::kOwner);
   EXPECT_EQ(out->reservation.cancellation->reason, "cancelled by reservation owner");
   EXPECT_EQ(out->reservation.cancellation->actor_uid, me_.uid);
   EXPECT_EQ(out->reservation.cancellation->at, T("2026-11-29T18:52:00Z"));
   engine::Reservation stored = Fetch(me_, c.id);
   EXPECT_EQ(stored.status, engine::Status::kCancelled);
   ASSERT_TRUE(stored.cancellation.has_value());
-  EXPECT_EQ(stored.cancellation->kind, "owner");
+  EXPECT_EQ(stored.cancellation->kind, engine::CancelKind::kOwner);
 
   auto now_free = service_->Create(other_, At(Req(1, 1 * kH, Mode::kExclusive), T("2026-11-29T20:00:00Z")));
   ASSERT_TRUE(now_free.has_value()) << now_free.error().message;
@@ -652,7 +652,7 @@ TEST_F(BookingServiceTest, AdminCancelNeedsAReasonAndNotifiesTheOwner) {
   ASSERT_TRUE(out.has_value()) << out.error().message;
   EXPECT_EQ(out->reservation.status, engine::Status::kCancelled);
   ASSERT_TRUE(out->reservation.cancellation.has_value());
-  EXPECT_EQ(out->reservation.cancellation->kind, "administrator");
+  EXPECT_EQ(out->reservation.cancellation->kind, engine::CancelKind::kAdministrator);
   EXPECT_EQ(out->reservation.cancellation->reason, "node maintenance");
   EXPECT_EQ(out->reservation.cancellation->actor_uid, me_.uid);
   EXPECT_EQ(out->reservation.cancellation->actor_username, "me");

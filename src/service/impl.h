@@ -23,7 +23,7 @@ enum class RefScope {
 struct CancelStep {
   Actor actor;
   engine::Reservation cur;
-  std::string kind;          // the cancellation's kind: owner, administrator, reclaimed
+  engine::CancelKind kind = engine::CancelKind::kOwner;
   std::string reason;        // stored with the cancellation
   std::string op_id;         // the operation's ID
   std::string signature;     // the operation's signature ("" when it cannot be replayed)

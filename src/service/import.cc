@@ -423,9 +423,10 @@ class Importer {
     BK_ASSIGN_OR_RETURN(OperationIn op, OperationOf(*v, base, plan.r.updated_at));
     CancelIn c{op};
     BK_ASSIGN_OR_RETURN(const json* kind, Need(*v, base, "kind"));
-    if (!kind->is_string() || (*kind != "owner" && *kind != "administrator"))
+    auto parsed = kind->is_string() ? engine::kCancelKindNames.Parse(kind->get<std::string>()) : std::nullopt;
+    if (!parsed || *parsed == engine::CancelKind::kReclaimed)
       return Bad(fmt::format("{} must be \"owner\" or \"administrator\"", Key(base, "kind")));
-    c.administrator = *kind == "administrator";
+    c.administrator = *parsed == engine::CancelKind::kAdministrator;
     BK_ASSIGN_OR_RETURN(auto reason, OptText(*v, base, "reason", 512));
     c.reason =
         reason.value_or(c.administrator ? "cancelled by administrator" : "cancelled by reservation owner");
@@ -433,8 +434,8 @@ class Importer {
       return Bad(fmt::format("{} is present but {} is {}; only a cancelled reservation has a cancellation",
                              base, Key(path, "status"), engine::StatusName(plan.r.status)));
     BK_TRY(ClaimOpId(plan.r.uid, c.op_id, Key(base, "op_id")));
-    plan.r.cancellation = engine::Cancellation{
-        c.at, c.administrator ? "administrator" : "owner", c.reason, c.actor_uid, c.actor_username, c.op_id};
+    plan.r.cancellation =
+        engine::Cancellation{c.at, *parsed, c.reason, c.actor_uid, c.actor_username, c.op_id};
     plan.cancel = std::move(c);
     return Ok();
   }

@@ -156,7 +156,7 @@ TEST_F(ImportTest, HistoryShowsImportEditAndCancellations) {
   EXPECT_EQ(cancelled->reservation.status, engine::Status::kCancelled);
   EXPECT_EQ(cancelled->reservation.share_units, 2);
   ASSERT_TRUE(cancelled->reservation.cancellation.has_value());
-  EXPECT_EQ(cancelled->reservation.cancellation->kind, "owner");
+  EXPECT_EQ(cancelled->reservation.cancellation->kind, engine::CancelKind::kOwner);
   EXPECT_EQ(cancelled->reservation.cancellation->reason, "cancelled by reservation owner");
   EXPECT_EQ(cancelled->reservation.cancellation->op_id, "demo-cancel-1");
   EXPECT_EQ(cancelled->reservation.cancellation->at, T("2026-11-29T18:49:07Z"));
@@ -171,7 +171,7 @@ TEST_F(ImportTest, HistoryShowsImportEditAndCancellations) {
   EXPECT_EQ(admin->reservation.gpus, (std::vector<int>{2, 1}));  // placement order kept
   EXPECT_EQ(admin->reservation.memory_mb, 8192);
   ASSERT_TRUE(admin->reservation.cancellation.has_value());
-  EXPECT_EQ(admin->reservation.cancellation->kind, "administrator");
+  EXPECT_EQ(admin->reservation.cancellation->kind, engine::CancelKind::kAdministrator);
   EXPECT_EQ(admin->reservation.cancellation->actor_username, "root");
   EXPECT_EQ(admin->reservation.cancellation->reason, "maintenance on GPUs 1-2");
   ASSERT_EQ(admin->events.size(), 2u);

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 
 #include "base/strings.h"
 #include "engine/reference.h"
@@ -20,26 +19,19 @@ using engine::Seconds;
 
 namespace {
 
-constexpr std::array<const char*, 10> kStatuses = {"pending",     "claimed",   "running", "succeeded",
-                                                   "failed",      "cancelled", "missed",  "timed-out",
-                                                   "interrupted", "uncertain"};
-
-bool KnownStatus(const std::string& s) {
-  return std::find_if(kStatuses.begin(), kStatuses.end(), [&](const char* k) { return s == k; }) !=
-         kStatuses.end();
-}
-
-bool Terminal(const std::string& s) { return s != "pending" && s != "claimed" && s != "running"; }
+using store::JobStatus;
+using store::kJobStatusNames;
 
 // The job state machine (4.9). Retry (back to pending) is RetryJob's alone.
-bool Allowed(const std::string& from, const std::string& to) {
-  if (from == to) return from == "pending" || from == "uncertain" || from == "claimed" || from == "running";
-  if (from == "pending") return to == "claimed" || to == "cancelled" || to == "missed";
-  if (from == "claimed")
-    return to == "running" || to == "failed" || to == "cancelled" || to == "missed" || to == "uncertain";
-  if (from == "running")
-    return to == "succeeded" || to == "failed" || to == "timed-out" || to == "cancelled" ||
-           to == "interrupted" || to == "uncertain";
+bool Allowed(JobStatus from, JobStatus to) {
+  using enum JobStatus;
+  if (from == to) return from == kPending || from == kUncertain || from == kClaimed || from == kRunning;
+  if (from == kPending) return to == kClaimed || to == kCancelled || to == kMissed;
+  if (from == kClaimed)
+    return to == kRunning || to == kFailed || to == kCancelled || to == kMissed || to == kUncertain;
+  if (from == kRunning)
+    return to == kSucceeded || to == kFailed || to == kTimedOut || to == kCancelled || to == kInterrupted ||
+           to == kUncertain;
   return false;
 }
 
@@ -60,9 +52,6 @@ Status Text(const std::optional<std::string>& v, const char* name, size_t max) {
 Status ValidatePatch(const JobPatch& p) {
   if (p.reservation_id.empty() || p.reservation_id.size() > 128)
     return Invalid("reservation_id must be a full ID");
-  for (const auto& s : p.if_status)
-    if (!KnownStatus(s)) return Invalid(fmt::format("unknown job status {}", s));
-  if (p.status && !KnownStatus(*p.status)) return Invalid(fmt::format("unknown job status {}", *p.status));
   if (p.launch_guard_state && !p.launch_guard_state->empty() && *p.launch_guard_state != "waiting")
     return Invalid("launch_guard_state must be \"waiting\" or empty");
   BK_TRY(Text(p.if_claim_token, "if_claim_token", 64));
@@ -89,7 +78,7 @@ Status ValidatePatch(const JobPatch& p) {
 // A job event carries the job's status as its result, in its own transaction ID.
 store::Event Stamped(store::Event e, const store::JobRecord& job) {
   e.transaction_id = sys::NewUuid();
-  e.result = job.status;
+  e.result = kJobStatusNames.Name(job.status);
   return e;
 }
 
@@ -131,7 +120,7 @@ store::JobRecord NewJob(const Reservation& r, const JobBinding& b, Seconds now) 
   j.spec_id = b.spec_id;
   j.digest = b.digest;
   j.summary = b.summary;
-  j.status = "pending";
+  j.status = JobStatus::kPending;
   j.submitted_at = j.updated_at = now;
   return j;
 }
@@ -139,11 +128,11 @@ store::JobRecord NewJob(const Reservation& r, const JobBinding& b, Seconds now) 
 Status CancelJob(store::LedgerStore& s, const Reservation& r, Seconds now) {
   BK_ASSIGN_OR_RETURN(auto job, s.GetJob(r.id));
   if (!job) return Ok();
-  if (job->status == "pending") {
-    job->status = "cancelled";
+  if (job->status == JobStatus::kPending) {
+    job->status = JobStatus::kCancelled;
     job->finished_at = now;
     job->message = "reservation cancelled before the command started";
-  } else if (job->status == "claimed" || job->status == "running") {
+  } else if (job->status == JobStatus::kClaimed || job->status == JobStatus::kRunning) {
     if (!job->cancel_requested_at) job->cancel_requested_at = now;
   } else {
     return Ok();
@@ -194,7 +183,7 @@ Result<JobPatchResult> BookingService::UpdateJobImpl(const Actor& actor, const J
   out.current = JobView{*r, *current};
   if (!p.if_status.empty() &&
       std::find(p.if_status.begin(), p.if_status.end(), current->status) == p.if_status.end()) {
-    out.reason = fmt::format("job is {}", current->status);
+    out.reason = fmt::format("job is {}", kJobStatusNames.Name(current->status));
     return out;
   }
   if (p.if_claim_token && *p.if_claim_token != current->claim_token) {
@@ -202,16 +191,17 @@ Result<JobPatchResult> BookingService::UpdateJobImpl(const Actor& actor, const J
     return out;
   }
   store::JobRecord j = *current;
-  std::string to = p.status.value_or(j.status);
+  JobStatus to = p.status.value_or(j.status);
   if (!Allowed(j.status, to))
-    return Invalid(fmt::format("job {} cannot go from {} to {}", r->ShortId(), j.status, to));
+    return Invalid(fmt::format("job {} cannot go from {} to {}", r->ShortId(), kJobStatusNames.Name(j.status),
+                               kJobStatusNames.Name(to)));
   bool changed_status = to != j.status;
   // The window is checked here too, so that no client can launch outside it.
-  if (changed_status && to == "claimed" && !(r->ActiveAt(now) && r->start <= now)) {
+  if (changed_status && to == JobStatus::kClaimed && !(r->ActiveAt(now) && r->start <= now)) {
     out.reason = "reservation is not active now";
     return out;
   }
-  if (changed_status && to == "running" && !r->ActiveAt(now)) {
+  if (changed_status && to == JobStatus::kRunning && !r->ActiveAt(now)) {
     out.reason = r->status == engine::Status::kCancelled ? "reservation was cancelled" : "reservation ended";
     return out;
   }
@@ -241,15 +231,15 @@ Result<JobPatchResult> BookingService::UpdateJobImpl(const Actor& actor, const J
   }
   if (changed_status) {
     j.status = to;
-    if (to == "claimed") {
+    if (to == JobStatus::kClaimed) {
       j.claimed_at = now;
       j.launch_guard_state.clear();
       j.launch_guard_key.clear();
       j.waiting_since.reset();
       if (!p.message) j.message.clear();
-    } else if (to == "running") {
+    } else if (to == JobStatus::kRunning) {
       j.started_at = now;
-    } else if (Terminal(to)) {
+    } else if (store::Finished(to)) {
       j.finished_at = now;
     }
   }
@@ -289,14 +279,15 @@ Result<JobView> BookingService::RetryJobImpl(const Actor& actor, const JobRetryR
                 fmt::format("job not found for current user: {}; `bk j` lists your jobs", ref));
   if (matches.size() > 1) return Invalid(fmt::format("ambiguous job ID {}; give more characters", ref));
   store::JobRecord j = matches[0];
-  if (j.status != "failed" && j.status != "interrupted" && j.status != "uncertain")
-    return Invalid(fmt::format("job in {} state cannot be retried", j.status));
-  if (j.status == "uncertain" && !request.accept_duplicate_risk)
+  if (j.status != JobStatus::kFailed && j.status != JobStatus::kInterrupted &&
+      j.status != JobStatus::kUncertain)
+    return Invalid(fmt::format("job in {} state cannot be retried", kJobStatusNames.Name(j.status)));
+  if (j.status == JobStatus::kUncertain && !request.accept_duplicate_risk)
     return Invalid("uncertain job may already be running; pass --accept-duplicate-risk after checking");
   BK_ASSIGN_OR_RETURN(auto r, s->Get(j.reservation_id));
   if (!r || !r->ActiveAt(now)) return Invalid("reservation window is no longer active; create a new booking");
   ResetAttempt(j);
-  j.status = "pending";
+  j.status = JobStatus::kPending;
   j.updated_at = now;
   BK_TRY(s->UpdateJob(j));
   std::string why = request.accept_duplicate_risk ? "retry queued; duplicate risk accepted" : "retry queued";

@@ -16,6 +16,7 @@ namespace bk::service {
 namespace {
 
 using engine::T;
+using store::JobStatus;
 
 constexpr const char* kDigest = "aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf07aeaf";
 constexpr const char* kSpec = "79133ddf-0000-4000-8000-000000000001";
@@ -49,8 +50,8 @@ class JobsTest : public ServiceTest {
   JobPatch Claim(const std::string& id, const std::string& token) {
     JobPatch p;
     p.reservation_id = id;
-    p.if_status = {"pending"};
-    p.status = "claimed";
+    p.if_status = {JobStatus::kPending};
+    p.status = JobStatus::kClaimed;
     p.claim_token = token;
     p.worker_id = "w1";
     p.runner_host = "vm";
@@ -66,7 +67,7 @@ class JobsTest : public ServiceTest {
 TEST_F(JobsTest, BookingBindsAPendingJobWithoutTheCommand) {
   BookingOutcome o = BookWithJob();
   ASSERT_TRUE(o.job.has_value());
-  EXPECT_EQ(o.job->status, "pending");
+  EXPECT_EQ(o.job->status, JobStatus::kPending);
   EXPECT_EQ(o.job->digest, kDigest);
   EXPECT_EQ(o.job->summary, "python train.py (+2 args)");
   auto jobs = service_->Jobs(me_, {});
@@ -104,7 +105,7 @@ TEST_F(JobsTest, ClaimIsACompareAndSwap) {
   BookingOutcome o = BookWithJob();
   auto first = service_->UpdateJob(me_, Claim(o.reservation.id, "t1"));
   ASSERT_TRUE(first && first->applied);
-  EXPECT_EQ(first->current.job.status, "claimed");
+  EXPECT_EQ(first->current.job.status, JobStatus::kClaimed);
   EXPECT_EQ(first->current.job.claimed_at, clock_->Now());
   auto second = service_->UpdateJob(me_, Claim(o.reservation.id, "t2"));
   ASSERT_TRUE(second.has_value());
@@ -113,9 +114,9 @@ TEST_F(JobsTest, ClaimIsACompareAndSwap) {
   // Running needs the token of this attempt.
   JobPatch run;
   run.reservation_id = o.reservation.id;
-  run.if_status = {"claimed"};
+  run.if_status = {JobStatus::kClaimed};
   run.if_claim_token = "t2";
-  run.status = "running";
+  run.status = JobStatus::kRunning;
   EXPECT_FALSE(Apply(run));
   run.if_claim_token = "t1";
   run.runner_pid = 5151;
@@ -129,11 +130,9 @@ TEST_F(JobsTest, ImpossibleTransitionsAreErrors) {
   BookingOutcome o = BookWithJob();
   JobPatch p;
   p.reservation_id = o.reservation.id;
-  p.status = "succeeded";  // pending -> succeeded skips the launch
+  p.status = JobStatus::kSucceeded;  // pending -> succeeded skips the launch
   EXPECT_FALSE(service_->UpdateJob(me_, p).has_value());
-  p.status = "bogus";
-  EXPECT_FALSE(service_->UpdateJob(me_, p).has_value());
-  p.status = "claimed";
+  p.status = JobStatus::kClaimed;
   p.audit_action = "rm -rf";
   EXPECT_FALSE(service_->UpdateJob(me_, p).has_value());
 }
@@ -157,13 +156,13 @@ TEST_F(JobsTest, FinishingStampsTimeAndAudits) {
   JobPatch run;
   run.reservation_id = o.reservation.id;
   run.if_claim_token = "t1";
-  run.status = "running";
+  run.status = JobStatus::kRunning;
   ASSERT_TRUE(Apply(run));
   JobPatch done;
   done.reservation_id = o.reservation.id;
-  done.if_status = {"running"};
+  done.if_status = {JobStatus::kRunning};
   done.if_claim_token = "t1";
-  done.status = "timed-out";
+  done.status = JobStatus::kTimedOut;
   done.exit_code = -9;
   done.message = "deadline";
   done.audit_action = "job-timed-out";
@@ -185,7 +184,7 @@ TEST_F(JobsTest, CancelSettlesAPendingJobAndFlagsARunningOne) {
   ASSERT_TRUE(service_->Cancel(me_, {pending.reservation.id, std::nullopt, std::nullopt}).has_value());
   auto jobs = service_->Jobs(me_, {});
   ASSERT_EQ(jobs->size(), 1u);
-  EXPECT_EQ((*jobs)[0].job.status, "cancelled");
+  EXPECT_EQ((*jobs)[0].job.status, JobStatus::kCancelled);
 
   BookingOutcome running = BookClaimed();
   ASSERT_TRUE(service_->Cancel(me_, {running.reservation.id, std::nullopt, std::nullopt}).has_value());
@@ -193,7 +192,7 @@ TEST_F(JobsTest, CancelSettlesAPendingJobAndFlagsARunningOne) {
   ASSERT_TRUE(all.has_value());
   for (const auto& v : *all)
     if (v.reservation.id == running.reservation.id) {
-      EXPECT_EQ(v.job.status, "claimed");  // the worker stops it and records the outcome
+      EXPECT_EQ(v.job.status, JobStatus::kClaimed);  // the worker stops it and records the outcome
       EXPECT_TRUE(v.job.cancel_requested_at.has_value());
     }
 }
@@ -204,7 +203,7 @@ TEST_F(JobsTest, RetryRules) {
   ASSERT_TRUE(Apply(Claim(o.reservation.id, "t1")));
   JobPatch lost;
   lost.reservation_id = o.reservation.id;
-  lost.status = "uncertain";
+  lost.status = JobStatus::kUncertain;
   lost.recovery_state = "terminated";
   ASSERT_TRUE(Apply(lost));
   auto refused = service_->RetryJob(me_, {"1", false});
@@ -212,13 +211,13 @@ TEST_F(JobsTest, RetryRules) {
   EXPECT_NE(refused.error().message.find("--accept-duplicate-risk"), std::string::npos);
   auto ok = service_->RetryJob(me_, {o.reservation.id.substr(0, 8), true});
   ASSERT_TRUE(ok.has_value()) << ok.error().message;
-  EXPECT_EQ(ok->job.status, "pending");
+  EXPECT_EQ(ok->job.status, JobStatus::kPending);
   EXPECT_TRUE(ok->job.claim_token.empty());
   EXPECT_TRUE(ok->job.recovery_state.empty());
   EXPECT_FALSE(ok->job.claimed_at.has_value());
   // After the window the retry is refused.
   ASSERT_TRUE(Apply(Claim(o.reservation.id, "t2")));
-  lost.status = "failed";
+  lost.status = JobStatus::kFailed;
   lost.recovery_state.reset();
   ASSERT_TRUE(Apply(lost));
   clock_->Set(T("2026-11-29T23:00:00Z"));
@@ -232,8 +231,8 @@ TEST_F(JobsTest, MissedExpiresTheReservation) {
   clock_->Set(T("2026-11-29T23:00:00Z"));
   JobPatch p;
   p.reservation_id = o.reservation.id;
-  p.if_status = {"pending"};
-  p.status = "missed";
+  p.if_status = {JobStatus::kPending};
+  p.status = JobStatus::kMissed;
   p.expire_reservation = true;
   ASSERT_TRUE(Apply(p));
   auto jobs = service_->Jobs(me_, {});

@@ -47,7 +47,7 @@ Result<CancelOutcome> BookingService::ReclaimImpl(const std::string& reservation
                 fmt::format("reservation {} has not started; it cannot be a no-show yet", cur.ShortId()));
 
   CancelStep step{.actor = actor, .cur = cur};
-  step.kind = "reclaimed";
+  step.kind = engine::CancelKind::kReclaimed;
   step.reason = reason;
   step.op_id = sys::NewUuid();
   step.action = step.event_action = "reclaim";

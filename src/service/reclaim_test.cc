@@ -11,6 +11,7 @@ namespace bk::service {
 namespace {
 
 using engine::T;
+using store::JobStatus;
 
 class ReclaimTest : public ServiceTest {
  protected:
@@ -35,7 +36,7 @@ TEST_F(ReclaimTest, CancelsWithKindReclaimedAnEventAndANotification) {
   ASSERT_TRUE(out.has_value()) << out.error().message;
   EXPECT_EQ(out->reservation.status, engine::Status::kCancelled);
   ASSERT_TRUE(out->reservation.cancellation.has_value());
-  EXPECT_EQ(out->reservation.cancellation->kind, "reclaimed");
+  EXPECT_EQ(out->reservation.cancellation->kind, engine::CancelKind::kReclaimed);
   EXPECT_EQ(out->reservation.cancellation->reason, "no-show: nothing ran for 1h");
   EXPECT_EQ(out->reservation.cancellation->actor_uid, getuid());
   EXPECT_EQ(out->reservation.cancellation->actor_username, sys::UserName(getuid()));
@@ -76,7 +77,7 @@ TEST_F(ReclaimTest, SettlesTheBoundJobAsACancelDoes) {
   auto jobs = service_->Jobs(alice_, {});
   ASSERT_TRUE(jobs.has_value()) << jobs.error().message;
   ASSERT_EQ(jobs->size(), 1u);
-  EXPECT_EQ((*jobs)[0].job.status, "cancelled");
+  EXPECT_EQ((*jobs)[0].job.status, JobStatus::kCancelled);
   EXPECT_EQ((*jobs)[0].job.finished_at, T("2026-11-29T19:49:00Z"));
 }
 

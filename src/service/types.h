@@ -160,9 +160,9 @@ struct JobView {
 // recovered_at) are stamped by the service from the status change.
 struct JobPatch {
   std::string reservation_id;          // full ID
-  std::vector<std::string> if_status;  // current status must be one of these (empty: any)
+  std::vector<store::JobStatus> if_status;  // current status must be one of these (empty: any)
   std::optional<std::string> if_claim_token;
-  std::optional<std::string> status;
+  std::optional<store::JobStatus> status;
   std::optional<std::string> claim_token;  // "" clears
   std::optional<std::string> worker_id;
   std::optional<std::string> runner_host;

@@ -302,8 +302,8 @@ TEST_F(LedgerStoreTest, InsertGetRoundTripsEveryField) {
   r.op_id = "create-op";
   r.op_signature = std::string(64, 'a');
   r.edit_count = 3;
-  r.cancellation =
-      engine::Cancellation{1'799'999'600, "administrator", "maintenance", 0, "root", "cancel-op"};
+  r.cancellation = engine::Cancellation{
+      1'799'999'600, engine::CancelKind::kAdministrator, "maintenance", 0, "root", "cancel-op"};
   ASSERT_TRUE(s->Insert(r).has_value());
 
   auto got = s->Get(r.id);
@@ -350,7 +350,7 @@ TEST_F(LedgerStoreTest, UpdateChangesEveryFieldAndRejectsUnknownIds) {
   r.updated_at = 1200;
   r.edit_count = 1;
   r.status = engine::Status::kCancelled;
-  r.cancellation = engine::Cancellation{1250, "owner", "done", 7, "user7", "c-op"};
+  r.cancellation = engine::Cancellation{1250, engine::CancelKind::kOwner, "done", 7, "user7", "c-op"};
   ASSERT_TRUE(s->Update(r).has_value());
   auto got = s->Get("u1");
   ASSERT_TRUE(got.has_value() && got->has_value());

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.h"
 #include "engine/types.h"
 
 namespace bk::store {
@@ -59,6 +60,39 @@ struct Notification {
   std::string message;
 };
 
+// Where a bound command stands. pending, claimed and running are open; the
+// rest are outcomes (uncertain until a worker settles it).
+enum class JobStatus {
+  kPending,
+  kClaimed,
+  kRunning,
+  kSucceeded,
+  kFailed,
+  kCancelled,
+  kMissed,
+  kTimedOut,
+  kInterrupted,
+  kUncertain,
+};
+// The names stored in the ledger and sent on the socket.
+inline constexpr auto kJobStatusNames =
+    MakeEnumNames<JobStatus>(std::pair{JobStatus::kPending, std::string_view("pending")},
+                             std::pair{JobStatus::kClaimed, std::string_view("claimed")},
+                             std::pair{JobStatus::kRunning, std::string_view("running")},
+                             std::pair{JobStatus::kSucceeded, std::string_view("succeeded")},
+                             std::pair{JobStatus::kFailed, std::string_view("failed")},
+                             std::pair{JobStatus::kCancelled, std::string_view("cancelled")},
+                             std::pair{JobStatus::kMissed, std::string_view("missed")},
+                             std::pair{JobStatus::kTimedOut, std::string_view("timed-out")},
+                             std::pair{JobStatus::kInterrupted, std::string_view("interrupted")},
+                             std::pair{JobStatus::kUncertain, std::string_view("uncertain")});
+constexpr const auto& EnumNamesOf(JobStatus) { return kJobStatusNames; }
+
+// Not yet launched or still running: anything else is how the job ended.
+constexpr bool Finished(JobStatus s) {
+  return s != JobStatus::kPending && s != JobStatus::kClaimed && s != JobStatus::kRunning;
+}
+
 // A command bound to a reservation (schema v2). The command itself stays in the
 // owner's private spec file; the ledger keeps its digest and a short summary.
 // Optional times are unset until they happen.
@@ -68,7 +102,7 @@ struct JobRecord {
   std::string spec_id;
   std::string digest;   // SHA-256 hex of the canonical spec
   std::string summary;  // "python train.py (+2 args)"
-  std::string status = "pending";
+  JobStatus status = JobStatus::kPending;
   engine::Seconds submitted_at = 0;
   engine::Seconds updated_at = 0;
   std::optional<engine::Seconds> claimed_at, started_at, finished_at, waiting_since, cancel_requested_at,

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/enum_names.h"
 #include "base/result.h"
 #include "base/strings.h"
 #include "store/sqlite.h"
@@ -70,6 +71,11 @@ template <>
 struct SqlValue<std::vector<int>> {  // GPU indexes as text
   static void Bind(Stmt& st, int i, const std::vector<int>& v) { st.Bind(i, JoinInts(v)); }
   static std::vector<int> Read(const Stmt& s, int i) { return ParseGpus(s.Text(i)); }
+};
+template <NamedEnum E>
+struct SqlValue<E> {  // its name; a name the table does not know reads as E{}
+  static void Bind(Stmt& st, int i, E v) { st.Bind(i, EnumNamesOf(v).Name(v)); }
+  static E Read(const Stmt& s, int i) { return EnumNamesOf(E{}).Parse(s.Text(i)).value_or(E{}); }
 };
 // A string stored as NULL when empty (NULL reads back as "").
 struct EmptyAsNull {

@@ -29,7 +29,7 @@ json PublicJob(const store::JobRecord* job, bool mine) {
           {"message", text(job->message)},
           {"recovered_at", when(job->recovered_at)},
           {"recovery_state", text(job->recovery_state)},
-          {"status", job->status},
+          {"status", store::kJobStatusNames.Name(job->status)},
           {"summary", job->summary},
           {"waiting_since", when(job->waiting_since)},
           {"exit_code", OptJson(job->exit_code)},
@@ -44,7 +44,7 @@ json PublicReservation(const engine::Reservation& r, uint32_t caller, const engi
   json cancel;
   if (r.cancellation && mine) {
     cancel = {{"at", FormatIsoUtc(r.cancellation->at)},
-              {"kind", r.cancellation->kind},
+              {"kind", engine::kCancelKindNames.Name(r.cancellation->kind)},
               {"reason", r.cancellation->reason},
               {"actor_username", r.cancellation->actor_username}};
   }
@@ -249,7 +249,10 @@ std::string HistoryDoc(const service::HistoryView& v, uint32_t caller, const eng
           {"actor_uid", e.actor_uid},
           {"actor_username", e.actor_username},
           {"at", FormatIsoUtc(e.ts)},
-          {"kind", c ? c->kind : e.action == "cancel" ? "owner" : e.action == "reclaim" ? "reclaimed" : "administrator"},
+          {"kind", c                            ? std::string(engine::kCancelKindNames.Name(c->kind))
+                   : e.action == "cancel"  ? "owner"
+                   : e.action == "reclaim" ? "reclaimed"
+                                           : "administrator"},
           {"op_id", e.op_id},
           {"reason", c ? c->reason : e.message},
           {"signature", e.signature}};

@@ -158,7 +158,8 @@ TEST(BookingResultDocTest, OthersSeeLess) {
   service::BookingOutcome o;
   o.reservation = Shared();
   o.reservation.status = engine::Status::kCancelled;
-  o.reservation.cancellation = engine::Cancellation{kNow, "administrator", "maintenance", 0, "root", "op"};
+  o.reservation.cancellation =
+      engine::Cancellation{kNow, engine::CancelKind::kAdministrator, "maintenance", 0, "root", "op"};
   json theirs = BookingDoc(o, kOther)["reservation"];
   EXPECT_EQ(theirs["mine"], false);
   EXPECT_TRUE(theirs["edit_count"].is_null());
@@ -229,8 +230,8 @@ TEST(CancellationDocTest, CarriesTheCancelledReservation) {
   service::CancelOutcome o;
   o.reservation = Shared();
   o.reservation.status = engine::Status::kCancelled;
-  o.reservation.cancellation =
-      engine::Cancellation{kNow, "owner", "cancelled by reservation owner", kMe, "me", "c"};
+  o.reservation.cancellation = engine::Cancellation{
+      kNow, engine::CancelKind::kOwner, "cancelled by reservation owner", kMe, "me", "c"};
   o.replayed = true;
   json d = json::parse(CancellationDoc(o, kMe, Policy(), kNow));
   EXPECT_EQ(d["kind"], "cancellation_result");

@@ -20,10 +20,11 @@ using nlohmann::json;
 
 // May this job still launch or be retried? Then its files stay.
 bool Needed(const service::JobView& v, engine::Seconds now) {
-  const std::string& s = v.job.status;
-  if (s == "claimed" || s == "running") return true;
+  using enum store::JobStatus;
+  store::JobStatus s = v.job.status;
+  if (s == kClaimed || s == kRunning) return true;
   bool live = v.reservation.ActiveAt(now);
-  return live && (s == "pending" || s == "failed" || s == "interrupted" || s == "uncertain");
+  return live && (s == kPending || s == kFailed || s == kInterrupted || s == kUncertain);
 }
 
 // The file's stat when it is a private file of `uid`; one that is not is left

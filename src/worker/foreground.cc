@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "base/exit_codes.h"
 #include "base/strings.h"
 #include "worker/leftovers.h"
 #include "worker/procs.h"
@@ -137,7 +138,7 @@ Result<int> RunAdhoc(client::Ledger& ledger, const sys::Clock& clock, const Sett
   }
   if (leftovers.stuck())
     std::fprintf(err, "run: processes left behind by the command could not be confirmed stopped\n");
-  if (reason == "deadline" || reason == "cancelled") return 124;
+  if (reason == "deadline" || reason == "cancelled") return exit_code::kTimedOut;
   if (reason == "signal") return StopSignal() == SIGINT ? 130 : 143;
   if (WIFEXITED(*status)) return WEXITSTATUS(*status);
   if (WIFSIGNALED(*status)) return 128 + WTERMSIG(*status);

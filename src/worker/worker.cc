@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cmath>
 
+#include "base/exit_codes.h"
 #include "sys/node.h"
 #include "sys/random.h"
 #include "sys/users.h"
@@ -19,6 +20,8 @@
 #include "worker/lease.h"
 
 namespace bk::worker {
+
+using store::JobStatus;
 namespace {
 
 std::atomic<int> g_stop_signal{0};
@@ -143,11 +146,11 @@ int Worker::Run() {
   auto policy = ledger_.CheckPolicy();
   if (!policy) {
     std::fprintf(err_, "bk: %s\n", policy.error().message.c_str());
-    return policy.error().kind == ErrorKind::kPolicy ? 78 : 2;
+    return policy.error().kind == ErrorKind::kPolicy ? exit_code::kPolicyDrift : 2;
   }
   if (policy->state == service::PolicyState::kMismatch) {
     std::fprintf(err_, "bk: %s\n", policy->message.c_str());
-    return 78;
+    return exit_code::kPolicyDrift;
   }
   if (ledger_.actor().uid != uid_) {
     std::fprintf(
@@ -163,7 +166,7 @@ int Worker::Run() {
   auto lease = Lease::Acquire(settings_.job_dir, InstanceIdentity(config_), worker_id_, clock_.Now());
   if (!lease) {
     std::fprintf(err_, "bk: %s\n", lease.error().message.c_str());
-    return lease.error().kind == ErrorKind::kBusy ? 75 : 2;
+    return lease.error().kind == ErrorKind::kBusy ? exit_code::kBusy : 2;
   }
   StopHandlers handlers;
   // Orphaned grandchildren of a job come back to us, so they can be reaped
@@ -192,7 +195,7 @@ int Worker::Run() {
                     "recovered={} terminated_groups={}",
                     counts_.claimed, counts_.started, counts_.succeeded, counts_.failed, counts_.cancelled,
                     counts_.waiting, counts_.recovered, counts_.terminated_groups));
-  if (policy_drift_) return 78;
+  if (policy_drift_) return exit_code::kPolicyDrift;
   if (counts_.failed > 0) return 1;
   if (options_.once && counts_.waiting > 0) return 3;
   return 0;
@@ -248,7 +251,7 @@ void Worker::Iterate(bool stopping, bool* keep_going) {
     // Keep going while our one job may still start or is running.
     bool open = false;
     for (const auto& v : *jobs)
-      if (Mine(v) && v.job.status == "pending" && v.reservation.ActiveAt(now)) open = true;
+      if (Mine(v) && v.job.status == JobStatus::kPending && v.reservation.ActiveAt(now)) open = true;
     *keep_going = open || !children_.empty();
     return;
   }
@@ -261,34 +264,34 @@ void Worker::Settle(const std::vector<service::JobView>& jobs, engine::Seconds n
     const store::JobRecord& j = v.job;
     bool ours = false;
     for (const auto& c : children_) ours = ours || c->reservation_id == v.reservation.id;
-    if (j.status == "claimed" && !ours && j.worker_id != worker_id_ &&
+    if (j.status == JobStatus::kClaimed && !ours && j.worker_id != worker_id_ &&
         (!j.claimed_at ||
          *j.claimed_at < now - static_cast<engine::Seconds>(settings_.claim_timeout_seconds))) {
       service::JobPatch p = Patch(v);
-      p.if_status = {"claimed"};
+      p.if_status = {JobStatus::kClaimed};
       p.if_claim_token = j.claim_token;
-      p.status = "uncertain";
+      p.status = JobStatus::kUncertain;
       p.message = "worker disappeared after durable claim; not retried automatically";
       p.audit_action = "job-uncertain";
       p.audit_message = *p.message;
       Apply(p);
       continue;
     }
-    if (j.status != "pending") continue;
+    if (j.status != JobStatus::kPending) continue;
     service::JobPatch p = Patch(v);
-    p.if_status = {"pending"};
+    p.if_status = {JobStatus::kPending};
     if (v.reservation.status == engine::Status::kCancelled) {
-      p.status = "cancelled";
+      p.status = JobStatus::kCancelled;
       p.message = "reservation cancelled before the command started";
       p.audit_action = "job-cancelled";
       p.audit_message = *p.message;
       if (Apply(p)) {
-        if (options_.foreground) foreground_ = {"cancelled", std::nullopt, *p.message};
+        if (options_.foreground) foreground_ = {JobStatus::kCancelled, std::nullopt, *p.message};
         Say(fmt::format("cancelled: {} reservation cancelled before the command started",
                         Short(v.reservation.id)));
       }
     } else if (!v.reservation.ActiveAt(now)) {
-      p.status = "missed";
+      p.status = JobStatus::kMissed;
       p.message = j.launch_guard_state == "waiting"
                       ? "reservation window ended while waiting for live GPU safety"
                       : "reservation window ended";
@@ -296,7 +299,7 @@ void Worker::Settle(const std::vector<service::JobView>& jobs, engine::Seconds n
       p.audit_action = "job-missed";
       p.audit_message = *p.message;
       if (Apply(p)) {
-        if (options_.foreground) foreground_ = {"missed", std::nullopt, *p.message};
+        if (options_.foreground) foreground_ = {JobStatus::kMissed, std::nullopt, *p.message};
         Say(fmt::format("missed: {} {}", Short(v.reservation.id), *p.message));
       }
     }
@@ -307,7 +310,8 @@ std::vector<const service::JobView*> Worker::Due(const std::vector<service::JobV
                                                  engine::Seconds now) const {
   std::vector<const service::JobView*> out;
   for (const auto& v : jobs)
-    if (Mine(v) && v.job.status == "pending" && v.reservation.ActiveAt(now) && v.reservation.start <= now)
+    if (Mine(v) && v.job.status == JobStatus::kPending && v.reservation.ActiveAt(now) &&
+        v.reservation.start <= now)
       out.push_back(&v);
   return out;
 }

@@ -44,7 +44,7 @@ struct WorkerCounts {
 
 // How the one foreground job ended (bk run).
 struct ForegroundOutcome {
-  std::string status;            // succeeded | failed | timed-out | cancelled | ... | "" when never launched
+  std::optional<store::JobStatus> status;  // how the job ended; unset when it never launched
   std::optional<int> exit_code;  // negative: signal
   std::string message;
 };

@@ -9,6 +9,8 @@
 
 namespace bk::worker {
 
+using store::JobStatus;
+
 std::map<std::string, std::vector<std::string>> Worker::Guard(const std::vector<const service::JobView*>& due,
                                                               engine::Seconds now) {
   std::map<std::string, std::vector<std::string>> ready;
@@ -40,7 +42,7 @@ std::map<std::string, std::vector<std::string>> Worker::Guard(const std::vector<
     GuardDecision d = EvaluateGuard(std::move(in));
     const store::JobRecord& j = v->job;
     service::JobPatch p = Patch(*v);
-    p.if_status = {"pending"};
+    p.if_status = {JobStatus::kPending};
     if (d.ready) {
       if (j.launch_guard_state == "waiting") {
         p.launch_guard_state = "";
@@ -68,8 +70,8 @@ std::map<std::string, std::vector<std::string>> Worker::Guard(const std::vector<
 bool Worker::Claim(const service::JobView& v, std::string* token) {
   *token = sys::NewUuid();
   service::JobPatch p = Patch(v);
-  p.if_status = {"pending"};
-  p.status = "claimed";
+  p.if_status = {JobStatus::kPending};
+  p.status = JobStatus::kClaimed;
   p.claim_token = *token;
   p.worker_id = worker_id_;
   p.runner_host = host_;

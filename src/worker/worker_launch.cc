@@ -15,6 +15,8 @@
 #include "worker/worker.h"
 
 namespace bk::worker {
+
+using store::JobStatus;
 namespace {
 
 std::string PublicSpawnError(ErrorKind k) {
@@ -29,15 +31,16 @@ void Worker::LaunchFailed(const service::JobView& v, const std::string& token,
                           const std::string& public_message, JobLog* log, const std::string& private_text) {
   if (log) log->Line(fmt::format("bk-job-launch-error: {}", private_text));
   service::JobPatch p = Patch(v);
-  p.if_status = {"claimed"};
+  p.if_status = {JobStatus::kClaimed};
   p.if_claim_token = token;
-  p.status = "failed";
+  p.status = JobStatus::kFailed;
   p.message = public_message;
   p.audit_action = "job-failed";
   p.audit_message = public_message;
   Apply(p);
   ++counts_.failed;
-  if (options_.foreground) foreground_ = {"failed", std::nullopt, public_message + ": " + private_text};
+  if (options_.foreground)
+    foreground_ = {JobStatus::kFailed, std::nullopt, public_message + ": " + private_text};
   Say(fmt::format("finished: {} status=failed exit=none ({})", Short(v.reservation.id), public_message));
   if (options_.foreground) std::fprintf(err_, "bk: %s\n", Printable(private_text).c_str());
 }
@@ -117,9 +120,9 @@ void Worker::Launch(const service::JobView& v, const std::string& token,
     child->log = std::move(log);
   }
   service::JobPatch p = Patch(v);
-  p.if_status = {"claimed"};
+  p.if_status = {JobStatus::kClaimed};
   p.if_claim_token = token;
-  p.status = "running";
+  p.status = JobStatus::kRunning;
   p.runner_pid = *pid;
   p.audit_action = "job-start";
   p.audit_message = fmt::format("pid={}", *pid);
@@ -137,13 +140,13 @@ void Worker::Launch(const service::JobView& v, const std::string& token,
     c.claim_token.clear();  // the commit at the end must not apply
     RequestTermination(c, cancelled ? "cancelled" : ended ? "deadline" : "worker-stop");
     service::JobPatch q = Patch(v);
-    q.if_status = {"claimed"};
+    q.if_status = {JobStatus::kClaimed};
     q.if_claim_token = token;
-    q.status = cancelled ? "cancelled" : ended ? "missed" : "uncertain";
+    q.status = cancelled ? JobStatus::kCancelled : ended ? JobStatus::kMissed : JobStatus::kUncertain;
     q.message = cancelled ? "reservation was cancelled while the claimed command was starting"
                 : ended   ? "reservation ended while the claimed command was starting"
                           : "claimed command was stopped before running state could be committed";
-    q.audit_action = "job-" + *q.status;
+    q.audit_action = fmt::format("job-{}", store::kJobStatusNames.Name(*q.status));
     q.audit_message = *q.message;
     Apply(q);
     return;

@@ -14,6 +14,8 @@
 #include "worker/worker.h"
 
 namespace bk::worker {
+
+using store::JobStatus;
 namespace {
 
 bool Retryable(const std::string& state) {
@@ -39,13 +41,14 @@ void Worker::Recover() {
   std::vector<Pending> to_stop;
   for (const auto& v : *jobs) {
     const store::JobRecord& j = v.job;
-    bool orphan = (j.status == "claimed" || j.status == "running") && j.worker_id != worker_id_;
-    bool again = j.status == "uncertain" && Retryable(j.recovery_state) && j.runner_host == host_;
+    bool orphan =
+        (j.status == JobStatus::kClaimed || j.status == JobStatus::kRunning) && j.worker_id != worker_id_;
+    bool again = j.status == JobStatus::kUncertain && Retryable(j.recovery_state) && j.runner_host == host_;
     if (!orphan && !again) continue;
     ++examined;
     service::JobPatch p = Patch(v);
     p.if_status = {j.status};
-    p.status = "uncertain";
+    p.status = JobStatus::kUncertain;
     p.worker_id = worker_id_;
     p.expire_reservation = true;
     p.audit_action = "job-recovery";
@@ -99,8 +102,8 @@ void Worker::Recover() {
     bool stopped = !alive();
     if (stopped) terminated += static_cast<int>(t.groups.size());
     service::JobPatch p = Patch(*t.view);
-    p.if_status = {"uncertain"};
-    p.status = "uncertain";
+    p.if_status = {JobStatus::kUncertain};
+    p.status = JobStatus::kUncertain;
     p.worker_id = worker_id_;
     p.recovery_state = stopped ? "terminated" : "termination-unverified";
     p.message =

@@ -16,6 +16,8 @@
 
 namespace bk::worker {
 
+using store::JobStatus;
+
 void Worker::Reap() {
   int status = 0;
   pid_t pid;
@@ -59,7 +61,7 @@ void Worker::Reconcile(const std::optional<std::vector<service::JobView>>& jobs,
       if (view) {
         c.end = view->reservation.end;
         cancelled = view->reservation.status == engine::Status::kCancelled || view->job.cancel_requested_at ||
-                    (view->job.status != "running" && view->job.status != "claimed");
+                    (view->job.status != JobStatus::kRunning && view->job.status != JobStatus::kClaimed);
       }
       if (cancelled && c.reason != "cancelled") RequestTermination(c, "cancelled");
     }
@@ -109,11 +111,11 @@ void Worker::Finish(Child& c) {
   std::string log_error = c.log ? c.log->error() : "";
   int status = c.wait_status.value_or(0);
   int64_t code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -1;
-  std::string result = c.reason == "cancelled"     ? "cancelled"
-                       : c.reason == "deadline"    ? "timed-out"
-                       : c.reason == "worker-stop" ? "interrupted"
-                       : code == 0                 ? "succeeded"
-                                                   : "failed";
+  JobStatus result = c.reason == "cancelled"     ? JobStatus::kCancelled
+                     : c.reason == "deadline"    ? JobStatus::kTimedOut
+                     : c.reason == "worker-stop" ? JobStatus::kInterrupted
+                     : code == 0                 ? JobStatus::kSucceeded
+                                                 : JobStatus::kFailed;
   std::string warning;
   if (!complete)
     warning = "job log stream remained open after the command exited";
@@ -124,25 +126,26 @@ void Worker::Finish(Child& c) {
   if (!c.claim_token.empty()) {
     service::JobPatch p;
     p.reservation_id = c.reservation_id;
-    p.if_status = {"running"};
+    p.if_status = {JobStatus::kRunning};
     p.if_claim_token = c.claim_token;
     p.status = result;
     p.exit_code = code;
     p.message = c.reason;
     if (c.log) p.log_rotated = c.log->rotated();
     if (!warning.empty()) p.log_warning = "private job log is incomplete; inspect the owning worker";
-    p.audit_action = "job-" + result;
+    p.audit_action = fmt::format("job-{}", store::kJobStatusNames.Name(result));
     p.audit_message = fmt::format("exit={}", code);
     Apply(p);
   }
-  if (result == "succeeded")
+  if (result == JobStatus::kSucceeded)
     ++counts_.succeeded;
-  else if (result == "cancelled")
+  else if (result == JobStatus::kCancelled)
     ++counts_.cancelled;
   else
     ++counts_.failed;
   if (options_.foreground) foreground_ = {result, static_cast<int>(code), c.reason};
-  Say(fmt::format("finished: {} status={} exit={}", Short(c.reservation_id), result, code));
+  Say(fmt::format("finished: {} status={} exit={}", Short(c.reservation_id),
+                  store::kJobStatusNames.Name(result), code));
 }
 
 }  // namespace bk::worker
