@@ -10,8 +10,8 @@
 #include "surface/administrator.h"
 #include "surface/doctor.h"
 #include "surface/documents.h"
-#include "sys/users.h"
 #include "sys/node.h"
+#include "sys/users.h"
 #include "worker/lease.h"
 #include "worker/settings.h"
 

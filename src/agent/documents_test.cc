@@ -84,7 +84,8 @@ TEST_F(BudgetContextTest, ShowsBudgetsAndWhatBookingsDeclare) {
   std::string compact = Render(*doc, true);
   EXPECT_THAT(compact, Not(HasSubstr("\n")));
   EXPECT_EQ(json::parse(compact), d);
-  EXPECT_THAT(compact, HasSubstr(R"("host_budget": {"cpus": {"booked_now": 4, "enforced": true, "free_now": 12, )"));
+  EXPECT_THAT(compact,
+              HasSubstr(R"("host_budget": {"cpus": {"booked_now": 4, "enforced": true, "free_now": 12, )"));
 }
 
 TEST_F(ContextTest, WithCapabilitiesAddsTheFlags) {

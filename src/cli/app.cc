@@ -182,7 +182,8 @@ void NoteOriginalData(const Context& ctx, const std::vector<std::string>& args) 
                "your first booking here\n",
                original.c_str());
   if (std::string logs = config::OriginalJobLogs(config::ProcessEnv()); !logs.empty())
-    std::fprintf(ctx.err, "note: its job logs stay in %s (not imported; this bk keeps its own)\n", logs.c_str());
+    std::fprintf(ctx.err, "note: its job logs stay in %s (not imported; this bk keeps its own)\n",
+                 logs.c_str());
 }
 
 }  // namespace

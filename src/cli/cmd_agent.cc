@@ -63,8 +63,7 @@ Result<int> AgentContext(Context& ctx, const std::vector<std::string>& args) {
   JsonOutput out;
   ArgSpec spec("bk agent context",
                "Policy, host CPU/RAM budgets, live GPU state and every active reservation.");
-  AddAgentFlags(spec, out, "the same document on one line",
-                "accepted for symmetry; output is always JSON");
+  AddAgentFlags(spec, out, "the same document on one line", "accepted for symmetry; output is always JSON");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(std::string doc, agent::ContextDoc(*ledger, ctx.config));

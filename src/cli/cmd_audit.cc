@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"

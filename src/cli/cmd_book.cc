@@ -114,8 +114,8 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
   if (a.json || a.compact) {
     if (worker_status)
       ctx.PrintDoc(surface::BookingResultDoc(worker::WithSchedulingWarning(o, *worker_status),
-                                          ledger->actor().uid, p, ledger->Now(),
-                                          worker::StatusJson(*worker_status, ledger->actor().username)));
+                                             ledger->actor().uid, p, ledger->Now(),
+                                             worker::StatusJson(*worker_status, ledger->actor().username)));
     else
       ctx.PrintDoc(surface::BookingResultDoc(o, ledger->actor().uid, p, ledger->Now()));
     return 0;

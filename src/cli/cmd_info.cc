@@ -11,7 +11,8 @@
 namespace bk::cli {
 
 Result<int> RunInfo(Context& ctx, const std::vector<std::string>& args) {
-  ArgSpec spec("bk info", "The administrator of this deployment and how to reach them (from the Linux account).");
+  ArgSpec spec("bk info",
+               "The administrator of this deployment and how to reach them (from the Linux account).");
   JsonOutput out;
   out.AddTo(spec, "print the gpubk.administrator.v1 document (indented)");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;

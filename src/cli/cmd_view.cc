@@ -208,7 +208,8 @@ Result<std::string> Timeline(const Context& ctx, const service::StatusView& view
 // The VRAM a booking holds per GPU: what it declared, or for a shared one
 // without --mem its slots' part of the smallest GPU's VRAM ("auto~"), when the
 // monitor knows that; "-" when nothing says.
-std::string VramPerGpu(const engine::Reservation& r, const service::StatusView& view, const engine::Policy& p) {
+std::string VramPerGpu(const engine::Reservation& r, const service::StatusView& view,
+                       const engine::Policy& p) {
   if (r.memory_mb) return engine::FormatSizeMb(*r.memory_mb);
   if (r.mode == engine::Mode::kExclusive) return "whole";
   std::optional<int64_t> smallest;
@@ -481,8 +482,8 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
     for (const auto& r : running) all.insert(r.gpus.begin(), r.gpus.end());
     ctx.Print(fmt::format("GPU {} | yours now | {} active reservation{}", JoinInts({all.begin(), all.end()}),
                           running.size(), running.size() == 1 ? "" : "s"));
-    ctx.Print(fmt::format("{:>4} {:<8} {:<6} {:<10} {:<8} {:>6} {:>12}", "#", "ID", "Mode", "GPU", "Until", "Left",
-                          "VRAM/GPU"));
+    ctx.Print(fmt::format("{:>4} {:<8} {:<6} {:<10} {:<8} {:>6} {:>12}", "#", "ID", "Mode", "GPU", "Until",
+                          "Left", "VRAM/GPU"));
     for (size_t i = 0; i < running.size() && i < 8; ++i) {
       const auto& r = running[i];
       std::string mode =

@@ -131,7 +131,8 @@ Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
     auto eq = kv.find('=');
     if (eq == std::string::npos) continue;
     std::string k = kv.substr(0, eq);
-    bool setting = std::ranges::any_of(config::Keys(), [&](const auto& key) { return config::EnvName(key) == k; });
+    bool setting =
+        std::ranges::any_of(config::Keys(), [&](const auto& key) { return config::EnvName(key) == k; });
     if (!setting && k != "BK_DATA_DIR" && k != "BK_CONFIG_FILE" && k != "BK_GPU_SIM_FILE") continue;
     unit.environment.emplace_back(k, kv.substr(eq + 1));
     if (setting) overrides.push_back(k);

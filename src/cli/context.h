@@ -36,7 +36,7 @@ struct Context {
   void Print(const std::string& text) const;  // adds a newline
   // A single-line document with Python's separators, as the original printed them.
   void PrintDoc(const std::string& compact_json) const;
-  void Warn(const std::string& text) const;   // "warning: ..." on stderr
+  void Warn(const std::string& text) const;  // "warning: ..." on stderr
 };
 
 class ArgSpec;

@@ -122,7 +122,8 @@ int EffectiveMaxParallel(const Config& c, std::optional<int> requested) {
   const engine::Policy& p = c.policy;
   int64_t enabled = p.gpu_count - static_cast<int64_t>(p.disabled_gpus.size());
   int64_t slots = std::max<int64_t>(1, enabled) * std::max(1, p.share_capacity);
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(requested.value_or(c.worker.max_parallel), slots)));
+  return static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>(requested.value_or(c.worker.max_parallel), slots)));
 }
 
 std::string OriginalLedger(const Config& c, const EnvFn& env) {

@@ -96,8 +96,9 @@ Status TranslateBroker(const json& doc, const std::string& path, json& server) {
     auto mode = Mode(doc["broker_socket_mode"]);
     int want = doc.contains("broker_gid") ? 0660 : 0666;
     if (!mode || *mode != want)
-      return Invalid(fmt::format("{}: broker_socket_mode must be {:04o} {} broker_gid, as GPUBK 0.2.8 requires",
-                                 path, want, doc.contains("broker_gid") ? "with" : "without"));
+      return Invalid(
+          fmt::format("{}: broker_socket_mode must be {:04o} {} broker_gid, as GPUBK 0.2.8 requires", path,
+                      want, doc.contains("broker_gid") ? "with" : "without"));
   }
   return Ok();
 }

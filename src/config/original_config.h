@@ -5,10 +5,9 @@
 // daemon; its scheduling keys mean the same here; the rest is named with what
 // to do instead, so an administrator sees exactly what no longer applies.
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/result.h"
 #include "config/config.h"

@@ -72,7 +72,8 @@ std::vector<std::string> CheckInvariants(const Policy& p, const std::vector<Foot
         break;
       }
       if (level[1] > 0 && level[2] > 1) {
-        out.push_back(fmt::format("GPU {} exclusive reservation overlaps another at {}{}", g, Iso(t), holders(g, t)));
+        out.push_back(
+            fmt::format("GPU {} exclusive reservation overlaps another at {}{}", g, Iso(t), holders(g, t)));
         break;
       }
     }
@@ -81,8 +82,8 @@ std::vector<std::string> CheckInvariants(const Policy& p, const std::vector<Foot
   for (const auto& [t, d] : host.deltas) {
     for (size_t i = 0; i < d.size(); ++i) level[i] += d[i];
     if (p.host_cpus && level[0] > *p.host_cpus) {
-      out.push_back(
-          fmt::format("host CPU budget over ({}/{}) at {}{}", level[0], *p.host_cpus, Iso(t), holders(-1, t)));
+      out.push_back(fmt::format("host CPU budget over ({}/{}) at {}{}", level[0], *p.host_cpus, Iso(t),
+                                holders(-1, t)));
       break;
     }
     if (p.host_ram_mb && level[1] > *p.host_ram_mb) {

@@ -1169,9 +1169,9 @@ Error ErrorFromObject(const json& error) {
   if (error.is_object() && error.contains("data") && error["data"].is_object() &&
       error["data"].contains("kind") && error["data"]["kind"].is_string()) {
     std::string k = error["data"]["kind"].get<std::string>();
-    for (ErrorKind c : {ErrorKind::kInvalid, ErrorKind::kUsage, ErrorKind::kConflict, ErrorKind::kNoSlot, ErrorKind::kNotFound,
-                        ErrorKind::kPermission, ErrorKind::kPolicy, ErrorKind::kCorrupt, ErrorKind::kIo,
-                        ErrorKind::kBusy, ErrorKind::kUnavailable, ErrorKind::kInternal})
+    for (ErrorKind c : {ErrorKind::kInvalid, ErrorKind::kUsage, ErrorKind::kConflict, ErrorKind::kNoSlot,
+                        ErrorKind::kNotFound, ErrorKind::kPermission, ErrorKind::kPolicy, ErrorKind::kCorrupt,
+                        ErrorKind::kIo, ErrorKind::kBusy, ErrorKind::kUnavailable, ErrorKind::kInternal})
       if (ErrorKindName(c) == k) kind = c;
   }
   return Error{kind, message};

@@ -13,8 +13,8 @@
 #include <string>
 
 #include "engine/parse.h"
-#include "service/service_testing.h"
 #include "gpu/source.h"
+#include "service/service_testing.h"
 #include "store/ledger_store.h"
 
 namespace bk::service {

@@ -159,7 +159,7 @@ struct JobView {
 // state comes back. Times (claimed_at, started_at, finished_at, waiting_since,
 // recovered_at) are stamped by the service from the status change.
 struct JobPatch {
-  std::string reservation_id;          // full ID
+  std::string reservation_id;               // full ID
   std::vector<store::JobStatus> if_status;  // current status must be one of these (empty: any)
   std::optional<std::string> if_claim_token;
   std::optional<store::JobStatus> status;

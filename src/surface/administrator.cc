@@ -70,20 +70,23 @@ Administrator ReadAdministrator(uid_t uid, const sys::Account& account) {
 }
 
 std::string AdministratorDoc(const Administrator& a) {
-  json d = {{"schema_version", "gpubk.administrator.v1"},
-            {"kind", "administrator"},
-            {"source", "linux-account-gecos"},
-            {"account_resolved", a.resolved},
-            {"account", {{"uid", a.uid}, {"username", a.username}}},
-            {"full_name", Opt(a.full_name)},
-            {"room", Opt(a.room)},
-            {"contact", {{"work_phone", Opt(a.work_phone)}, {"home_phone", Opt(a.home_phone)}, {"other", Opt(a.other)}}}};
+  json d = {
+      {"schema_version", "gpubk.administrator.v1"},
+      {"kind", "administrator"},
+      {"source", "linux-account-gecos"},
+      {"account_resolved", a.resolved},
+      {"account", {{"uid", a.uid}, {"username", a.username}}},
+      {"full_name", Opt(a.full_name)},
+      {"room", Opt(a.room)},
+      {"contact",
+       {{"work_phone", Opt(a.work_phone)}, {"home_phone", Opt(a.home_phone)}, {"other", Opt(a.other)}}}};
   return d.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::vector<std::string> AdministratorLines(const Administrator& a, bool server) {
   std::vector<std::string> lines = {server ? "GPUBK server" : "GPUBK private ledger"};
-  lines.push_back("Administrator: " + (a.full_name ? fmt::format("{} ({})", *a.full_name, a.username) : a.username));
+  lines.push_back("Administrator: " +
+                  (a.full_name ? fmt::format("{} ({})", *a.full_name, a.username) : a.username));
   lines.push_back(fmt::format("Linux UID: {}", a.uid));
   if (!a.resolved) {
     lines.push_back("Account lookup is currently unavailable");

@@ -244,18 +244,17 @@ std::string HistoryDoc(const service::HistoryView& v, uint32_t caller, const eng
     }
     if (e.action == "cancel" || e.action == "admin-cancel" || e.action == "reclaim") {
       const auto& c = v.reservation.cancellation;
-      cancellation = {
-          {"action", e.action},
-          {"actor_uid", e.actor_uid},
-          {"actor_username", e.actor_username},
-          {"at", FormatIsoUtc(e.ts)},
-          {"kind", c                            ? std::string(engine::kCancelKindNames.Name(c->kind))
-                   : e.action == "cancel"  ? "owner"
-                   : e.action == "reclaim" ? "reclaimed"
-                                           : "administrator"},
-          {"op_id", e.op_id},
-          {"reason", c ? c->reason : e.message},
-          {"signature", e.signature}};
+      cancellation = {{"action", e.action},
+                      {"actor_uid", e.actor_uid},
+                      {"actor_username", e.actor_username},
+                      {"at", FormatIsoUtc(e.ts)},
+                      {"kind", c                       ? std::string(engine::kCancelKindNames.Name(c->kind))
+                               : e.action == "cancel"  ? "owner"
+                               : e.action == "reclaim" ? "reclaimed"
+                                                       : "administrator"},
+                      {"op_id", e.op_id},
+                      {"reason", c ? c->reason : e.message},
+                      {"signature", e.signature}};
     }
   }
   for (const auto& n : v.notifications) notes.push_back(NotificationJson(n));

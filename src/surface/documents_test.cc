@@ -245,8 +245,10 @@ TEST(DumpTest, LineAndPretty) {
   std::string compact = ErrorDoc(Error{ErrorKind::kInvalid, "x"});
   std::string line = Dump(compact, JsonStyle::kLine);
   EXPECT_EQ(line.find('\n'), std::string::npos);
-  EXPECT_EQ(line.rfind(R"({"error": {"code": "invalid", "message": "x", "type": "BookingError"}, "kind": "error", )", 0),
-            0u)
+  EXPECT_EQ(
+      line.rfind(
+          R"({"error": {"code": "invalid", "message": "x", "type": "BookingError"}, "kind": "error", )", 0),
+      0u)
       << line;
   EXPECT_EQ(json::parse(line), json::parse(compact));
   // Python's separators never enter strings, and nothing is escaped that JSON does not need.

@@ -55,8 +55,8 @@ Status CheckTrustedFile(const std::string& path, uid_t owner) {
   if (S_ISLNK(st.st_mode)) return Invalid(fmt::format("{} is a symbolic link; use the real path", path));
   if (!S_ISREG(st.st_mode) || st.st_nlink != 1) return Invalid(fmt::format("{} is not a plain file", path));
   if (st.st_uid != owner && st.st_uid != 0)
-    return Invalid(fmt::format("{} belongs to {}, not to the server owner {} or root", path, UserName(st.st_uid),
-                               UserName(owner)));
+    return Invalid(fmt::format("{} belongs to {}, not to the server owner {} or root", path,
+                               UserName(st.st_uid), UserName(owner)));
   if (st.st_mode & (S_IWGRP | S_IWOTH))
     return Invalid(fmt::format("{} is writable by other users (mode {:04o}); run chmod go-w {}", path,
                                st.st_mode & 07777, path));

@@ -45,7 +45,7 @@ struct WorkerCounts {
 // How the one foreground job ended (bk run).
 struct ForegroundOutcome {
   std::optional<store::JobStatus> status;  // how the job ended; unset when it never launched
-  std::optional<int> exit_code;  // negative: signal
+  std::optional<int> exit_code;            // negative: signal
   std::string message;
 };
 
