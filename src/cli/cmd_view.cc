@@ -211,7 +211,7 @@ Result<std::string> Timeline(const Context& ctx, const service::StatusView& view
 std::string VramPerGpu(const engine::Reservation& r, const service::StatusView& view,
                        const engine::Policy& p) {
   if (r.memory_mb) return engine::FormatSizeMb(*r.memory_mb);
-  if (r.mode == engine::Mode::kExclusive) return "whole";
+  if (r.mode == engine::Mode::kExclusive) return "all";
   std::optional<int64_t> smallest;
   for (int g : r.gpus) {
     if (g < 0 || g >= static_cast<int>(view.gpus.size()) || !view.gpus[g].memory_total_mb) return "-";
@@ -220,6 +220,31 @@ std::string VramPerGpu(const engine::Reservation& r, const service::StatusView& 
   if (!smallest) return "-";
   int64_t usable = std::max<int64_t>(0, *smallest - p.shared_memory_reserve_mb);
   return "auto~" + engine::FormatSizeMb(usable * r.share_units / std::max(1, p.share_capacity));
+}
+
+// From this width `bk st` lists your bookings as a table, as the original
+// does: slots, owner, VRAM per GPU, job, start, end and duration.
+constexpr int kWideStatusColumns = 110;
+
+Result<std::string> WideRows(client::Ledger& ledger, const std::vector<Reservation>& mine,
+                             const service::StatusView& view, const engine::Policy& p, const engine::Zone& zone) {
+  BK_ASSIGN_OR_RETURN(auto jobs, ledger.Jobs({true}));
+  auto job_of = [&](const std::string& id) -> std::string {
+    for (const auto& v : jobs)
+      if (v.reservation.id == id) return std::string(store::kJobStatusNames.Name(v.job.status));
+    return "-";
+  };
+  std::string out = fmt::format("{:>4} {:<8} {:<9} {:>5} {:<8} {:<12} {:>12} {:<10} {:<11} {:<11} {:>7}\n", "#",
+                                "ID", "Mode", "Slots", "GPU", "User", "VRAM/GPU", "Job", "Start", "End", "Dur");
+  for (size_t i = 0; i < mine.size() && i < 8; ++i) {
+    const auto& r = mine[i];
+    surface::ShortRange range = surface::ShortRangeText(r.start, r.end, zone);
+    out += fmt::format("{:>4} {:<8} {:<9} {:>5} {:<8} {:<12} {:>12} {:<10} {:<11} {:<11} {:>7}\n", i + 1,
+                       r.ShortId(), engine::ModeName(r.mode), surface::SlotsText(r, p), JoinInts(r.gpus),
+                       Printable(r.username), VramPerGpu(r, view, p), job_of(r.id), range.start, range.end,
+                       surface::ListDuration(r.end - r.start));
+  }
+  return out;
 }
 
 }  // namespace
@@ -303,7 +328,11 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   const std::vector<Reservation>& mine = view.mine;
   out += fmt::format("Reservations: {} active, {} yours | `bk l` details | `bk tl` timeline\n",
                      view.active_count, mine.size());
-  for (size_t i = 0; i < mine.size() && i < 8; ++i) {
+  if (width >= kWideStatusColumns && !mine.empty()) {
+    BK_ASSIGN_OR_RETURN(std::string rows, WideRows(*ledger, mine, view, p, *ctx.zone));
+    out += rows;
+  }
+  for (size_t i = 0; i < mine.size() && i < 8 && width < kWideStatusColumns; ++i) {
     const auto& r = mine[i];
     std::string req = r.mode == engine::Mode::kShared ? fmt::format("req={} ", r.share_units) : "all   ";
     surface::ShortRange range = surface::ShortRangeText(r.start, r.end, *ctx.zone);

@@ -472,14 +472,7 @@ TEST_F(SimFileTest, MissingFile) {
   SimFileSource source(path_);
   const std::string want = "cannot read simulation file " + path_ +
                            ": No such file or directory; fix the file or unset BK_GPU_SIM_FILE";
-  auto loaded = source.Load(2);
-  ASSERT_FALSE(loaded.has_value());
-  EXPECT_EQ(loaded.error().kind, ErrorKind::kInvalid);
-  EXPECT_EQ(loaded.error().message, want);
-  Snapshot sampled = source.Sample(2);
-  EXPECT_EQ(sampled.error, want);
-  ASSERT_EQ(sampled.devices.size(), 2u);
-  EXPECT_EQ(sampled.devices[1].source, Source::kNone);
+  ExpectRefused(source, want);
   EXPECT_EQ(source.Describe(), "simulation " + path_ + " unavailable: " + want);
 }
 

@@ -430,6 +430,23 @@ Reservation NewReservation(const engine::Policy& p, const Actor& actor, const Cr
   return r;
 }
 
+// An identical exact request already booked is answered ("exists"), not doubled.
+Result<std::optional<BookingOutcome>> AlreadyBooked(store::LedgerStore& s, const Actor& actor,
+                                                    const CreateRequest& req, Seconds start, Seconds now) {
+  store::ReservationQuery q{actor.uid, true, true, now};
+  BK_ASSIGN_OR_RETURN(auto mine, s.Reservations(q));
+  for (const auto& r : mine) {
+    if (!SameExactBooking(r, req, start)) continue;
+    BookingOutcome out;
+    out.status = "exists";
+    out.reservation = r;
+    out.allocator_source = req.gpus.empty() ? "builtin" : "fixed-gpu";
+    out.message = "duplicate request ignored";
+    return out;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const CreateRequest& request) {
@@ -462,18 +479,8 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
     if (auto conflict = engine::PolicyConflict(p, now, start, start + req.duration))
       return Fail(ErrorKind::kConflict, *conflict);
     if (!req.op_id) {
-      // An identical exact request already booked is answered, not doubled.
-      store::ReservationQuery q{actor.uid, true, true, now};
-      BK_ASSIGN_OR_RETURN(auto mine, s->Reservations(q));
-      for (const auto& r : mine) {
-        if (!SameExactBooking(r, req, start)) continue;
-        BookingOutcome out;
-        out.status = "exists";
-        out.reservation = r;
-        out.allocator_source = req.gpus.empty() ? "builtin" : "fixed-gpu";
-        out.message = "duplicate request ignored";
-        return out;
-      }
+      BK_ASSIGN_OR_RETURN(auto same, AlreadyBooked(*s, actor, req, start, now));
+      if (same) return *same;
     }
   } else if (req.duration > p.max_duration) {
     return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, start, start + req.duration));

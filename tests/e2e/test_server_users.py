@@ -19,8 +19,9 @@ import threading
 import unittest
 
 from ledger_checker import Reservation, check_ledger, find_violations, integrity_check
-from server_fixture import (BK_BIN, NOW, OWNER, USER_A, USER_B, Account, Rpc, Server, account_command, bk_ok, describe,
-                            ensure_group, is_root, make_base_dir, remove_tree, rpc_as, write_upstream_ledger)
+from server_fixture import (BK_BIN, NOW, NOW_ISO, OWNER, USER_A, USER_B, Account, Rpc, Server, account_command,
+                            bk_ok, describe, ensure_group, is_root, make_base_dir, remove_tree, rpc_as,
+                            write_upstream_ledger)
 
 GPU_COUNT = 4
 HOST_CPUS = 16
@@ -35,6 +36,17 @@ def needs_root(cls):
 
 class ServerCase(unittest.TestCase):
     maxDiff = None
+
+    def own_server(self, test_now=NOW_ISO):
+        """A server of the test's own (not yet initialised) with its owner and USER_A, removed afterwards."""
+        if not bk_ok():
+            self.skipTest("bk binary not found at %s" % BK_BIN)
+        self.base = make_base_dir()
+        self.addCleanup(remove_tree, self.base)
+        self.owner = Account.make(OWNER, self.base)
+        self.a = Account.make(USER_A, self.base)
+        self.srv = Server(self.base, self.owner, test_now=test_now)
+        self.addCleanup(self.srv.cleanup)
 
     # -- running bk as someone
 
@@ -393,14 +405,7 @@ class ServerLifecycle(ServerCase):
     """A server of its own: graceful stops, the daemon down, restarts, access by group."""
 
     def setUp(self):
-        if not bk_ok():
-            self.skipTest("bk binary not found at %s" % BK_BIN)
-        self.base = make_base_dir()
-        self.addCleanup(remove_tree, self.base)
-        self.owner = Account.make(OWNER, self.base)
-        self.a = Account.make(USER_A, self.base)
-        self.srv = Server(self.base, self.owner)
-        self.addCleanup(self.srv.cleanup)
+        self.own_server()
 
     def test_daemon_down_then_up(self):
         self.srv.init(*INIT_ARGS)
@@ -588,14 +593,7 @@ class OriginalSystemConfig(ServerCase):
     """GPUBK 0.2.8's system config.json (config_version 1, a broker) is served and read as it is."""
 
     def setUp(self):
-        if not bk_ok():
-            self.skipTest("bk binary not found at %s" % BK_BIN)
-        self.base = make_base_dir()
-        self.addCleanup(remove_tree, self.base)
-        self.owner = Account.make(OWNER, self.base)
-        self.a = Account.make(USER_A, self.base)
-        self.srv = Server(self.base, self.owner, test_now=None)
-        self.addCleanup(self.srv.cleanup)
+        self.own_server(test_now=None)  # the original's file has no test clock
         self.srv.init(*INIT_ARGS)
         # Root's file, 0644, as the original's /etc/gpubk/config.json.
         self.original = os.path.join(self.srv.dir, "original.json")

@@ -6,7 +6,7 @@ import shutil
 import shlex
 import unittest
 
-from bktest import BkTestCase, upstream_reservation
+from bktest import ME_NAME, BkTestCase, upstream_reservation
 
 ALICE = dict(uid=1001, username="alice")
 FREE = "\u00b7\u00b7"
@@ -197,6 +197,22 @@ class StatusTest(BkTestCase):
         lines = self.ok("st", env={"COLUMNS": "72"}).splitlines()
         self.assertEqual(lines[1], "GPU   Util  VRAM free/total Proc State      Used Max X-free     ")
         self.assertEqual(lines[3], "1      87%       40.0/80.0G    1 unreserved    0   2 now        ")
+
+    def test_wide_terminal_lists_your_bookings_as_a_table(self):
+        self.use_sim()
+        a = self.book_id("1", "30m", "--gpu", "2")
+        b = self.book_id("1", "1h", "12g", "--gpu", "0")
+        c = self.book_id("x", "1", "2h", "--gpu", "3", "-t", "20:00")
+        lines = self.ok("st", "-v", env={"COLUMNS": "130"}).splitlines()
+        at = lines.index("   # ID       Mode      Slots GPU      User             VRAM/GPU Job        Start       End"
+                         "             Dur")
+        self.assertEqual(lines[at + 1:at + 4], [
+            f"   1 {a[:8]} shared      1/2 2        {ME_NAME:<12} auto~39.8GiB -          11-29 18:45 11-29 19:15     30m",
+            f"   2 {b[:8]} shared      1/2 0        {ME_NAME:<12}      12.0GiB -          11-29 18:45 11-29 19:45      1h",
+            f"   3 {c[:8]} exclusive   all 3        {ME_NAME:<12}          all -          11-29 20:00 11-29 22:00      2h",
+        ])
+        self.assertNotIn("req=", self.ok("st", env={"COLUMNS": "130"}))
+        self.assertIn("req=1 G=2", self.ok("st", "-v", env={"COLUMNS": "109"}))
 
     def test_gpu_filter(self):
         lines = self.ok("st", "--gpu", "1,3").splitlines()
@@ -444,7 +460,7 @@ class GpuTest(BkTestCase):
             "GPU 2,3 | yours now | 2 active reservations",
             "   # ID       Mode   GPU        Until      Left     VRAM/GPU",
             f"   1 {a[:8]} S1/2   2          19:15       26m auto~39.8GiB",
-            f"   2 {b[:8]} X      3          19:45       56m        whole",
+            f"   2 {b[:8]} X      3          19:45       56m          all",
             "Live GPU state",
             "  GPU 2: idle, 0% util, 80.0GiB free",
             "  GPU 3: idle, 3% util, 80.0GiB free",
