@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iostream>
 
 #include "base/strings.h"
 #include "cli/args.h"
@@ -42,6 +43,41 @@ Result<service::JobView> Pick(const std::vector<service::JobView>& jobs, const s
   return *hits[0];
 }
 
+// The table of `bk j`, numbered as `bk jl` and `bk jr` take the numbers.
+void PrintJobRows(const Context& ctx, const std::vector<service::JobView>& jobs) {
+  ctx.Print(fmt::format("{:<2} {:<8} {:<12} {:<9} {:<22} {}", "#", "ID", "State", "GPU", "Start", "Command"));
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const auto& v = jobs[i];
+    // A job the launch guard holds is still pending (its note says why), as in the original.
+    std::string_view state = store::kJobStatusNames.Name(v.job.status);
+    std::string exit = v.job.exit_code ? fmt::format(" exit={}", *v.job.exit_code) : "";
+    ctx.Print(fmt::format("{:<2} {:<8} {:<12} {:<9} {:<22} {}{}", i + 1, v.reservation.ShortId(), state,
+                          JoinInts(v.reservation.gpus), engine::FormatLocal(v.reservation.start, *ctx.zone),
+                          Clip(v.job.summary, 48), exit));
+    if (!v.job.message.empty()) ctx.Print("   note: " + Clip(Printable(v.job.message), 88));
+  }
+}
+
+const service::JobView& Latest(const std::vector<service::JobView>& jobs) {
+  return *std::max_element(jobs.begin(), jobs.end(), [](const service::JobView& a, const service::JobView& b) {
+    return std::tie(a.job.submitted_at, a.reservation.id) < std::tie(b.job.submitted_at, b.reservation.id);
+  });
+}
+
+// Which job `bk jl` shows without an ID: at a terminal with several jobs it
+// asks, as the original does (Enter takes the latest); otherwise the latest.
+Result<service::JobView> ChooseJob(const Context& ctx, const std::vector<service::JobView>& jobs) {
+  if (jobs.size() == 1 || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) return Latest(jobs);
+  PrintJobRows(ctx, jobs);
+  std::fputs("Job number or ID (Enter: the latest): ", ctx.out);
+  std::fflush(ctx.out);
+  std::string line;
+  if (!std::getline(std::cin, line)) return Invalid("no job chosen");
+  std::string answer(Trim(line));
+  if (answer.empty()) return Latest(jobs);
+  return Pick(jobs, answer);
+}
+
 }  // namespace
 
 Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args) {
@@ -76,18 +112,7 @@ Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args) {
   if (jobs.empty()) {
     ctx.Print("No jobs.");
   } else {
-    ctx.Print(
-        fmt::format("{:<2} {:<8} {:<12} {:<9} {:<22} {}", "#", "ID", "State", "GPU", "Start", "Command"));
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      const auto& v = jobs[i];
-      // A job the launch guard holds is still pending (its note says why), as in the original.
-      std::string_view state = store::kJobStatusNames.Name(v.job.status);
-      std::string exit = v.job.exit_code ? fmt::format(" exit={}", *v.job.exit_code) : "";
-      ctx.Print(fmt::format("{:<2} {:<8} {:<12} {:<9} {:<22} {}{}", i + 1, v.reservation.ShortId(), state,
-                            JoinInts(v.reservation.gpus), engine::FormatLocal(v.reservation.start, *ctx.zone),
-                            Clip(v.job.summary, 48), exit));
-      if (!v.job.message.empty()) ctx.Print("   note: " + Clip(Printable(v.job.message), 88));
-    }
+    PrintJobRows(ctx, jobs);
   }
   if (specs)
     ctx.Print(fmt::format("spec cleanup: removed={} retained={} deferred={} failed={}", specs->removed,
@@ -115,9 +140,7 @@ Result<int> RunJobLog(Context& ctx, const std::vector<std::string>& args) {
   if (ref) {
     BK_ASSIGN_OR_RETURN(v, Pick(jobs, *ref));
   } else {
-    v = *std::max_element(jobs.begin(), jobs.end(), [](const service::JobView& a, const service::JobView& b) {
-      return std::tie(a.job.submitted_at, a.reservation.id) < std::tie(b.job.submitted_at, b.reservation.id);
-    });
+    BK_ASSIGN_OR_RETURN(v, ChooseJob(ctx, jobs));
   }
   auto text = worker::ReadJobLog(worker::LogPath(settings.job_dir, v.reservation.id), getuid());
   if (!text) {

@@ -91,6 +91,24 @@ class PromptTest(unittest.TestCase):
         screen = self.wait_for("bk-exited=0")
         self.assertIn("shared    0", screen)
 
+    def test_job_log_without_an_id_asks_which_job(self):
+        self.wait_for("bk>")
+        self.send("1 30m -t 21:00 -- echo first")
+        self.wait_for("job: pending")
+        self.send("1 30m -t 22:00 -- echo second")
+        self.wait_for("echo (+1 args)")
+        self.send("jl")  # two jobs at a terminal: the list, then the question
+        screen = self.wait_for("Job number or ID (Enter: the latest):")
+        self.assertIn("#  ID       State", screen)
+        self.send("1")
+        self.wait_for("job log unavailable")
+        self.send("jl")
+        self.wait_for("Job number or ID (Enter: the latest):")
+        self.send("9")
+        self.wait_for("bk: job not found for current user: 9")
+        self.send("quit")
+        self.wait_for("bk-exited=0")
+
 
 if __name__ == "__main__":
     unittest.main()
