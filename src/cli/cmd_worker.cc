@@ -104,28 +104,34 @@ Result<int> RunW(Context& ctx, const std::vector<std::string>& args) {
   return RunWorker(ctx, args);
 }
 
+// Long on purpose: the options, what the unit captures, then each action with
+// the lines the original prints after it.
 Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> action, what, target;
   bool force = false;
   ArgSpec spec("bk service",
-               "Write, show or remove the systemd user unit of your worker. bk never runs systemctl.");
+               "Write, show or remove the systemd user unit of your worker or (private ledger) your monitor. "
+               "bk never runs systemctl.");
   spec.Positional("action", &action, "install | show | uninstall");
-  spec.Positional("unit", &what, "worker");
+  spec.Positional("unit", &what, "worker | monitor");
   spec.Option("--target-dir", &target, "where the unit goes (default ~/.config/systemd/user)", "DIR");
   spec.Flag("--force", &force, "replace an existing unit");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!action || (*action != "install" && *action != "show" && *action != "uninstall"))
-    return Invalid("give an action: bk service install|show|uninstall worker");
-  if (!what || *what != "worker")
-    return Invalid("only the worker unit is managed here: bk service install worker");
+    return Invalid("give an action: bk service install|show|uninstall worker|monitor");
+  if (!what || (*what != "worker" && *what != "monitor"))
+    return Invalid("give the unit: bk service install worker (or monitor)");
+  const bool monitor = *what == "monitor";
+  if (monitor && ctx.config.deployment != config::Deployment::kPrivate && *action != "uninstall")
+    return Invalid("the server's daemon samples the GPUs; a monitor unit is only for a private ledger");
   if (target && !StartsWith(*target, "/")) return Invalid("--target-dir must be an absolute path");
   BK_ASSIGN_OR_RETURN(worker::Settings settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
   worker::UnitSpec unit;
   unit.bk_path = SelfPath();
   std::vector<std::string> overrides;
-  // What this shell's bk uses, so the unit's worker serves the same ledger:
-  // the variables bk reads, nothing else (the shell hook's BK_RESERVED_GPUS
-  // and the like describe this shell, not the worker).
+  // What this shell's bk uses, so the unit serves the same ledger: the
+  // variables bk reads, nothing else (the shell hook's BK_RESERVED_GPUS and
+  // the like describe this shell, not the unit).
   for (char** e = environ; e && *e; ++e) {
     std::string kv = *e;
     auto eq = kv.find('=');
@@ -138,11 +144,12 @@ Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
     if (setting) overrides.push_back(k);
   }
   // The original's name for the job directory, which this bk reads too.
-  unit.environment.emplace_back("BK_JOB_LOG_DIR", settings.job_dir);
+  if (!monitor) unit.environment.emplace_back("BK_JOB_LOG_DIR", settings.job_dir);
   std::sort(unit.environment.begin(), unit.environment.end());
-  std::string text = worker::RenderWorkerUnit(unit);
+  std::string text = monitor ? worker::RenderMonitorUnit(unit) : worker::RenderWorkerUnit(unit);
   std::string dir = UnitDir(target);
-  std::string path = dir + "/bk-worker.service";
+  std::string name = monitor ? "bk-monitor.service" : "bk-worker.service";
+  std::string path = dir + "/" + name;
   if (*action == "show") {
     std::fputs(text.c_str(), ctx.out);
     return 0;
@@ -154,9 +161,8 @@ Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
     }
     if (unlink(path.c_str()) != 0) return Fail(ErrorKind::kIo, fmt::format("cannot remove {}", path));
     ctx.Print("removed unit: " + path);
-    ctx.Print(
-        "not stopped or disabled; run systemctl --user disable --now bk-worker.service and systemctl --user "
-        "daemon-reload");
+    ctx.Print(fmt::format(
+        "not stopped or disabled; run systemctl --user disable --now {} and systemctl --user daemon-reload", name));
     return 0;
   }
   if (sys::Exists(path) && !force)
@@ -167,15 +173,15 @@ Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
   ctx.Print("captured data directory: " + (ctx.config.deployment == config::Deployment::kPrivate
                                                ? ctx.config.data_dir
                                                : ctx.config.server_config));
-  ctx.Print("captured job log directory: " + settings.job_dir);
+  if (!monitor) ctx.Print("captured job log directory: " + settings.job_dir);
   std::sort(overrides.begin(), overrides.end());
   ctx.Print("captured config overrides: " + (overrides.empty() ? std::string("none") : Join(overrides, ",")));
-  ctx.Print(
-      "not enabled or started; review it, then run: systemctl --user daemon-reload && systemctl --user "
-      "enable "
-      "--now bk-worker.service");
-  ctx.Print("after starting it, verify: bk doctor --require-worker --strict");
-  ctx.Print("temporary after SSH disconnect: keep `bk w start` running in tmux");
+  ctx.Print(fmt::format(
+      "not enabled or started; review it, then run: systemctl --user daemon-reload && systemctl --user enable "
+      "--now {}",
+      name));
+  ctx.Print(fmt::format("after starting it, verify: bk doctor --require-{} --strict", *what));
+  ctx.Print(fmt::format("temporary after SSH disconnect: keep `bk {}` running in tmux", monitor ? "m" : "w start"));
   ctx.Print(
       fmt::format("to keep it running after logout an administrator runs: sudo loginctl enable-linger {}",
                   sys::UserName(getuid())));

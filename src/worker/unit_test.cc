@@ -18,6 +18,16 @@ TEST(UnitTest, RestartsOnlyWhenItHelps) {
   EXPECT_EQ(QuoteUnitValue("a\"b\\c"), "\"a\\\"b\\\\c\"");
 }
 
+TEST(UnitTest, MonitorUnitRunsBkM) {
+  std::string u = RenderMonitorUnit({"/usr/bin/bk", {{"BK_DATA_DIR", "/d"}}});
+  EXPECT_NE(u.find("# Written by `bk service install monitor`"), std::string::npos);
+  EXPECT_NE(u.find("enable --now bk-monitor.service\n"), std::string::npos);
+  EXPECT_NE(u.find("ExecStart=\"/usr/bin/bk\" m\n"), std::string::npos);
+  EXPECT_NE(u.find("RestartPreventExitStatus=75 77 78\n"), std::string::npos);
+  EXPECT_EQ(u.find("KillMode"), std::string::npos);
+  EXPECT_NE(u.find("Environment=\"BK_DATA_DIR=/d\"\n"), std::string::npos);
+}
+
 // The keys come through config::Load, as in every command.
 TEST(SettingsTest, EnvironmentOverridesAndJobDir) {
   std::map<std::string, std::string> env = {{"BK_WORKER_TERMINATION_GRACE_SECONDS", "0.5"},

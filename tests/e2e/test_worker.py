@@ -401,18 +401,24 @@ class WorkerStatusTest(WorkerCase):
         self.assertEqual(self.bk("worker", "--require-running").returncode, 2)
         self.assertIn("give a job number", self.fails("jr"))
 
-    def test_service_install_writes_a_unit_and_enables_nothing(self):
-        # Only the variables bk reads are captured, sorted; the shell hook's state is not.
-        out = self.ok("service", "install", "worker", env={"BK_RESERVED_GPUS": "0", "BK_SHELL_STATE": "active",
-                                                            "BK_QUEUE_SEARCH_HOURS": "24"})
-        unit = os.path.join(self.tmp, "home", ".config", "systemd", "user", "bk-worker.service")
+    def install_unit(self, kind, env):
+        """`bk service install KIND`: its output, the unit's path and text, checked for what every unit has."""
+        out = self.ok("service", "install", kind, env=env)
+        unit = os.path.join(self.tmp, "home", ".config", "systemd", "user", "bk-%s.service" % kind)
         self.assertIn("installed unit: " + unit, out)
-        self.assertIn("systemctl --user enable --now bk-worker.service", out)
+        self.assertIn("systemctl --user enable --now bk-%s.service" % kind, out)
+        self.assertIn("after starting it, verify: bk doctor --require-%s --strict" % kind, out)
         with open(unit) as f:
             text = f.read()
+        self.assertIn('Environment="BK_DATA_DIR=%s"' % self.data_dir, text)
+        return out, unit, text
+
+    def test_service_install_writes_a_unit_and_enables_nothing(self):
+        # Only the variables bk reads are captured, sorted; the shell hook's state is not.
+        out, unit, text = self.install_unit("worker", {"BK_RESERVED_GPUS": "0", "BK_SHELL_STATE": "active",
+                                                       "BK_QUEUE_SEARCH_HOURS": "24"})
         self.assertIn('ExecStart="%s" worker' % os.path.realpath(BK_BIN), text)
         self.assertIn("RestartPreventExitStatus=75 78", text)
-        self.assertIn('Environment="BK_DATA_DIR=%s"' % self.data_dir, text)
         self.assertNotIn("BK_RESERVED_GPUS", text)
         self.assertNotIn("BK_SHELL_STATE", text)
         self.assertIn('Environment="BK_JOB_LOG_DIR=', text)
@@ -422,12 +428,20 @@ class WorkerStatusTest(WorkerCase):
         self.assertIn("BK_QUEUE_SEARCH_HOURS", names)
         self.assertIn("captured config overrides: ", out)
         self.assertNotIn("BK_DATA_DIR", out.split("captured config overrides: ")[1].splitlines()[0])
-        self.assertIn("after starting it, verify: bk doctor --require-worker --strict", out)
         self.assertIn("temporary after SSH disconnect: keep `bk w start` running in tmux", out)
         self.assertIn("already exists", self.fails("service", "install", "worker"))
         self.ok("service", "install", "worker", "--force")
         self.assertIn("removed unit", self.ok("service", "uninstall", "worker"))
         self.assertFalse(os.path.exists(unit))
+
+    def test_service_install_monitor_on_a_private_ledger(self):
+        _, unit, text = self.install_unit("monitor", {"BK_QUEUE_SEARCH_HOURS": "24"})
+        self.assertIn('ExecStart="%s" m\n' % os.path.realpath(BK_BIN), text)
+        self.assertIn("RestartPreventExitStatus=75 77 78", text)
+        self.assertNotIn("BK_JOB_LOG_DIR", text)
+        self.assertEqual(self.ok("service", "show", "monitor", env={"BK_QUEUE_SEARCH_HOURS": "24"}), text)
+        self.assertIn("removed unit: " + unit, self.ok("service", "uninstall", "monitor"))
+        self.assertIn("give the unit", self.fails("service", "install", "printer"))
 
 
 class RealTimeTest(WorkerCase):
