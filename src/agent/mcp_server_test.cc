@@ -394,7 +394,7 @@ TEST_F(McpTest, MyUsageIsThisUidsOwnVersionedDocument) {
   EXPECT_THAT(ErrorText(Call("get_my_gpu_usage", {{"limit", 200001}})),
               HasSubstr("limit must be between 1 and 200000"));
   EXPECT_THAT(ErrorText(Call("get_my_gpu_usage", {{"resolution", "5s"}})),
-              HasSubstr("resolution must be auto, 1m or 1h"));
+              HasSubstr("resolution must be auto, 1m, 5m, 10m, 1h or 1d"));
   EXPECT_THAT(ErrorText(Call("get_my_gpu_usage", {{"since", "soon"}})), HasSubstr("duration"));
   EXPECT_THAT(ErrorText(Call("get_my_gpu_usage", {{"uid", 0}})), HasSubstr("unknown argument: uid"));
 

@@ -16,22 +16,13 @@ using nlohmann::json;
 constexpr int64_t kMaxRecords = 200000;  // what usage.query accepts
 constexpr int64_t kMaxEvents = 5000;
 
-// usage.db keeps minute and hourly rollups only; "auto" picks minutes for a
-// window of up to two days, as the original does.
-Result<int64_t> Resolution(std::string_view text, engine::Seconds span) {
-  std::string r = ToLower(Trim(text));
-  if (r == "auto") return span <= 2 * engine::kDay ? 60 : 3600;
-  if (r == "1m" || r == "minute") return 60;
-  if (r == "1h" || r == "hour") return 3600;
-  return Invalid("resolution must be auto, 1m or 1h");
-}
-
 }  // namespace
 
 Result<std::string> MyUsageDoc(client::Ledger& ledger, const MyUsageRequest& request) {
   if (request.limit < 1 || request.limit > kMaxRecords)
     return Invalid(fmt::format("limit must be between 1 and {}", kMaxRecords));
-  BK_ASSIGN_OR_RETURN(int64_t resolution, Resolution(request.resolution, request.since));
+  BK_ASSIGN_OR_RETURN(int64_t resolution, monitor::ParseResolution(ToLower(Trim(request.resolution)),
+                                                                    request.since));
   const engine::Seconds now = ledger.Now();
   monitor::UsageQuery q;
   q.to = now + 1;  // the current second's samples belong to the range, as in `bk u`

@@ -56,7 +56,7 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   spec.Flag("--all", &all, "every user (the default for users, events and samples)");
   spec.Option("-g,--gpu", &gpu, "only this GPU (events, samples)", "N");
   spec.Option("-n,--limit", &limit, "at most N rows (1-200000, default 1000)", "N");
-  spec.Option("-r,--resolution", &resolution, "samples: 1m (default) or 1h", "RES");
+  spec.Option("-r,--resolution", &resolution, "samples: auto, 1m (default), 5m, 10m, 1h or 1d", "RES");
   spec.Flag("-j,--json", &json, "print the gpubk.usage.v1 document (indented)");
   spec.Flag("-c,--compact", &compact, "with --json: the document on one line");
   spec.Excludes("--since", "--from");
@@ -107,13 +107,9 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
         q.limit, WholeNumberOption(limit, 1, 200000, 0, "--limit must be a whole number from 1 to 200000"));
   }
   if (resolution) {
-    std::string r(Trim(*resolution));
-    if (r == "1m" || r == "60")
-      q.resolution = 60;
-    else if (r == "1h" || r == "3600")
-      q.resolution = 3600;
-    else
-      return Invalid("--resolution must be 1m or 1h");
+    auto r = monitor::ParseResolution(*resolution, q.to - q.from);
+    if (!r) return Invalid("--" + r.error().message);
+    q.resolution = *r;
   }
 
   BK_ASSIGN_OR_RETURN(std::string doc, UsageDocument(ctx, q, !json));

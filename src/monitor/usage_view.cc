@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
+#include <tuple>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
@@ -59,6 +64,55 @@ json UserJson(const store::UserUsage& u) {
           {"max_sm_percent", u.max_sm_percent},
           {"max_gpu_memory_mb", u.max_memory_mb},
           {"gpus", u.gpus}};
+}
+
+// Rollups merged into windows of `resolution` seconds (a multiple of theirs):
+// sums and counts add up, maxima take the largest; the order stays by window.
+std::vector<store::RollupRow> Regroup(const std::vector<store::RollupRow>& rows, int64_t resolution) {
+  std::map<std::tuple<int64_t, int, uint32_t, std::string>, store::RollupRow> merged;
+  for (const auto& r : rows) {
+    int64_t window = r.window_start - r.window_start % resolution;
+    auto [it, fresh] = merged.try_emplace({window, r.gpu, r.uid, r.status}, r);
+    store::RollupRow& m = it->second;
+    m.window_start = window;
+    m.resolution = resolution;
+    if (fresh) continue;
+    m.samples += r.samples;
+    m.active_samples += r.active_samples;
+    m.observed_ms += r.observed_ms;
+    m.active_ms += r.active_ms;
+    m.inferred_ms += r.inferred_ms;
+    m.process_sum += r.process_sum;
+    m.process_max = std::max(m.process_max, r.process_max);
+    m.sm_sum += r.sm_sum;
+    m.sm_count += r.sm_count;
+    m.sm_max = std::max(m.sm_max, r.sm_max);
+    m.memory_sum_mb += r.memory_sum_mb;
+    m.memory_max_mb = std::max(m.memory_max_mb, r.memory_max_mb);
+    m.util_sum += r.util_sum;
+    m.util_count += r.util_count;
+    m.util_max = std::max(m.util_max, r.util_max);
+  }
+  std::vector<store::RollupRow> out;
+  out.reserve(merged.size());
+  for (auto& [key, row] : merged) out.push_back(std::move(row));
+  return out;
+}
+
+// The rollups of `q` at its resolution, at most `limit` + 1 of them (so a
+// caller sees that more exist): stored ones, or merged from the finer stored
+// kind (minutes for 5m and 10m, hours for a day). Merging reads every finer
+// row of the window, so that no merged window is cut short.
+Result<std::vector<store::RollupRow>> Samples(store::UsageStore& store, const UsageQuery& q, int64_t limit) {
+  const int64_t base = q.resolution < 3600 ? 60 : 3600;
+  const bool merge = q.resolution != base;
+  constexpr int kEveryRow = std::numeric_limits<int>::max();
+  store::RollupQuery rq{q.from, q.to, base, q.uid, q.gpu, merge ? kEveryRow : static_cast<int>(limit + 1)};
+  BK_ASSIGN_OR_RETURN(auto rows, store.Rollups(rq));
+  if (!merge) return rows;
+  auto merged = Regroup(rows, q.resolution);
+  if (static_cast<int64_t>(merged.size()) > limit + 1) merged.resize(limit + 1);
+  return merged;
 }
 
 json RollupJson(const store::RollupRow& r) {
@@ -141,7 +195,8 @@ Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int
                 {"uid", q.uid ? json(*q.uid) : json()},
                 {"gpu", q.gpu ? json(*q.gpu) : json()},
                 {"limit", q.limit}};
-  query["resolution"] = q.resolution == 3600 ? "1h" : "1m";
+  for (const auto& r : kResolutions)
+    if (r.seconds == q.resolution) query["resolution"] = r.name;
   const sys::NodeIdentity& node = sys::LocalNode();
   json warnings = json::array();
   if (!not_recording.empty()) warnings.push_back("the monitor samples but does not record: " + not_recording);
@@ -176,8 +231,7 @@ Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int
       query["resolution_seconds"] = q.resolution;
       json records = json::array();
       if (store) {
-        store::RollupQuery rq{q.from, q.to, q.resolution, q.uid, q.gpu, q.limit + 1};
-        BK_ASSIGN_OR_RETURN(auto rows, store->Rollups(rq));
+        BK_ASSIGN_OR_RETURN(auto rows, Samples(*store, q, q.limit));
         truncated = static_cast<int>(rows.size()) > q.limit;
         if (truncated) rows.resize(q.limit);
         for (const auto& r : rows) records.push_back(RollupJson(r));
@@ -244,8 +298,7 @@ Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int
       return out;
     }
     case UsageKind::kSamples: {
-      store::RollupQuery rq{q.from, q.to, q.resolution, q.uid, q.gpu, q.limit};
-      BK_ASSIGN_OR_RETURN(auto rows, store->Rollups(rq));
+      BK_ASSIGN_OR_RETURN(auto rows, Samples(*store, q, q.limit - 1));
       if (rows.empty()) return out + "no usage samples in this interval\n";
       out += fmt::format("{:<16} {:>4} {:>6} {:<12} {:<10} {:>7} {:>8} {:>6} {:>7} {:>5}\n", "Start", "GPU",
                          "UID", "User", "State", "Samples", "Active", "AvgSM", "PeakMem", "Util");
@@ -294,6 +347,23 @@ Result<std::string> ReadUsage(const config::Config& config, uid_t owner, const U
   }
   if (text) return UsageText(usage.get(), q, now_ms, zone);
   return UsageJson(usage.get(), q, now_ms);
+}
+
+bool IsResolution(int64_t seconds) {
+  for (const auto& r : kResolutions)
+    if (r.seconds == seconds) return true;
+  return false;
+}
+
+Result<int64_t> ParseResolution(std::string_view text, int64_t span) {
+  std::string r(Trim(text));
+  if (r == "auto") {
+    if (span <= 2 * 86400) return 60;
+    return span <= 90 * 86400 ? 3600 : 86400;
+  }
+  for (const auto& res : kResolutions)
+    if (r == res.name || r == std::to_string(res.seconds)) return res.seconds;
+  return Invalid(fmt::format("resolution must be auto, 1m, 5m, 10m, 1h or 1d (not {})", Printable(r)));
 }
 
 }  // namespace bk::monitor

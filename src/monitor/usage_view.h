@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/result.h"
 #include "config/config.h"
@@ -25,9 +26,22 @@ struct UsageQuery {
   int64_t to = 0;    // exclusive
   std::optional<uint32_t> uid;
   std::optional<int> gpu;
-  int64_t resolution = 60;  // samples: 60 or 3600
+  int64_t resolution = 60;  // samples: one of kResolutions
   int limit = 1000;
 };
+
+// The sample resolutions `bk u samples -r` offers, as the original: usage.db
+// keeps minute and hourly rollups, and the others are merged from those.
+struct Resolution {
+  std::string_view name;
+  int64_t seconds;
+};
+inline constexpr Resolution kResolutions[] = {
+    {"1m", 60}, {"5m", 300}, {"10m", 600}, {"1h", 3600}, {"1d", 86400}};
+bool IsResolution(int64_t seconds);
+// "auto" (by the window's length `span`: minutes up to 2 days, as the
+// original, hours up to 90 days, else days) or a name of kResolutions.
+Result<int64_t> ParseResolution(std::string_view text, int64_t span);
 
 // `store` may be null: no usage.db yet (every list empty, collector not-seen).
 // `now_ms` classifies the heartbeat. `not_recording`, from the live monitor

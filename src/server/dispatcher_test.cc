@@ -777,7 +777,7 @@ TEST_F(DispatcherTest, UsageQueryIsCheckedAndAskedAsTheCaller) {
       {{{"view", "me"}, {"from", kT0 + 500}}, "from must be before to"},
       {{{"view", "users"}, {"uid", -2}}, "uid must be between -1 and 4294967294"},
       {{{"view", "users"}, {"gpu", "0"}}, "gpu must be an integer"},
-      {{{"view", "samples"}, {"resolution", 120}}, "resolution must be 60 or 3600"},
+      {{{"view", "samples"}, {"resolution", 120}}, "resolution must be 60, 300, 600, 3600 or 86400"},
       {{{"view", "samples"}, {"limit", 0}}, "limit must be between 1 and 200000"}};
   for (const auto& [params, message] : bad) {
     json reply = Call(alice_, "usage.query", params);

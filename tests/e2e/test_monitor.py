@@ -397,6 +397,21 @@ class MonitorOutputTest(MonitorCase):
         hourly_doc = self.json("u", "samples", "-r", "1h", "--json", env=later)
         self.assertEqual(hourly_doc["query"]["resolution"], "1h")
         hourly = hourly_doc["records"]
+        # Coarser windows are merged from the stored ones, as the original's resolutions.
+        # The minutes 18:49 and 18:50 hold 6 samples each.
+        for res, window, expected in (
+                ("5m", 300, [("2026-11-29T18:45:00Z", 6), ("2026-11-29T18:50:00Z", 6)]),
+                ("10m", 600, [("2026-11-29T18:40:00Z", 6), ("2026-11-29T18:50:00Z", 6)]),
+                ("1d", 86400, [("2026-11-29T00:00:00Z", 12)])):
+            doc = self.json("u", "samples", "-r", res, "--json", env=later)
+            self.assertEqual(doc["query"]["resolution"], res)
+            rows = [r for r in doc["records"] if r["gpu"] == 0]
+            self.assertEqual([(r["window_start"], r["sample_count"]) for r in rows], expected, res)
+            self.assertEqual({r["resolution_seconds"] for r in rows}, {window})
+        self.assertEqual(self.json("u", "samples", "-r", "auto", "--json", env=later)["query"]["resolution"], "1m")
+        self.assertEqual(self.json("u", "samples", "-r", "auto", "--since", "30d", "--json",
+                                   env=later)["query"]["resolution"], "1h")
+        self.assertIn("--resolution must be auto, 1m, 5m, 10m, 1h or 1d", self.fails("u", "samples", "-r", "2m"))
         self.assertEqual([(s["window_start"], s["sample_count"]) for s in hourly if s["gpu"] == 0],
                          [("2026-11-29T18:00:00Z", 12)])
         table = self.ok("u", "users", env=later)

@@ -286,7 +286,7 @@ test('bad arguments are isError results and the server keeps answering', async (
     ['create_gpu_booking', { count: 1, duration: '1h', operation_id: 'x', command: ['nvidia-smi'], working_directory: 'runs' }, /job working directory must be absolute/],
     ['create_gpu_booking', { count: 1, duration: '1h', operation_id: 'x', command: ['nvidia-smi'], working_directory: '/no/such/dir' }, /job working directory does not exist: \/no\/such\/dir/],
     ['get_my_gpu_usage', { limit: 0 }, /limit must be between 1 and 200000/],
-    ['get_my_gpu_usage', { resolution: '7s' }, /resolution must be auto, 1m or 1h/],
+    ['get_my_gpu_usage', { resolution: '7s' }, /resolution must be auto, 1m, 5m, 10m, 1h or 1d/],
     ['get_my_gpu_usage', { uid: 0 }, /unknown argument: uid/],
     ['read_my_job_log', { reservation_id: 'ffffffff', max_chars: 0 }, /max_chars must be between 1 and 128000/],
     ['read_my_job_log', { reservation_id: 'ffffffff', max_chars: 128001 }, /max_chars must be between 1 and 128000/],
