@@ -12,6 +12,7 @@
 #include "cli/booking_args.h"
 #include "cli/context.h"
 #include "engine/parse.h"
+#include "monitor/classify.h"
 #include "surface/documents.h"
 #include "surface/text.h"
 #include "worker/lease.h"
@@ -285,6 +286,11 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   uint32_t me = ledger->actor().uid;
   int width = surface::TerminalWidth(1, 100);
   bool model = width >= 88;
+  // What the monitor would call each process (`-v`): whose booking covers it now.
+  std::vector<monitor::ActiveBooking> bookings_now;
+  for (const auto& r : view.reservations)
+    if (r.ActiveAt(now))
+      bookings_now.push_back({r.id, r.uid, r.username, r.gpus, r.mode == engine::Mode::kExclusive, r.start, r.end});
   std::string out = "GPU status\n";
   out += model ? fmt::format("{:<4} {:<14} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", "GPU", "Model",
                              "Util", "VRAM free/total", "Proc", "State", "Used", "Max", "X-free")
@@ -316,10 +322,11 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
                          state, used_text, p.share_capacity, xfree);
     if (verbose)
       for (const auto& pr : d.processes)
-        out += fmt::format("     pid={} uid={} user={} sm={} mem={}MiB cmd={}\n", pr.pid,
+        out += fmt::format("     pid={} uid={} user={} sm={} mem={}MiB state={} cmd={}\n", pr.pid,
                            pr.uid ? std::to_string(*pr.uid) : "?", Printable(pr.username),
                            pr.sm_utilization_percent ? fmt::format("{}%", *pr.sm_utilization_percent) : "-",
-                           pr.gpu_memory_mb, Printable(pr.command.substr(0, 60)));
+                           pr.gpu_memory_mb, monitor::Classify(pr, g, bookings_now).status,
+                           Printable(pr.command.substr(0, 60)));
   }
   if (!view.snapshot.ok()) out += TelemetryNote(view.snapshot) + "\n";
   std::vector<Reservation> active;

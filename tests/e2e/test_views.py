@@ -175,6 +175,7 @@ class StatusTest(BkTestCase):
 
     def test_verbose_lists_processes_and_other_reservations(self):
         self.use_sim()
+        self.assertIn("mem=40960MiB state=unreserved cmd=python", self.ok("st", "-v"))
         self.import_ledger([
             upstream_reservation("0be00000-0000-4000-8000-000000000001", [2], "2026-11-29T18:45:00Z",
                                  "2026-11-29T20:45:00Z", **ALICE),
@@ -183,7 +184,8 @@ class StatusTest(BkTestCase):
         ])
         lines = self.ok("st", "-v").splitlines()
         self.assertEqual(lines[3], "1    NVIDIA A100-S+   87%       40.0/80.0G    1 busy          X   2 19:30      ")
-        self.assertEqual(lines[4], "     pid=4242 uid=1001 user=alice sm=85% mem=40960MiB cmd=python train.py")
+        # Each process says what the monitor would call it: alice's own booking covers GPU 1.
+        self.assertEqual(lines[4], "     pid=4242 uid=1001 user=alice sm=85% mem=40960MiB state=ok cmd=python train.py")
         self.assertIn("Reservations: 2 active, 0 yours | `bk l` details | `bk tl` timeline", lines)
         i = lines.index("Other reservations")
         self.assertEqual(lines[i + 1], "  0be00000 exclusive GPU=1       alice 2026-11-29 18:45 +0000 -> 2026-11-29 19:30 +0000")
