@@ -21,8 +21,8 @@ constexpr int64_t kMaxEvents = 5000;
 Result<std::string> MyUsageDoc(client::Ledger& ledger, const MyUsageRequest& request) {
   if (request.limit < 1 || request.limit > kMaxRecords)
     return Invalid(fmt::format("limit must be between 1 and {}", kMaxRecords));
-  BK_ASSIGN_OR_RETURN(int64_t resolution, monitor::ParseResolution(ToLower(Trim(request.resolution)),
-                                                                    request.since));
+  BK_ASSIGN_OR_RETURN(int64_t resolution,
+                      monitor::ParseResolution(ToLower(Trim(request.resolution)), request.since));
   const engine::Seconds now = ledger.Now();
   monitor::UsageQuery q;
   q.to = now + 1;  // the current second's samples belong to the range, as in `bk u`

@@ -59,9 +59,11 @@ void PrintJobRows(const Context& ctx, const std::vector<service::JobView>& jobs)
 }
 
 const service::JobView& Latest(const std::vector<service::JobView>& jobs) {
-  return *std::max_element(jobs.begin(), jobs.end(), [](const service::JobView& a, const service::JobView& b) {
-    return std::tie(a.job.submitted_at, a.reservation.id) < std::tie(b.job.submitted_at, b.reservation.id);
-  });
+  return *std::max_element(jobs.begin(), jobs.end(),
+                           [](const service::JobView& a, const service::JobView& b) {
+                             return std::tie(a.job.submitted_at, a.reservation.id) <
+                                    std::tie(b.job.submitted_at, b.reservation.id);
+                           });
 }
 
 // Which job `bk jl` shows without an ID: at a terminal with several jobs it

@@ -228,15 +228,17 @@ std::string VramPerGpu(const engine::Reservation& r, const service::StatusView& 
 constexpr int kWideStatusColumns = 110;
 
 Result<std::string> WideRows(client::Ledger& ledger, const std::vector<Reservation>& mine,
-                             const service::StatusView& view, const engine::Policy& p, const engine::Zone& zone) {
+                             const service::StatusView& view, const engine::Policy& p,
+                             const engine::Zone& zone) {
   BK_ASSIGN_OR_RETURN(auto jobs, ledger.Jobs({true}));
   auto job_of = [&](const std::string& id) -> std::string {
     for (const auto& v : jobs)
       if (v.reservation.id == id) return std::string(store::kJobStatusNames.Name(v.job.status));
     return "-";
   };
-  std::string out = fmt::format("{:>4} {:<8} {:<9} {:>5} {:<8} {:<12} {:>12} {:<10} {:<11} {:<11} {:>7}\n", "#",
-                                "ID", "Mode", "Slots", "GPU", "User", "VRAM/GPU", "Job", "Start", "End", "Dur");
+  std::string out =
+      fmt::format("{:>4} {:<8} {:<9} {:>5} {:<8} {:<12} {:>12} {:<10} {:<11} {:<11} {:>7}\n", "#", "ID",
+                  "Mode", "Slots", "GPU", "User", "VRAM/GPU", "Job", "Start", "End", "Dur");
   for (size_t i = 0; i < mine.size() && i < 8; ++i) {
     const auto& r = mine[i];
     surface::ShortRange range = surface::ShortRangeText(r.start, r.end, zone);
@@ -290,7 +292,8 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   std::vector<monitor::ActiveBooking> bookings_now;
   for (const auto& r : view.reservations)
     if (r.ActiveAt(now))
-      bookings_now.push_back({r.id, r.uid, r.username, r.gpus, r.mode == engine::Mode::kExclusive, r.start, r.end});
+      bookings_now.push_back(
+          {r.id, r.uid, r.username, r.gpus, r.mode == engine::Mode::kExclusive, r.start, r.end});
   std::string out = "GPU status\n";
   out += model ? fmt::format("{:<4} {:<14} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", "GPU", "Model",
                              "Util", "VRAM free/total", "Proc", "State", "Used", "Max", "X-free")

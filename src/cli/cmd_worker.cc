@@ -162,7 +162,8 @@ Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
     if (unlink(path.c_str()) != 0) return Fail(ErrorKind::kIo, fmt::format("cannot remove {}", path));
     ctx.Print("removed unit: " + path);
     ctx.Print(fmt::format(
-        "not stopped or disabled; run systemctl --user disable --now {} and systemctl --user daemon-reload", name));
+        "not stopped or disabled; run systemctl --user disable --now {} and systemctl --user daemon-reload",
+        name));
     return 0;
   }
   if (sys::Exists(path) && !force)
@@ -176,12 +177,14 @@ Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
   if (!monitor) ctx.Print("captured job log directory: " + settings.job_dir);
   std::sort(overrides.begin(), overrides.end());
   ctx.Print("captured config overrides: " + (overrides.empty() ? std::string("none") : Join(overrides, ",")));
-  ctx.Print(fmt::format(
-      "not enabled or started; review it, then run: systemctl --user daemon-reload && systemctl --user enable "
-      "--now {}",
-      name));
+  ctx.Print(
+      fmt::format("not enabled or started; review it, then run: systemctl --user daemon-reload && systemctl "
+                  "--user enable "
+                  "--now {}",
+                  name));
   ctx.Print(fmt::format("after starting it, verify: bk doctor --require-{} --strict", *what));
-  ctx.Print(fmt::format("temporary after SSH disconnect: keep `bk {}` running in tmux", monitor ? "m" : "w start"));
+  ctx.Print(
+      fmt::format("temporary after SSH disconnect: keep `bk {}` running in tmux", monitor ? "m" : "w start"));
   ctx.Print(
       fmt::format("to keep it running after logout an administrator runs: sudo loginctl enable-linger {}",
                   sys::UserName(getuid())));

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <tuple>
 #include <vector>
-#include <nlohmann/json.hpp>
 
 #include "base/strings.h"
 #include "engine/parse.h"

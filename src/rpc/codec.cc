@@ -1140,8 +1140,7 @@ Result<UsageRequest> DecodeUsageRequest(const json& j) {
   if (gpu && *gpu >= 0) q.gpu = static_cast<int>(*gpu);
   BK_ASSIGN_OR_RETURN(auto resolution, f.IntIn("resolution", 60, 86400));
   q.resolution = resolution.value_or(60);
-  if (!monitor::IsResolution(q.resolution))
-    return Invalid("resolution must be 60, 300, 600, 3600 or 86400");
+  if (!monitor::IsResolution(q.resolution)) return Invalid("resolution must be 60, 300, 600, 3600 or 86400");
   BK_ASSIGN_OR_RETURN(auto limit, f.IntIn("limit", 1, 200000));
   q.limit = static_cast<int>(limit.value_or(1000));
   r.text = f.Flag("text");

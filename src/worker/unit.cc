@@ -63,8 +63,8 @@ std::string RenderWorkerUnit(const UnitSpec& spec) {
   // 75: another worker holds the lease; 78: ledger policy drift. The stop
   // timeout is longer than the longest termination grace (60 s), so jobs are
   // stopped cleanly.
-  return Render(spec, {"worker", "GPUBK worker: launches your booked commands on their GPUs", "worker", "75 78",
-                       "TimeoutStopSec=75\nKillMode=control-group\n"});
+  return Render(spec, {"worker", "GPUBK worker: launches your booked commands on their GPUs", "worker",
+                       "75 78", "TimeoutStopSec=75\nKillMode=control-group\n"});
 }
 
 std::string RenderMonitorUnit(const UnitSpec& spec) {
