@@ -117,7 +117,7 @@ json GpuJson(const gpu::DeviceSample& d, const service::GpuView& v, const engine
           {"temperature_c", OptJson(d.temperature_c)},
           {"source", gpu::SourceName(d.source)},
           {"live",
-           {{"status", v.live_status},
+           {{"status", gpu::LiveStatusName(v.live_status)},
             {"reason", v.live_reason},
             {"utilization_percent", OptJson(d.utilization_percent)},
             {"memory_percent", mem_percent},

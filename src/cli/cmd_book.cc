@@ -126,7 +126,7 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
     if (a.verbose) {
       for (const auto& v : o.selected)
         ctx.Print(fmt::format("selection: GPU {} score={:.1f} now={} pressure={:.1f} priority={}", v.gpu,
-                              v.load_score, v.live_status, v.pressure, v.priority));
+                              v.load_score, gpu::LiveStatusName(v.live_status), v.pressure, v.priority));
     }
   }
   if (with_command) {

@@ -40,7 +40,7 @@ std::string FreeText(const service::GpuView& v) {
 
 std::string LiveLine(const service::GpuView& v) {
   std::string util = v.utilization_percent ? fmt::format("{}% util", *v.utilization_percent) : "util unknown";
-  return fmt::format("{}, {}, {}", v.live_status, util, FreeText(v));
+  return fmt::format("{}, {}, {}", gpu::LiveStatusName(v.live_status), util, FreeText(v));
 }
 
 // Why every GPU reads as unknown after a failed sample (driver, simulation file).
@@ -306,7 +306,7 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
     std::set<uint32_t> owners(u.owners_now.begin(), u.owners_now.end());
     int used = u.used_units;
     bool excl = u.exclusive;
-    std::string state = v.live_status;
+    std::string state(gpu::LiveStatusName(v.live_status));
     int procs = 0;
     for (const auto& pr : d.processes) {
       if (gpu::IsSystemProcess(pr.command)) continue;
@@ -460,11 +460,11 @@ Result<int> RunSlots(Context& ctx, const std::vector<std::string>& args) {
     if (wide)
       ctx.Print(fmt::format("{:>2} {:<12} {:<22} {:<22} {:<8} {:>10}", i + 1, JoinInts(o.gpus),
                             engine::FormatLocal(o.start, *ctx.zone), engine::FormatLocal(o.end, *ctx.zone),
-                            o.live, free));
+                            gpu::LiveStatusName(o.live), free));
     else
       ctx.Print(fmt::format("{:>2} {:<8} {:<11} {:<11} {:<8} {:>8}", i + 1, JoinInts(o.gpus),
                             engine::FormatLocalShort(o.start, *ctx.zone),
-                            engine::FormatLocalShort(o.end, *ctx.zone), o.live, free));
+                            engine::FormatLocalShort(o.end, *ctx.zone), gpu::LiveStatusName(o.live), free));
   }
   if (r.truncated_combinations) ctx.Print("note: evaluated the best 2048 GPU combinations");
   const auto& best = r.options[0];

@@ -401,7 +401,7 @@ TEST(ParseSimulation, MissingDevicesAreUnknownPlaceholders) {
     EXPECT_EQ(snap.devices[i].name, "unknown");
     EXPECT_EQ(snap.devices[i].source, Source::kNone);
     EXPECT_FALSE(snap.devices[i].process_telemetry);
-    EXPECT_EQ(ClassifyLive(snap.devices[i]).status, "unknown");
+    EXPECT_EQ(ClassifyLive(snap.devices[i]).status, LiveStatus::kUnknown);
   }
 }
 
@@ -465,7 +465,7 @@ TEST_F(SimFileTest, ReReadOnEverySample) {
   EXPECT_TRUE(busy.ok());
   EXPECT_EQ(ClassifyLive(busy.devices[0]).reason, "user=alice pid=4242");
   Write(R"([{"index":0,"memory_total_mb":81920}])");
-  EXPECT_EQ(ClassifyLive(source.Sample(1).devices[0]).status, "idle");
+  EXPECT_EQ(ClassifyLive(source.Sample(1).devices[0]).status, LiveStatus::kIdle);
 }
 
 TEST_F(SimFileTest, MissingFile) {
@@ -579,7 +579,7 @@ TEST(ShippedFiles, ExampleHasFourA100sWithGpu1Busy) {
     EXPECT_EQ(d.name, "NVIDIA A100-SXM4-80GB");
     EXPECT_TRUE(IsValidDeviceUuid(d.uuid)) << d.uuid;
     EXPECT_EQ(d.memory_total_mb, 81920);
-    EXPECT_EQ(ClassifyLive(d).status, i == 1 ? "busy" : "idle") << "GPU " << i;
+    EXPECT_EQ(ClassifyLive(d).status, i == 1 ? LiveStatus::kBusy : LiveStatus::kIdle) << "GPU " << i;
   }
   EXPECT_EQ(ClassifyLive(snap->devices[1]).reason.rfind("user=", 0), 0u);
 }

@@ -57,7 +57,7 @@ bool Outranks(const ProcessSample& a, const ProcessSample& b) {
 LiveState ClassifyLive(const DeviceSample& device) {
   LiveState state;
   if (device.source == Source::kNone) {
-    state.status = "unknown";
+    state.status = LiveStatus::kUnknown;
     state.reason = "live state unavailable";
     state.score = 45.0;
     return state;
@@ -77,7 +77,7 @@ LiveState ClassifyLive(const DeviceSample& device) {
   const bool memory_busy = used >= 1024 && used >= tenth_up;
 
   if (top != nullptr || util >= 10 || memory_busy) {
-    state.status = "busy";
+    state.status = LiveStatus::kBusy;
     if (top != nullptr) {
       state.reason = fmt::format("user={} pid={}", top->username, top->pid);
     } else if (util >= 10) {
@@ -87,7 +87,7 @@ LiveState ClassifyLive(const DeviceSample& device) {
     }
     state.score = std::min(100.0, 70.0 + 0.20 * util + 0.10 * mem_percent + 5.0 * state.process_count);
   } else {
-    state.status = "idle";
+    state.status = LiveStatus::kIdle;
     state.reason = "";
     state.score = std::min(20.0, 0.50 * util + 0.10 * mem_percent);
   }

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/enum_names.h"
+
 namespace bk::gpu {
 
 struct ProcessSample {
@@ -48,12 +50,22 @@ struct Snapshot {
   bool ok() const { return error.empty(); }
 };
 
+// Whether a GPU is in use right now; unknown when telemetry cannot tell.
+enum class LiveStatus { kUnknown, kIdle, kBusy };
+// The names shown in text and documents and sent on the socket.
+inline constexpr auto kLiveStatusNames =
+    MakeEnumNames<LiveStatus>(std::pair{LiveStatus::kIdle, std::string_view("idle")},
+                              std::pair{LiveStatus::kBusy, std::string_view("busy")},
+                              std::pair{LiveStatus::kUnknown, std::string_view("unknown")});
+constexpr const auto& EnumNamesOf(LiveStatus) { return kLiveStatusNames; }
+inline std::string_view LiveStatusName(LiveStatus s) { return kLiveStatusNames.Name(s); }
+
 // Live state of one GPU for placement advice and `bk st`.
 struct LiveState {
-  std::string status = "unknown";  // idle | busy | unknown
-  std::string reason;              // "user=alice pid=4242", "util=87%", "live state unavailable"
-  double score = 45.0;             // lower is better
-  int process_count = 0;           // non-system processes
+  LiveStatus status = LiveStatus::kUnknown;
+  std::string reason;     // "user=alice pid=4242", "util=87%", "live state unavailable"
+  double score = 45.0;    // lower is better
+  int process_count = 0;  // non-system processes
 };
 LiveState ClassifyLive(const DeviceSample& device);
 // System processes that never make a GPU busy (display servers, persistence daemon).

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/enum_names_testing.h"
 #include "base/members_testing.h"
 #include "gpu/source.h"
 
@@ -41,6 +42,14 @@ DeviceSample Device(int util, int64_t used, int64_t total, std::vector<ProcessSa
 void ExpectLive(const DeviceSample& d, const LiveState& want) {
   using L = LiveState;
   ExpectSameMembers(want, ClassifyLive(d), &L::status, &L::reason, &L::score, &L::process_count);
+}
+
+TEST(LiveStatusNames, EveryStatusRoundTripsAndStrangersAreRefused) {
+  EXPECT_EQ(kLiveStatusNames.entries.size(), 3u);
+  EXPECT_EQ(LiveStatusName(LiveStatus::kIdle), "idle");
+  EXPECT_EQ(LiveStatusName(LiveStatus::kBusy), "busy");
+  EXPECT_EQ(LiveStatusName(LiveStatus::kUnknown), "unknown");
+  ExpectNamesRoundTrip(kLiveStatusNames, {"Idle", "free", "", "unreserved"});
 }
 
 TEST(SourceName, Names) {
@@ -79,33 +88,34 @@ TEST(IsValidDeviceUuid, Table) {
 TEST(ClassifyLive, NoTelemetryIsUnknown) {
   DeviceSample d = UnknownSnapshot(1).devices[0];
   LiveState s = ClassifyLive(d);
-  EXPECT_EQ(s.status, "unknown");
+  EXPECT_EQ(s.status, LiveStatus::kUnknown);
   EXPECT_EQ(s.reason, "live state unavailable");
   EXPECT_DOUBLE_EQ(s.score, 45.0);
   EXPECT_EQ(s.process_count, 0);
   // Even with numbers filled in, source none means unknown.
   d.utilization_percent = 99;
   d.processes.push_back(Process(1, "alice", "python"));
-  EXPECT_EQ(ClassifyLive(d).status, "unknown");
+  EXPECT_EQ(ClassifyLive(d).status, LiveStatus::kUnknown);
 }
 
 TEST(ClassifyLive, IdleGpu) {
-  ExpectLive(Device(0, 0, 81920), {.status = "idle", .reason = "", .score = 0.0, .process_count = 0});
+  ExpectLive(Device(0, 0, 81920),
+             {.status = LiveStatus::kIdle, .reason = "", .score = 0.0, .process_count = 0});
 }
 
 TEST(ClassifyLive, UtilizationThreshold) {
   LiveState nine = ClassifyLive(Device(9, 0, 81920));
-  EXPECT_EQ(nine.status, "idle");
+  EXPECT_EQ(nine.status, LiveStatus::kIdle);
   EXPECT_DOUBLE_EQ(nine.score, 4.5);
   ExpectLive(Device(10, 0, 81920),
-             {.status = "busy", .reason = "util=10%", .score = 72.0, .process_count = 0});
+             {.status = LiveStatus::kBusy, .reason = "util=10%", .score = 72.0, .process_count = 0});
 }
 
 TEST(ClassifyLive, MemoryFloorOf1024MiB) {
   // 10% of 8000 MiB is 800, so the 1024 MiB floor decides.
-  EXPECT_EQ(ClassifyLive(Device(0, 1023, 8000)).status, "idle");
+  EXPECT_EQ(ClassifyLive(Device(0, 1023, 8000)).status, LiveStatus::kIdle);
   LiveState busy = ClassifyLive(Device(0, 1024, 8000));
-  EXPECT_EQ(busy.status, "busy");
+  EXPECT_EQ(busy.status, LiveStatus::kBusy);
   EXPECT_EQ(busy.reason, "memory=1024MiB");
   EXPECT_DOUBLE_EQ(busy.score, 70.0 + 0.10 * (100.0 * 1024 / 8000));
 }
@@ -113,12 +123,12 @@ TEST(ClassifyLive, MemoryFloorOf1024MiB) {
 TEST(ClassifyLive, MemoryTenPercentOfTotal) {
   // 10% of 81920 MiB is 8192: 8191 is idle, 8192 busy.
   LiveState idle = ClassifyLive(Device(0, 8191, 81920));
-  EXPECT_EQ(idle.status, "idle");
+  EXPECT_EQ(idle.status, LiveStatus::kIdle);
   EXPECT_NEAR(idle.score, 0.10 * (100.0 * 8191 / 81920), 1e-9);
-  EXPECT_EQ(ClassifyLive(Device(0, 8192, 81920)).status, "busy");
+  EXPECT_EQ(ClassifyLive(Device(0, 8192, 81920)).status, LiveStatus::kBusy);
   // A total not divisible by ten: 10% of 81925 is 8192.5, so 8192 is still idle.
-  EXPECT_EQ(ClassifyLive(Device(0, 8192, 81925)).status, "idle");
-  EXPECT_EQ(ClassifyLive(Device(0, 8193, 81925)).status, "busy");
+  EXPECT_EQ(ClassifyLive(Device(0, 8192, 81925)).status, LiveStatus::kIdle);
+  EXPECT_EQ(ClassifyLive(Device(0, 8193, 81925)).status, LiveStatus::kBusy);
 }
 
 TEST(ClassifyLive, UnknownMetricsCountAsZero) {
@@ -127,7 +137,7 @@ TEST(ClassifyLive, UnknownMetricsCountAsZero) {
   d.memory_used_mb.reset();
   d.memory_total_mb.reset();
   LiveState s = ClassifyLive(d);
-  EXPECT_EQ(s.status, "idle");
+  EXPECT_EQ(s.status, LiveStatus::kIdle);
   EXPECT_DOUBLE_EQ(s.score, 0.0);
 }
 
@@ -135,14 +145,14 @@ TEST(ClassifyLive, SystemProcessIgnored) {
   LiveState s = ClassifyLive(Device(0, 20, 81920,
                                     {Process(1500, "root", "/usr/lib/xorg/Xorg -core :0", 20),
                                      Process(1600, "gdm", "/usr/bin/gnome-shell", 0)}));
-  EXPECT_EQ(s.status, "idle");
+  EXPECT_EQ(s.status, LiveStatus::kIdle);
   EXPECT_EQ(s.process_count, 0);
 }
 
 TEST(ClassifyLive, AnyUserProcessIsBusy) {
   ExpectLive(
       Device(0, 0, 81920, {Process(1500, "root", "Xorg", 20), Process(4242, "alice", "python train.py", 0)}),
-      {.status = "busy", .reason = "user=alice pid=4242", .score = 75.0, .process_count = 1});
+      {.status = LiveStatus::kBusy, .reason = "user=alice pid=4242", .score = 75.0, .process_count = 1});
 }
 
 TEST(ClassifyLive, UnattributedProcessIsBusy) {
@@ -151,7 +161,7 @@ TEST(ClassifyLive, UnattributedProcessIsBusy) {
   p.pid = 77;
   d.processes.push_back(p);  // uid unknown, username "?", no command
   LiveState s = ClassifyLive(d);
-  EXPECT_EQ(s.status, "busy");
+  EXPECT_EQ(s.status, LiveStatus::kBusy);
   EXPECT_EQ(s.reason, "user=? pid=77");
 }
 
@@ -179,7 +189,7 @@ TEST(ClassifyLive, IdleScoreCappedAt20) {
   // The idle score formula can never reach its cap under the busy thresholds,
   // but utilization 9% and memory just under 10% give the largest idle score.
   LiveState s = ClassifyLive(Device(9, 8191, 81920));
-  EXPECT_EQ(s.status, "idle");
+  EXPECT_EQ(s.status, LiveStatus::kIdle);
   EXPECT_LE(s.score, 20.0);
   EXPECT_NEAR(s.score, 4.5 + 0.10 * (100.0 * 8191 / 81920), 1e-9);
 }

@@ -155,6 +155,12 @@ std::optional<T> OptGet(const json& j, const char* key) {
   return j[key].get<T>();
 }
 
+gpu::LiveStatus LiveStatusAt(const json& j, const char* key) {
+  auto status = gpu::kLiveStatusNames.Parse(j.at(key).get<std::string>());
+  if (!status) throw std::invalid_argument("unknown live status");
+  return *status;
+}
+
 std::optional<int> OptInt32(const std::optional<int64_t>& v) {
   return v ? std::optional(static_cast<int>(*v)) : std::nullopt;
 }
@@ -171,7 +177,7 @@ auto Guard(F&& f) -> decltype(f()) {
 
 json EncodeView(const service::GpuView& v) {
   return {{"gpu", v.gpu},
-          {"live_status", v.live_status},
+          {"live_status", gpu::LiveStatusName(v.live_status)},
           {"live_reason", v.live_reason},
           {"load_score", v.load_score},
           {"memory_total_mb", Opt(v.memory_total_mb)},
@@ -185,7 +191,7 @@ json EncodeView(const service::GpuView& v) {
 service::GpuView DecodeView(const json& j) {
   service::GpuView v;
   v.gpu = j.at("gpu").get<int>();
-  v.live_status = j.at("live_status").get<std::string>();
+  v.live_status = LiveStatusAt(j, "live_status");
   v.live_reason = j.at("live_reason").get<std::string>();
   v.load_score = j.at("load_score").get<double>();
   v.memory_total_mb = OptGet<int64_t>(j, "memory_total_mb");
@@ -547,7 +553,7 @@ json Encode(const service::SlotsResult& r) {
     opts.push_back({{"gpus", o.gpus},
                     {"start", o.start},
                     {"end", o.end},
-                    {"live", o.live},
+                    {"live", gpu::LiveStatusName(o.live)},
                     {"free_now_mb", Opt(o.free_now_mb)}});
   return {{"options", opts}, {"truncated_combinations", r.truncated_combinations}};
 }
@@ -557,7 +563,7 @@ Result<service::SlotsResult> DecodeSlots(const json& j) {
     service::SlotsResult r;
     for (const auto& o : j.at("options"))
       r.options.push_back({o.at("gpus").get<std::vector<int>>(), o.at("start").get<Seconds>(),
-                           o.at("end").get<Seconds>(), o.at("live").get<std::string>(),
+                           o.at("end").get<Seconds>(), LiveStatusAt(o, "live"),
                            OptGet<int64_t>(o, "free_now_mb")});
     r.truncated_combinations = j.at("truncated_combinations").get<bool>();
     return r;

@@ -104,7 +104,7 @@ void ExpectSameJob(const store::JobRecord& a, const store::JobRecord& b) {
 service::GpuView FullView(int gpu) {
   service::GpuView v;
   v.gpu = gpu;
-  v.live_status = "busy";
+  v.live_status = gpu::LiveStatus::kBusy;
   v.live_reason = "user=alice pid=4242";
   v.load_score = 87.5;
   v.memory_total_mb = 81920;
@@ -779,8 +779,8 @@ TEST(CodecResultTest, RecommendationWithoutPlacementOrNearest) {
 
 TEST(CodecResultTest, SlotsRoundTrip) {
   service::SlotsResult in;
-  in.options.push_back({{0, 1}, kT0, kT0 + 600, "idle", 81920});
-  in.options.push_back({{3}, kT0 + 600, kT0 + 1200, "unknown", std::nullopt});
+  in.options.push_back({{0, 1}, kT0, kT0 + 600, gpu::LiveStatus::kIdle, 81920});
+  in.options.push_back({{3}, kT0 + 600, kT0 + 1200, gpu::LiveStatus::kUnknown, std::nullopt});
   in.truncated_combinations = true;
   auto out = DecodeSlots(json::parse(Encode(in).dump()));
   ASSERT_TRUE(out.has_value()) << out.error().message;
@@ -788,11 +788,16 @@ TEST(CodecResultTest, SlotsRoundTrip) {
   EXPECT_EQ(out->options[0].gpus, (std::vector<int>{0, 1}));
   EXPECT_EQ(out->options[0].start, kT0);
   EXPECT_EQ(out->options[0].end, kT0 + 600);
-  EXPECT_EQ(out->options[0].live, "idle");
+  EXPECT_EQ(out->options[0].live, gpu::LiveStatus::kIdle);
   EXPECT_EQ(out->options[0].free_now_mb, 81920);
-  EXPECT_EQ(out->options[1].live, "unknown");
+  EXPECT_EQ(out->options[1].live, gpu::LiveStatus::kUnknown);
   EXPECT_FALSE(out->options[1].free_now_mb.has_value());
   EXPECT_TRUE(out->truncated_combinations);
+  // On the wire the live status is its name; a name no table knows is a malformed reply.
+  json wire = Encode(in);
+  EXPECT_EQ(wire["options"][0]["live"], "idle");
+  wire["options"][1]["live"] = "asleep";
+  EXPECT_FALSE(DecodeSlots(wire).has_value());
 
   auto empty = DecodeSlots(Encode(service::SlotsResult{}));
   ASSERT_TRUE(empty.has_value());

@@ -7,7 +7,15 @@
 namespace bk::service {
 namespace {
 
-int StateRank(const std::string& s) { return s == "idle" ? 0 : s == "unknown" ? 1 : 2; }
+// Between equal scores: idle first, then unknown, then busy.
+int StateRank(gpu::LiveStatus s) {
+  switch (s) {
+    case gpu::LiveStatus::kIdle: return 0;
+    case gpu::LiveStatus::kUnknown: return 1;
+    case gpu::LiveStatus::kBusy: return 2;
+  }
+  return 2;
+}
 
 }  // namespace
 

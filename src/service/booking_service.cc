@@ -284,13 +284,14 @@ void Describe(BookingOutcome& out, const engine::Calendar& cal, const Advice& ad
         out.assumed_memory_mb = out.assumed_memory_mb ? std::min(*out.assumed_memory_mb, a) : a;
       }
     }
-    if (v.live_status == "busy") out.selected_busy.push_back(BusyText(v));
+    if (v.live_status == gpu::LiveStatus::kBusy) out.selected_busy.push_back(BusyText(v));
     out.selected.push_back(v);
   }
   if (req.gpus.empty()) {
     for (int g : eligible) {
       const GpuView& v = advice.views[g];
-      if (v.live_status == "busy" && std::find(p.gpus.begin(), p.gpus.end(), g) == p.gpus.end())
+      if (v.live_status == gpu::LiveStatus::kBusy &&
+          std::find(p.gpus.begin(), p.gpus.end(), g) == p.gpus.end())
         out.avoided_busy.push_back(BusyText(v));
     }
   }

@@ -16,13 +16,14 @@ using engine::Seconds;
 
 namespace {
 
-std::string LiveOf(const std::vector<GpuView>& views, const std::vector<int>& gpus) {
+gpu::LiveStatus LiveOf(const std::vector<GpuView>& views, const std::vector<int>& gpus) {
+  using gpu::LiveStatus;
   bool all_idle = true, any_busy = false;
   for (int g : gpus) {
-    if (views[g].live_status == "busy") any_busy = true;
-    if (views[g].live_status != "idle") all_idle = false;
+    if (views[g].live_status == LiveStatus::kBusy) any_busy = true;
+    if (views[g].live_status != LiveStatus::kIdle) all_idle = false;
   }
-  return any_busy ? "busy" : all_idle ? "idle" : "unknown";
+  return any_busy ? LiveStatus::kBusy : all_idle ? LiveStatus::kIdle : LiveStatus::kUnknown;
 }
 
 }  // namespace
@@ -72,8 +73,8 @@ Result<Recommendation> BookingService::Recommend(const Actor& actor, const Creat
           usable -
           cal.PeakCommittedMemoryMb(placed->gpus[i], placed->start, placed->end, *v.memory_total_mb) - want;
     }
-    if (v.live_status == "unknown") telemetry = false;
-    if (v.live_status == "busy")
+    if (v.live_status == gpu::LiveStatus::kUnknown) telemetry = false;
+    if (v.live_status == gpu::LiveStatus::kBusy)
       rec.warnings.push_back(fmt::format("GPU {} is busy now ({})", v.gpu, v.live_reason));
     rec.selected.push_back(v);
   }

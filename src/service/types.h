@@ -78,7 +78,7 @@ struct CancelRequest {
 // Live state of one GPU as placement saw it.
 struct GpuView {
   int gpu = 0;
-  std::string live_status = "unknown";
+  gpu::LiveStatus live_status = gpu::LiveStatus::kUnknown;
   std::string live_reason = "live state unavailable";
   double load_score = 45.0;
   std::optional<int64_t> memory_total_mb;
@@ -126,7 +126,7 @@ struct SlotOption {
   std::vector<int> gpus;
   engine::Seconds start = 0;
   engine::Seconds end = 0;
-  std::string live = "unknown";  // idle | busy | unknown
+  gpu::LiveStatus live = gpu::LiveStatus::kUnknown;
   std::optional<int64_t> free_now_mb;
 };
 

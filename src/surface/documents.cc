@@ -117,7 +117,7 @@ json GpuViewJson(const service::GpuView& v) {
   return {{"gpu", v.gpu},
           {"administrator_priority", v.priority},
           {"load_score", v.load_score},
-          {"live_status", v.live_status},
+          {"live_status", gpu::LiveStatusName(v.live_status)},
           {"live_reason", v.live_reason},
           {"history_sample_count", 0},
           {"recent_predicted_load_percent", 0.0},
@@ -405,7 +405,7 @@ std::string SlotsDoc(const service::SlotsResult& r, const service::CreateRequest
     options.push_back({{"gpus", o.gpus},
                        {"start_at", FormatIsoUtc(o.start)},
                        {"end_at", FormatIsoUtc(o.end)},
-                       {"live_status", o.live},
+                       {"live_status", gpu::LiveStatusName(o.live)},
                        {"memory_free_now_mb", OptJson(o.free_now_mb)}});
   d["options"] = options;
   d["truncated_combinations"] = r.truncated_combinations;

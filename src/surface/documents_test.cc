@@ -71,7 +71,7 @@ TEST(BookingResultDocTest, EnvelopeAndReservation) {
   o.warnings = {"watch out"};
   service::GpuView v;
   v.gpu = 2;
-  v.live_status = "idle";
+  v.live_status = gpu::LiveStatus::kIdle;
   v.memory_total_mb = 24576;
   v.memory_free_mb = 20000;
   v.budget_after_mb = 10000;

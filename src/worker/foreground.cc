@@ -79,17 +79,17 @@ Result<int> RunAdhoc(client::Ledger& ledger, const sys::Clock& clock, const Sett
   engine::Seconds end = run.selected.front().end;
   for (const auto& r : run.selected) end = std::min(end, r.end);
   std::optional<int> status;
-  std::string reason;  // deadline | cancelled | signal
+  std::optional<StopReason> reason;
   bool term_sent = false, kill_sent = false;
   auto term_at = std::chrono::steady_clock::now();
   auto last_read = std::chrono::steady_clock::now() - std::chrono::seconds(10);
-  auto stop = [&](const std::string& why, int sig) {
-    if (reason.empty()) reason = why;
+  auto stop = [&](StopReason why, int sig) {
+    if (!reason) reason = why;
     if (term_sent) return;
     term_sent = true;
     term_at = std::chrono::steady_clock::now();
     SignalGroup(pid, sig, uid);
-    if (reason != "signal") SignalEscaped(marker, pid, sig, uid);
+    if (reason != StopReason::kStopRequested) SignalEscaped(marker, pid, sig, uid);
   };
   while (true) {
     int st = 0;
@@ -114,32 +114,34 @@ Result<int> RunAdhoc(client::Ledger& ledger, const sys::Clock& clock, const Sett
             e = e == 0 ? it->end : std::min(e, it->end);
         }
         if (gone && now < end) {
-          if (reason.empty()) std::fprintf(err, "run: reservation was cancelled; stopping the command\n");
-          stop("cancelled", SIGTERM);
+          if (!reason) std::fprintf(err, "run: reservation was cancelled; stopping the command\n");
+          stop(StopReason::kCancelled, SIGTERM);
         } else if (e > 0) {
           end = e;
         }
       }
     }
-    if (StopRequested() && reason.empty()) stop("signal", StopSignal() == SIGINT ? SIGINT : SIGTERM);
-    if (reason.empty() && now >= end - grace_s) {
+    if (StopRequested() && !reason)
+      stop(StopReason::kStopRequested, StopSignal() == SIGINT ? SIGINT : SIGTERM);
+    if (!reason && now >= end - grace_s) {
       std::fprintf(err, "run: reservation ended; stopping the command\n");
-      stop("deadline", SIGTERM);
+      stop(StopReason::kDeadline, SIGTERM);
     }
     if (term_sent && !kill_sent) {
-      bool due = reason == "deadline" ? now >= end : std::chrono::steady_clock::now() - term_at >= grace_ms;
+      bool due = reason == StopReason::kDeadline ? now >= end
+                                                 : std::chrono::steady_clock::now() - term_at >= grace_ms;
       if (due) {
         kill_sent = true;
         SignalGroup(pid, SIGKILL, uid);
-        if (reason != "signal") SignalEscaped(marker, pid, SIGKILL, uid);
+        if (reason != StopReason::kStopRequested) SignalEscaped(marker, pid, SIGKILL, uid);
       }
     }
     StopHandlers::Sleep(0.1);
   }
   if (leftovers.stuck())
     std::fprintf(err, "run: processes left behind by the command could not be confirmed stopped\n");
-  if (reason == "deadline" || reason == "cancelled") return exit_code::kTimedOut;
-  if (reason == "signal") return StopSignal() == SIGINT ? 130 : 143;
+  if (reason == StopReason::kDeadline || reason == StopReason::kCancelled) return exit_code::kTimedOut;
+  if (reason == StopReason::kStopRequested) return StopSignal() == SIGINT ? 130 : 143;
   if (WIFEXITED(*status)) return WEXITSTATUS(*status);
   if (WIFSIGNALED(*status)) return 128 + WTERMSIG(*status);
   return 1;

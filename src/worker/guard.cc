@@ -71,7 +71,8 @@ GuardDecision EvaluateGuard(GuardInput in) {
       if (dev.index == g) d = &dev;
     gpu::LiveState live;
     if (d) live = gpu::ClassifyLive(*d);
-    if (!d || d->source == gpu::Source::kNone || live.status == "unknown" || !in.snapshot.ok())
+    if (!d || d->source == gpu::Source::kNone || live.status == gpu::LiveStatus::kUnknown ||
+        !in.snapshot.ok())
       return Blocked(fmt::format("GPU {} live telemetry is unavailable", g),
                      fmt::format("gpu:{}:telemetry", g));
     if (!d->process_telemetry)
@@ -126,7 +127,7 @@ GuardDecision EvaluateGuard(GuardInput in) {
             fmt::format("GPU {} has {}MiB launch headroom; {}MiB is required", g, headroom, *required),
             fmt::format("gpu:{}:vram", g));
     }
-    if (live.status == "busy" && others == 0)
+    if (live.status == gpu::LiveStatus::kBusy && others == 0)
       return Blocked(
           fmt::format(
               "GPU {} is busy: {}", g,

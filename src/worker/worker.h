@@ -23,6 +23,7 @@
 #include "worker/leftovers.h"
 #include "worker/live_clock.h"
 #include "worker/settings.h"
+#include "worker/stop_reason.h"
 
 namespace bk::worker {
 
@@ -74,7 +75,7 @@ class Worker {
     std::vector<int> gpus;
     std::unique_ptr<JobLog> log;
     std::optional<int> wait_status;
-    std::string reason;  // "" | cancelled | deadline | worker-stop
+    std::optional<StopReason> reason;  // none until the worker stops it
     bool term_sent = false, kill_sent = false;
     std::chrono::steady_clock::time_point term_at;
     std::optional<LeftoverSweep> leftovers;  // once its group is gone
@@ -100,7 +101,7 @@ class Worker {
   void Reap();
   void Reconcile(const std::optional<std::vector<service::JobView>>& jobs, engine::Seconds now,
                  bool stopping);
-  void RequestTermination(Child& c, const std::string& reason);
+  void RequestTermination(Child& c, StopReason reason);
   void SignalEscaped(const Child& c, int sig);
   bool LeftoversGone(Child& c);
   void Finish(Child& c);

@@ -138,7 +138,9 @@ void Worker::Launch(const service::JobView& v, const std::string& token,
     bool cancelled = now_r.status == engine::Status::kCancelled;
     bool ended = !now_r.ActiveAt(clock_.Now());
     c.claim_token.clear();  // the commit at the end must not apply
-    RequestTermination(c, cancelled ? "cancelled" : ended ? "deadline" : "worker-stop");
+    RequestTermination(c, cancelled ? StopReason::kCancelled
+                          : ended   ? StopReason::kDeadline
+                                    : StopReason::kStopRequested);
     service::JobPatch q = Patch(v);
     q.if_status = {JobStatus::kClaimed};
     q.if_claim_token = token;

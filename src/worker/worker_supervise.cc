@@ -28,13 +28,14 @@ void Worker::Reap() {
       if (c->pid == pid) c->wait_status = status;
 }
 
-void Worker::RequestTermination(Child& c, const std::string& reason) {
+void Worker::RequestTermination(Child& c, StopReason reason) {
   c.reason = reason;
   if (c.term_sent) return;
   c.term_sent = true;
   c.term_at = std::chrono::steady_clock::now();
   // Ctrl-C on a foreground run reaches the command as the SIGINT it expects.
-  int sig = options_.foreground && reason == "worker-stop" && StopSignal() == SIGINT ? SIGINT : SIGTERM;
+  int sig = options_.foreground && reason == StopReason::kStopRequested && StopSignal() == SIGINT ? SIGINT
+                                                                                                  : SIGTERM;
   SignalGroup(c.pid, sig, uid_);
   SignalEscaped(c, sig);
 }
@@ -42,7 +43,7 @@ void Worker::RequestTermination(Child& c, const std::string& reason) {
 // A process that left the job's group with setsid() still carries the
 // booking's marker; once the booking is over (its end, a cancel) it goes too.
 void Worker::SignalEscaped(const Child& c, int sig) {
-  if (c.reason == "worker-stop") return;
+  if (c.reason == StopReason::kStopRequested) return;
   for (const auto& [pgid, pid] : FindMarkedGroups(c.reservation_id, uid_, getpgrp()))
     if (pgid != c.pid) SignalGroup(pgid, sig, uid_);
 }
@@ -63,12 +64,13 @@ void Worker::Reconcile(const std::optional<std::vector<service::JobView>>& jobs,
         cancelled = view->reservation.status == engine::Status::kCancelled || view->job.cancel_requested_at ||
                     (view->job.status != JobStatus::kRunning && view->job.status != JobStatus::kClaimed);
       }
-      if (cancelled && c.reason != "cancelled") RequestTermination(c, "cancelled");
+      if (cancelled && c.reason != StopReason::kCancelled) RequestTermination(c, StopReason::kCancelled);
     }
-    if (c.reason.empty() && now >= c.end - grace) RequestTermination(c, "deadline");
-    if (stopping && c.reason.empty()) RequestTermination(c, now >= c.end ? "deadline" : "worker-stop");
+    if (!c.reason && now >= c.end - grace) RequestTermination(c, StopReason::kDeadline);
+    if (stopping && !c.reason)
+      RequestTermination(c, now >= c.end ? StopReason::kDeadline : StopReason::kStopRequested);
     if (c.term_sent && !c.kill_sent) {
-      bool due = c.reason == "deadline"
+      bool due = c.reason == StopReason::kDeadline
                      ? now >= c.end
                      : std::chrono::steady_clock::now() - c.term_at >=
                            std::chrono::milliseconds(static_cast<int64_t>(settings_.grace_seconds * 1000));
@@ -111,11 +113,12 @@ void Worker::Finish(Child& c) {
   std::string log_error = c.log ? c.log->error() : "";
   int status = c.wait_status.value_or(0);
   int64_t code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -1;
-  JobStatus result = c.reason == "cancelled"     ? JobStatus::kCancelled
-                     : c.reason == "deadline"    ? JobStatus::kTimedOut
-                     : c.reason == "worker-stop" ? JobStatus::kInterrupted
-                     : code == 0                 ? JobStatus::kSucceeded
-                                                 : JobStatus::kFailed;
+  const std::string reason(c.reason ? kStopReasonNames.Name(*c.reason) : "");
+  JobStatus result = c.reason == StopReason::kCancelled       ? JobStatus::kCancelled
+                     : c.reason == StopReason::kDeadline      ? JobStatus::kTimedOut
+                     : c.reason == StopReason::kStopRequested ? JobStatus::kInterrupted
+                     : code == 0                              ? JobStatus::kSucceeded
+                                                              : JobStatus::kFailed;
   std::string warning;
   if (!complete)
     warning = "job log stream remained open after the command exited";
@@ -130,7 +133,7 @@ void Worker::Finish(Child& c) {
     p.if_claim_token = c.claim_token;
     p.status = result;
     p.exit_code = code;
-    p.message = c.reason;
+    p.message = reason;
     if (c.log) p.log_rotated = c.log->rotated();
     if (!warning.empty()) p.log_warning = "private job log is incomplete; inspect the owning worker";
     p.audit_action = fmt::format("job-{}", store::kJobStatusNames.Name(result));
@@ -143,7 +146,7 @@ void Worker::Finish(Child& c) {
     ++counts_.cancelled;
   else
     ++counts_.failed;
-  if (options_.foreground) foreground_ = {result, static_cast<int>(code), c.reason};
+  if (options_.foreground) foreground_ = {result, static_cast<int>(code), reason};
   Say(fmt::format("finished: {} status={} exit={}", Short(c.reservation_id),
                   store::kJobStatusNames.Name(result), code));
 }
