@@ -51,8 +51,7 @@ std::string TelemetryNote(const gpu::Snapshot& failed) {
 // As the original: while a command of the caller's may still launch (its
 // booking active, its job pending, claimed or running), the worker line, and
 // on stderr why no worker will launch it; "" otherwise.
-Result<std::string> WorkerNotice(const Context& ctx, client::Ledger& ledger, Seconds now) {
-  BK_ASSIGN_OR_RETURN(auto jobs, ledger.Jobs({true}));
+Result<std::string> WorkerNotice(const Context& ctx, const std::vector<service::JobView>& jobs, Seconds now) {
   bool waiting = std::any_of(jobs.begin(), jobs.end(), [&](const service::JobView& v) {
     using store::JobStatus;
     const JobStatus s = v.job.status;
@@ -219,18 +218,15 @@ std::string VramPerGpu(const engine::Reservation& r, const service::StatusView& 
     smallest = std::min(smallest.value_or(*view.gpus[g].memory_total_mb), *view.gpus[g].memory_total_mb);
   }
   if (!smallest) return "-";
-  int64_t usable = std::max<int64_t>(0, *smallest - p.shared_memory_reserve_mb);
-  return "auto~" + engine::FormatSizeMb(usable * r.share_units / std::max(1, p.share_capacity));
+  return "auto~" + engine::FormatSizeMb(p.AutomaticMemoryMb(*smallest, r.share_units));
 }
 
 // From this width `bk st` lists your bookings as a table, as the original
 // does: slots, owner, VRAM per GPU, job, start, end and duration.
 constexpr int kWideStatusColumns = 110;
 
-Result<std::string> WideRows(client::Ledger& ledger, const std::vector<Reservation>& mine,
-                             const service::StatusView& view, const engine::Policy& p,
-                             const engine::Zone& zone) {
-  BK_ASSIGN_OR_RETURN(auto jobs, ledger.Jobs({true}));
+std::string WideRows(const std::vector<service::JobView>& jobs, const std::vector<Reservation>& mine,
+                     const service::StatusView& view, const engine::Policy& p, const engine::Zone& zone) {
   auto job_of = [&](const std::string& id) -> std::string {
     for (const auto& v : jobs)
       if (v.reservation.id == id) return std::string(store::kJobStatusNames.Name(v.job.status));
@@ -291,7 +287,7 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   // What the monitor would call each process (`-v`): whose booking covers it now.
   std::vector<monitor::ActiveBooking> bookings_now;
   for (const auto& r : view.reservations)
-    if (r.ActiveAt(now))
+    if (verbose && r.ActiveAt(now))
       bookings_now.push_back(
           {r.id, r.uid, r.username, r.gpus, r.mode == engine::Mode::kExclusive, r.start, r.end});
   std::string out = "GPU status\n";
@@ -338,10 +334,9 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   const std::vector<Reservation>& mine = view.mine;
   out += fmt::format("Reservations: {} active, {} yours | `bk l` details | `bk tl` timeline\n",
                      view.active_count, mine.size());
-  if (width >= kWideStatusColumns && !mine.empty()) {
-    BK_ASSIGN_OR_RETURN(std::string rows, WideRows(*ledger, mine, view, p, *ctx.zone));
-    out += rows;
-  }
+  // Your jobs, read once: the wide table's Job column and the worker line.
+  BK_ASSIGN_OR_RETURN(auto jobs, ledger->Jobs({true}));
+  if (width >= kWideStatusColumns && !mine.empty()) out += WideRows(jobs, mine, view, p, *ctx.zone);
   for (size_t i = 0; i < mine.size() && i < 8 && width < kWideStatusColumns; ++i) {
     const auto& r = mine[i];
     std::string req = r.mode == engine::Mode::kShared ? fmt::format("req={} ", r.share_units) : "all   ";
@@ -351,7 +346,7 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
                        JoinInts(r.gpus), range.start, range.end);
   }
   if (mine.size() > 8) out += fmt::format("  +{} more; use `bk l` for details\n", mine.size() - 8);
-  BK_ASSIGN_OR_RETURN(std::string worker_line, WorkerNotice(ctx, *ledger, now));
+  BK_ASSIGN_OR_RETURN(std::string worker_line, WorkerNotice(ctx, jobs, now));
   out += worker_line;
   if (verbose) {
     bool header = false;

@@ -121,13 +121,10 @@ void Calendar::Index() {
   blackouts_ = UnionOf(blackouts, {});
 }
 
-int64_t Calendar::UsableMemoryMb(int64_t total_mb) const {
-  return std::max<int64_t>(0, total_mb - policy_.shared_memory_reserve_mb);
-}
+int64_t Calendar::UsableMemoryMb(int64_t total_mb) const { return policy_.UsableMemoryMb(total_mb); }
 
 int64_t Calendar::AutomaticMemoryMb(int64_t total_mb, int units) const {
-  const int64_t usable = UsableMemoryMb(total_mb);
-  return std::max<int64_t>(1, usable * units / std::max(1, policy_.share_capacity));
+  return policy_.AutomaticMemoryMb(total_mb, units);
 }
 
 StepProfile<1> Calendar::CommittedMemory(int gpu, int64_t total_mb) const {

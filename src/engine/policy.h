@@ -40,6 +40,15 @@ struct Policy {
   std::vector<int> EnabledGpus() const;
   int Priority(int gpu) const;
   bool BudgetsOn() const { return host_cpus.has_value() || host_ram_mb.has_value(); }
+  // VRAM of a GPU with `total_mb` that shared bookings may declare: all but the reserve.
+  int64_t UsableMemoryMb(int64_t total_mb) const {
+    return total_mb > shared_memory_reserve_mb ? total_mb - shared_memory_reserve_mb : 0;
+  }
+  // The budget a shared booking of `units` slots holds without --mem: its slots' part of the usable VRAM.
+  int64_t AutomaticMemoryMb(int64_t total_mb, int units) const {
+    int64_t part = UsableMemoryMb(total_mb) * units / (share_capacity > 1 ? share_capacity : 1);
+    return part > 1 ? part : 1;
+  }
 };
 
 }  // namespace bk::engine

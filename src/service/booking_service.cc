@@ -274,7 +274,7 @@ void Describe(BookingOutcome& out, const engine::Calendar& cal, const Advice& ad
     v.pressure = i < p.pressure.size() ? p.pressure[i] : 0;
     if (!v.memory_total_mb) out.memory_telemetry = false;
     if (v.memory_total_mb && req.mode == Mode::kShared) {
-      int64_t usable = std::max<int64_t>(0, *v.memory_total_mb - policy.shared_memory_reserve_mb);
+      int64_t usable = policy.UsableMemoryMb(*v.memory_total_mb);
       int64_t requested =
           req.memory_mb.value_or(cal.AutomaticMemoryMb(*v.memory_total_mb, req.share_units.value_or(1)));
       int64_t committed = cal.PeakCommittedMemoryMb(g, p.start, p.end, *v.memory_total_mb);
