@@ -24,12 +24,17 @@ using engine::Seconds;
 
 // ---- Impl -------------------------------------------------------------------
 
+store::OpenOptions BookingService::Impl::StoreOptions(bool create) const {
+  store::OpenOptions o{deps.config->ledger_path, create, deps.data_owner,
+                       static_cast<int>(deps.config->lock_timeout_seconds * 1000), deps.exclusive_store};
+  o.vfs = deps.store_vfs;
+  o.on_lock_wait = deps.on_lock_wait;
+  return o;
+}
+
 Result<store::LedgerStore*> BookingService::Impl::Reader() {
   if (!store) {
-    store::OpenOptions o{deps.config->ledger_path, false, deps.data_owner, 10000, deps.exclusive_store};
-    o.busy_timeout_ms = static_cast<int>(deps.config->lock_timeout_seconds * 1000);
-    o.vfs = deps.store_vfs;
-    BK_ASSIGN_OR_RETURN(store, store::LedgerStore::Open(o));
+    BK_ASSIGN_OR_RETURN(store, store::LedgerStore::Open(StoreOptions(false)));
     Watch(*store);
   }
   return store.get();
@@ -94,10 +99,7 @@ Result<int64_t> BookingService::Impl::CountActive(store::LedgerStore& s, uint32_
 Result<store::LedgerStore*> BookingService::Impl::Writer() {
   if (trial) return store.get();
   if (!store || store->in_memory()) {
-    store::OpenOptions o{deps.config->ledger_path, true, deps.data_owner, 10000, deps.exclusive_store};
-    o.busy_timeout_ms = static_cast<int>(deps.config->lock_timeout_seconds * 1000);
-    o.vfs = deps.store_vfs;
-    BK_ASSIGN_OR_RETURN(store, store::LedgerStore::Open(o));
+    BK_ASSIGN_OR_RETURN(store, store::LedgerStore::Open(StoreOptions(true)));
     Watch(*store);
   }
   return store.get();

@@ -3,6 +3,7 @@
 // The CLI runs it in process (private mode); the daemon runs the same code for
 // every client of a shared server.
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,9 @@ class BookingService {
     bool exclusive_store = false;  // the daemon holds the ledger alone
     int snapshot_ttl_ms = 0;       // 0: one sample per service object (a CLI run); >0: refresh when older
     std::string store_vfs;         // the ledger's SQLite VFS; empty is the default (tests inject faults)
+    // Told who holds the ledger's write lock once a write has waited half a
+    // second (a person at a terminal); unset in the daemon, which owns it.
+    std::function<void(const std::string& holder)> on_lock_wait;
   };
   explicit BookingService(Deps deps);
   ~BookingService();

@@ -47,6 +47,7 @@ struct BookingService::Impl {
   engine::Seconds Now() const { return deps.clock->Now(); }
 
   // The ledger for reading: a missing file reads as empty and is not created.
+  store::OpenOptions StoreOptions(bool create) const;
   Result<store::LedgerStore*> Reader();
   // Like Reader, but a long-running reader (the worker) started before the
   // ledger file existed switches from the empty in-memory view to the file.

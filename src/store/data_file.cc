@@ -8,7 +8,7 @@
 
 namespace bk::store {
 
-Result<DataFile> OpenDataFile(const std::string& path, bool create, uid_t owner, int busy_timeout_ms,
+Result<DataFile> OpenDataFile(const std::string& path, bool create, uid_t owner, const BusyWait& wait,
                               std::string_view what, const std::string& vfs, sys::FileSystem& fs) {
   std::string dir = sys::Dirname(path);
   if (create) {
@@ -20,7 +20,7 @@ Result<DataFile> OpenDataFile(const std::string& path, bool create, uid_t owner,
   }
   DataFile f;
   BK_ASSIGN_OR_RETURN(f.db, Db::Open(path, SQLITE_OPEN_READWRITE, vfs));
-  sqlite3_busy_timeout(f.db->raw(), busy_timeout_ms);
+  f.db->SetBusyWait(wait);
   // One statement, one snapshot: a concurrent first writer may create the
   // schema between two separate reads.
   BK_ASSIGN_OR_RETURN(Stmt st, f.db->Prepare("SELECT (SELECT user_version FROM pragma_user_version), "

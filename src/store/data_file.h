@@ -33,7 +33,7 @@ Result<int64_t> UserVersion(Db& db);
 // `what` names the file in errors ("a GPUBK ledger"). SQLite gives the -wal
 // and -shm files the database file's mode. `vfs` as for Db::Open; the
 // directory is created through `fs`.
-Result<DataFile> OpenDataFile(const std::string& path, bool create, uid_t owner, int busy_timeout_ms,
+Result<DataFile> OpenDataFile(const std::string& path, bool create, uid_t owner, const BusyWait& wait,
                               std::string_view what, const std::string& vfs, sys::FileSystem& fs);
 
 // Switches to WAL. A new file needs a moment alone for that; concurrent first

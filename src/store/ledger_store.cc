@@ -99,7 +99,7 @@ Result<std::unique_ptr<LedgerStore>> LedgerStore::Open(const OpenOptions& o) {
   }
   // Look before touching: a file that is not ours is refused unchanged, so
   // the journal mode is switched only after OpenDataFile's schema check.
-  BK_ASSIGN_OR_RETURN(DataFile f, OpenDataFile(o.path, o.create, o.owner, o.busy_timeout_ms, "a GPUBK ledger",
+  BK_ASSIGN_OR_RETURN(DataFile f, OpenDataFile(o.path, o.create, o.owner, {o.busy_timeout_ms, o.on_lock_wait}, "a GPUBK ledger",
                                                o.vfs, o.fs != nullptr ? *o.fs : sys::RealFileSystem()));
   std::unique_ptr<LedgerStore> store(new LedgerStore(std::move(f.db), o.path, false));
   if (o.exclusive) BK_TRY(store->db_->Exec("PRAGMA locking_mode=EXCLUSIVE"));

@@ -30,6 +30,8 @@ struct OpenOptions {
   // injects I/O faults (store/fault_vfs.h).
   std::string vfs;
   sys::FileSystem* fs = nullptr;  // where the directory is created; the real file system when null
+  // Told who holds the write lock when a write has waited half a second.
+  std::function<void(const std::string& holder)> on_lock_wait;
 };
 
 struct ReservationQuery {

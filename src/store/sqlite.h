@@ -4,6 +4,7 @@
 // only, so the layers above compile without SQLite's header.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -50,6 +51,15 @@ class Stmt {
   bool owned_ = true;  // false: borrowed from Db's cache, reset instead of finalised
 };
 
+// How a connection waits for another's write lock: up to `timeout_ms`, and
+// `on_wait`, when set, is told once per connection, after half a second, who
+// holds the lock (LockHolder's text), so a person is not left staring at a
+// silent terminal.
+struct BusyWait {
+  int timeout_ms = 10000;
+  std::function<void(const std::string& holder)> on_wait;
+};
+
 class Db {
  public:
   // flags: SQLITE_OPEN_* (NOFOLLOW is always added for files). `vfs` names a
@@ -63,6 +73,8 @@ class Db {
   Result<Stmt> Cached(const std::string& sql);
   int64_t Changes() const;
   std::string ErrorText() const;
+  // Replaces SQLite's plain busy timeout.
+  void SetBusyWait(BusyWait wait);
   sqlite3* raw() { return db_; }
   const std::string& path() const { return path_; }
 
@@ -71,7 +83,17 @@ class Db {
   sqlite3* db_;
   std::string path_;
   std::map<std::string, sqlite3_stmt*> cache_;
+  BusyWait wait_;
+  int64_t busy_since_ms_ = 0;
+  bool told_ = false;
+  static int OnBusy(void* self, int count);
 };
+
+// The process holding SQLite's write lock on the database at `path`, as
+// "PID 123 (bk)": the writer byte of a WAL database's -shm file, else the
+// lock bytes of the file itself. Empty when none is visible (no lock, or one
+// this process holds).
+std::string LockHolder(const std::string& path);
 
 // Maps an SQLite result code to an Error naming the database file.
 Error SqliteError(sqlite3* db, int rc, const std::string& path);

@@ -202,7 +202,7 @@ Result<std::unique_ptr<UsageStore>> UsageStore::Open(const UsageOpenOptions& o) 
                             o.path));
   // Readers open read-write too: a WAL reader may need to create the -shm
   // file; it never writes a row (every write path is the monitor's).
-  BK_ASSIGN_OR_RETURN(DataFile f, OpenDataFile(o.path, o.create, o.owner, o.busy_timeout_ms,
+  BK_ASSIGN_OR_RETURN(DataFile f, OpenDataFile(o.path, o.create, o.owner, BusyWait{o.busy_timeout_ms, {}},
                                                "GPUBK usage history", o.vfs, sys::RealFileSystem()));
   if (f.version == 0 && !o.create)
     return Fail(ErrorKind::kNotFound, fmt::format("no usage history yet in {}", o.path));
