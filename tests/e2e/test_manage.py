@@ -241,8 +241,9 @@ class CancelAndReferencesTest(BkTestCase):
 
     def test_unknown_reference(self):
         self.ok("1", "30m", "-q")
-        self.assertEqual(self.refused("d", "zzz"),
-                         "reservation not found for current user: zzz; `bk l` lists your reservations")
+        line = self.refused("d", "zzz")
+        self.assertTrue(line.startswith("reservation not found for current user: zzz; `bk l` lists your "
+                                        "reservations (looked in your private ledger %s;" % self.data_dir), line)
         self.refused("d", "123456789", contains="not found")  # out of range, and no UUID has a digit 9th
         self.refused("e", "zzz", "-d", "1h", contains="not found")
         self.refused("renew", "zzz", "30m", contains="not found")

@@ -407,6 +407,20 @@ class ServerLifecycle(ServerCase):
     def setUp(self):
         self.own_server()
 
+    def test_owner_not_connected_is_told_which_ledger_was_searched(self):
+        self.srv.init(*INIT_ARGS)
+        self.srv.start()
+        self.ok(self.a, "server", "connect", self.srv.config)
+        ref = self.book(self.a, "1", "1h")["id"][:8]
+        # The owner never connected: the refusal says the private ledger was searched and how to
+        # reach a server (one runs on this host, so it names a config to connect to).
+        line = self.fails(self.owner, "d", ref, "--reason", "maintenance")
+        self.assertIn("reservation not found for current user: %s" % ref, line)
+        self.assertIn("looked in your private ledger", line)
+        self.assertRegex(line, r"a server runs here: `bk server connect /\S+/config\.json`, then retry")
+        self.ok(self.owner, "server", "connect", self.srv.config)
+        self.assertIn("cancelled: %s" % ref, self.ok(self.owner, "d", ref, "--reason", "maintenance"))
+
     def test_daemon_down_then_up(self):
         self.srv.init(*INIT_ARGS)
         # Connecting while the daemon is not running works, with a clear warning.
