@@ -299,13 +299,6 @@ void Describe(BookingOutcome& out, const engine::Calendar& cal, const Advice& ad
   }
 }
 
-std::vector<int> Eligible(const engine::Policy& p, const std::vector<int>& exclude) {
-  std::vector<int> out;
-  for (int g : p.EnabledGpus())
-    if (std::find(exclude.begin(), exclude.end(), g) == exclude.end()) out.push_back(g);
-  return out;
-}
-
 // With require_shared_memory, an omitted --mem becomes the share-weighted
 // budget of the smallest candidate GPU; without telemetry the user must say.
 Status FillRequiredMemory(const engine::Policy& p, const Advice& advice, const engine::Calendar& cal,
@@ -468,6 +461,7 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
     if (prior) return Replay(*prior);
   }
   Advice advice = impl_->LiveAdvice();
+  BK_TRY(CheckVramCanFit(p, advice, req));
 
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
@@ -599,6 +593,7 @@ Result<EditPlan> PlanFutureEdit(const engine::Policy& p, const engine::Calendar&
     r.count = static_cast<int>(cur.gpus.size());
   }
   BK_TRY(ValidateCreate(p, r, nullptr));
+  BK_TRY(CheckVramCanFit(p, advice, r));
   Seconds start = req.start.value_or(cur.start);
   if (!grid.Aligned(start))
     return Invalid(fmt::format("start time must align to a {}-minute boundary", slot_min));

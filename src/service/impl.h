@@ -150,6 +150,13 @@ std::string StateJson(const engine::Reservation& r);
 // units, host budget declarations) into `request`.
 Status ValidateCreate(const engine::Policy& policy, CreateRequest& request,
                       std::vector<std::string>* warnings);
+// The enabled GPUs not in `exclude`.
+std::vector<int> Eligible(const engine::Policy& policy, const std::vector<int>& exclude);
+// A request for more VRAM per GPU than `count` of the candidate GPUs can ever
+// hold (shared: their VRAM less the reserve; exclusive: all of it) is refused
+// at once, naming the limit, instead of searched for and reported as a full
+// calendar. GPUs of unknown size pass: the calendar decides.
+Status CheckVramCanFit(const engine::Policy& policy, const Advice& advice, const CreateRequest& request);
 engine::PlacementRequest ToPlacement(const CreateRequest& request, engine::Seconds start, bool allow_queue);
 
 // Jobs (jobs.cc). Checks a binding's shape: UUID spec, hex digest, printable summary.

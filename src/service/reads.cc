@@ -35,6 +35,7 @@ Result<Recommendation> BookingService::Recommend(const Actor& actor, const Creat
   rec.request = request;
   BK_TRY(ValidateCreate(p, rec.request, &rec.warnings));
   Advice advice = impl_->LiveAdvice();
+  BK_TRY(CheckVramCanFit(p, advice, rec.request));
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->CheckedReader());
   Seconds now = impl_->Now();
   engine::SlotGrid grid = p.grid();
@@ -93,6 +94,7 @@ Result<SlotsResult> BookingService::Slots(const Actor& actor, const CreateReques
   CreateRequest req = request;
   BK_TRY(ValidateCreate(p, req, nullptr));
   Advice advice = impl_->LiveAdvice();
+  BK_TRY(CheckVramCanFit(p, advice, req));
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->CheckedReader());
   Seconds now = impl_->Now();
   engine::SlotGrid grid = p.grid();

@@ -34,6 +34,56 @@ Status CheckGpuIndexes(const engine::Policy& p, const std::vector<int>& gpus) {
 
 }  // namespace
 
+std::vector<int> Eligible(const engine::Policy& p, const std::vector<int>& exclude) {
+  std::vector<int> out;
+  for (int g : p.EnabledGpus())
+    if (std::find(exclude.begin(), exclude.end(), g) == exclude.end()) out.push_back(g);
+  return out;
+}
+
+namespace {
+
+// How a user writes `mb` back in a request, rounded down so it fits.
+std::string RequestSize(int64_t mb) {
+  return mb >= 1024 ? fmt::format("{}g", mb / 1024) : fmt::format("{}m", mb);
+}
+
+}  // namespace
+
+Status CheckVramCanFit(const engine::Policy& p, const Advice& advice, const CreateRequest& r) {
+  if (!r.memory_mb) return Ok();
+  bool shared = r.mode == engine::Mode::kShared;
+  std::vector<int> candidates = r.gpus.empty() ? Eligible(p, r.exclude) : r.gpus;
+  int fits = 0;
+  int largest_gpu = -1;
+  int64_t largest = 0;
+  for (int g : candidates) {
+    if (g < 0 || static_cast<size_t>(g) >= advice.views.size() || !advice.views[g].memory_total_mb)
+      return Ok();  // a GPU of unknown size might hold it: the calendar decides
+    int64_t total = *advice.views[g].memory_total_mb;
+    int64_t cap = shared ? p.UsableMemoryMb(total) : total;
+    if (cap >= *r.memory_mb) ++fits;
+    if (cap > largest) largest = cap, largest_gpu = g;
+  }
+  if (fits >= r.count || largest_gpu < 0) return Ok();
+  std::string want = engine::FormatSizeMb(*r.memory_mb);
+  if (fits > 0)
+    return Invalid(fmt::format("{} of VRAM per GPU fits only {} of the {} eligible GPU(s), and {} were requested; "
+                               "ask for {} GPU(s) or less memory",
+                               want, fits, candidates.size(), r.count, fits));
+  int64_t total = *advice.views[largest_gpu].memory_total_mb;
+  std::string where =
+      shared ? fmt::format("GPU {} has {}, {} for shared bookings after the {} reserve", largest_gpu,
+                           engine::FormatSizeMb(total), engine::FormatSizeMb(largest),
+                           engine::FormatSizeMb(p.shared_memory_reserve_mb))
+             : fmt::format("GPU {} has {}", largest_gpu, engine::FormatSizeMb(total));
+  std::string which = candidates.size() == p.EnabledGpus().size() ? "any GPU here"
+                      : candidates.size() == 1                     ? fmt::format("GPU {}", candidates[0])
+                                                                   : "any of GPUs " + JoinInts(candidates);
+  return Invalid(fmt::format("{} of VRAM per GPU is more than {} can hold ({}); ask for at most {}", want, which,
+                             where, RequestSize(largest)));
+}
+
 Status ValidateCreate(const engine::Policy& p, CreateRequest& r, std::vector<std::string>* warnings) {
   if (r.count < 1 || r.count > p.gpu_count)
     return Invalid(fmt::format("GPU count must be between 1 and {}", p.gpu_count));
@@ -71,9 +121,7 @@ Status ValidateCreate(const engine::Policy& p, CreateRequest& r, std::vector<std
       if (!p.GpuEnabled(g)) return Invalid(fmt::format("GPU {} is disabled by the administrator", g));
     r.gpus = sorted;
   } else {
-    std::vector<int> eligible;
-    for (int g : p.EnabledGpus())
-      if (std::find(r.exclude.begin(), r.exclude.end(), g) == r.exclude.end()) eligible.push_back(g);
+    std::vector<int> eligible = Eligible(p, r.exclude);
     if (static_cast<int>(eligible.size()) < r.count) {
       std::string disabled = p.disabled_gpus.empty() ? "none" : JoinInts(p.disabled_gpus);
       std::string excluded = r.exclude.empty() ? "none" : JoinInts(r.exclude);

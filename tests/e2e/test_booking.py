@@ -394,7 +394,9 @@ class TelemetryTest(BkTestCase):
 
     def test_declared_vram_over_the_gpu_is_refused(self):
         self.ok("1", "30m", "--gpu", "0", "-q")  # the data dir exists (see test_bad_input for an empty one)
-        self.assertIn("shared memory full on GPU 1 (need 92160 MiB, projected 92160/81408 MiB)",
+        # More than the card holds at all: the limit, not a full calendar (see test_refusals).
+        self.assertIn("90.0GiB of VRAM per GPU is more than GPU 1 can hold (GPU 1 has 80.0GiB, 79.5GiB for "
+                      "shared bookings after the 512MiB reserve)",
                       self.refused("1", "30m", "--gpu", "1", "--mem", "90g", "-t", "now"))
 
     def test_declared_vram_is_summed_per_gpu(self):
