@@ -122,6 +122,7 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
   }
   ctx.Print(BookingLine(o.status, o.reservation, p, *ctx.zone));
   if (!a.quiet) {
+    if (!o.queued_reason.empty()) ctx.Print("why queued: " + o.queued_reason);
     PrintAdvice(ctx, o, req, p);
     if (a.verbose) {
       for (const auto& v : o.selected)

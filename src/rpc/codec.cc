@@ -479,6 +479,7 @@ json Encode(const service::BookingOutcome& o) {
           {"selected_busy", o.selected_busy},
           {"warnings", o.warnings},
           {"message", o.message},
+          {"queued_reason", o.queued_reason},
           {"job", o.job ? EncodeJob(*o.job) : json()}};
 }
 
@@ -496,6 +497,7 @@ Result<service::BookingOutcome> DecodeBookingOutcome(const json& j) {
     o.selected_busy = j.at("selected_busy").get<std::vector<std::string>>();
     o.warnings = j.at("warnings").get<std::vector<std::string>>();
     o.message = j.at("message").get<std::string>();
+    o.queued_reason = j.value("queued_reason", "");
     if (j.contains("job") && !j["job"].is_null()) o.job = DecodeJob(j["job"]);
     return o;
   });

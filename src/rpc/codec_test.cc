@@ -679,6 +679,7 @@ TEST(CodecResultTest, BookingOutcomeRoundTrip) {
   in.selected_busy = {"GPU 2 (util=87%)"};
   in.warnings = {"w1", "w2"};
   in.message = "queued";
+  in.queued_reason = "host CPU budget full";
   in.job = FullJob();
   auto out = DecodeBookingOutcome(json::parse(Encode(in).dump()));
   ASSERT_TRUE(out.has_value()) << out.error().message;
@@ -696,6 +697,7 @@ TEST(CodecResultTest, BookingOutcomeRoundTrip) {
   EXPECT_EQ(out->selected_busy, in.selected_busy);
   EXPECT_EQ(out->warnings, in.warnings);
   EXPECT_EQ(out->message, "queued");
+  EXPECT_EQ(out->queued_reason, "host CPU budget full");
   ASSERT_TRUE(out->job.has_value());
   ExpectSameJob(*in.job, *out->job);
 

@@ -443,6 +443,14 @@ Result<std::optional<BookingOutcome>> AlreadyBooked(store::LedgerStore& s, const
   return std::nullopt;
 }
 
+// Why a queued booking could not start when asked: the reasons the exact
+// placement gives, which is what `-t now` would have said.
+std::string WhyNotNow(const engine::Calendar& cal, const Advice& advice, const CreateRequest& req,
+                      Seconds start) {
+  auto exact = cal.FindEarliest(ToPlacement(req, start, false), advice.engine);
+  return exact ? std::string() : Join(exact.error().reasons, "; ");
+}
+
 }  // namespace
 
 Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const CreateRequest& request) {
@@ -516,6 +524,7 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   out.allocator_source = req.gpus.empty() ? "builtin" : "fixed-gpu";
   out.warnings = warnings;
   Describe(out, cal, advice, *placed, req, p, Eligible(p, req.exclude));
+  if (placed->queued) out.queued_reason = WhyNotNow(cal, advice, req, start);
   if (!out.selected_busy.empty())
     out.warnings.push_back("selected GPU is currently busy; live task end time is unknown");
   return out;

@@ -101,6 +101,7 @@ struct BookingOutcome {
   std::vector<std::string> selected_busy;
   std::vector<std::string> warnings;
   std::string message;                  // audit message: created, queued, updated, ...
+  std::string queued_reason;            // queued: why the requested start was refused
   std::optional<store::JobRecord> job;  // the bound command, when there is one
 };
 

@@ -170,6 +170,7 @@ std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, 
   d["reservation"] = PublicReservation(o.reservation, caller, p, now, o.job ? &*o.job : nullptr);
   d["status"] = o.status;
   d["warnings"] = o.warnings;
+  if (!o.queued_reason.empty()) d["queued_reason"] = o.queued_reason;
   d["worker"] = json();
   return d.dump();
 }

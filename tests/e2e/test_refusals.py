@@ -62,3 +62,28 @@ class ImpossibleRequests(BkTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class QueuedReason(BkTestCase):
+    """A booking that had to wait says why the requested start was refused."""
+
+    def test_host_budget_full_with_idle_gpus(self):
+        env = {"BK_HOST_CPUS": "8", "BK_HOST_RAM_MB": "65536"}
+        self.ok("1", "1h", "--cpus", "8", "-q", env=env)
+        out = self.ok("1", "1h", "--cpus", "4", env=env)
+        lines = out.splitlines()
+        self.assertTrue(lines[0].startswith("queued: "), out)
+        self.assertEqual(lines[1], "why queued: host CPU budget full (request 4 CPUs, already declared 8 of 8)")
+        doc = self.json("1", "1h", "--json", env=env)
+        self.assertEqual(doc["status"], "queued")
+        self.assertIn("host CPU budget full", doc["queued_reason"])
+
+    def test_created_bookings_have_no_reason(self):
+        self.assertNotIn("why queued", self.ok("1", "1h"))
+        self.assertNotIn("queued_reason", self.json("1", "1h", "--json"))
+
+    def test_quiet_keeps_one_line(self):
+        self.ok("x", "4", "1h", "-q")
+        out = self.ok("1", "1h", "-q")
+        self.assertEqual(len(out.splitlines()), 1, out)
+        self.assertTrue(out.startswith("queued: "), out)
