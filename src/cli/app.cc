@@ -13,6 +13,7 @@
 #include "cli/context.h"
 #include "cli/help.h"
 #include "surface/documents.h"
+#include "surface/text.h"
 #include "sys/fs.h"
 #include "sys/local_zone.h"
 
@@ -34,7 +35,13 @@ void Context::PrintDoc(const std::string& compact_json) const {
   Print(surface::Dump(compact_json, surface::JsonStyle::kLine));
 }
 
-void Context::Warn(const std::string& text) const { std::fprintf(err, "warning: %s\n", text.c_str()); }
+void Context::Warn(const std::string& text) const {
+  std::fprintf(err, "warning: %s\n", Local(text).c_str());
+}
+
+std::string Context::Local(std::string_view text) const {
+  return zone ? surface::LocalTimes(text, *zone) : std::string(text);
+}
 
 std::optional<Result<int>> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
   if (Status s = spec.Parse(args); !s) return std::unexpected(s.error());
@@ -153,7 +160,7 @@ int Report(Context& ctx, const Error& e) {
   if (ctx.json && (e.kind != ErrorKind::kUsage || ctx.agent)) {
     ctx.PrintDoc(surface::ErrorDoc(e));
   } else {
-    std::fprintf(ctx.err, "bk: %s\n", Printable(e.message).c_str());
+    std::fprintf(ctx.err, "bk: %s\n", Printable(ctx.Local(e.message)).c_str());
   }
   return ExitCode(e.kind);
 }

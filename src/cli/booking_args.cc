@@ -75,6 +75,18 @@ void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with
   spec.Flag("--compact", &a.compact, "JSON on one line (implies --json)");
 }
 
+std::string BookCommand(const BookingArgs& a, const service::CreateRequest& req, const std::vector<int>& gpus,
+                        engine::Seconds start, const engine::Zone& zone) {
+  std::string cmd = fmt::format("bk {}{} {} --gpu {} --at \"{}\"", req.mode == engine::Mode::kExclusive ? "x " : "",
+                                req.count, engine::FormatDuration(req.duration), JoinInts(gpus),
+                                engine::FormatLocalShort(start, zone));
+  if (a.mem || a.memory) cmd += " --mem " + (a.mem ? *a.mem : *a.memory);
+  if (a.share) cmd += " --share " + *a.share;
+  if (a.cpus) cmd += " --cpus " + *a.cpus;
+  if (a.ram) cmd += " --ram " + *a.ram;
+  return cmd;
+}
+
 Result<service::CreateRequest> ToRequest(const Context& ctx, const BookingArgs& a, bool exclusive) {
   service::CreateRequest r;
   if (!a.count || !a.duration)

@@ -21,6 +21,10 @@ struct BookingArgs {
 void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with_op_id);
 // Validates the text and builds a request (exclusive from the command or --mode).
 Result<service::CreateRequest> ToRequest(const Context& ctx, const BookingArgs& a, bool exclusive);
+// The command that books `req` on `gpus` at `start`, as a user pastes it:
+// the mode and every option that shapes the booking, the time local.
+std::string BookCommand(const BookingArgs& a, const service::CreateRequest& req, const std::vector<int>& gpus,
+                        engine::Seconds start, const engine::Zone& zone);
 // The edit grammar shared by `bk e` and `bk agent edit`.
 struct EditArgs {
   std::optional<std::string> ref, duration, end, start, at, gpu, exclude, count, mode, mem, share, cpus, ram,

@@ -102,7 +102,18 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
       ledger_or ? (*ledger_or)->Create(req)
                 : Result<service::BookingOutcome>(std::unexpected(ledger_or.error()));
   if (submission) worker::Withdraw(*submission, booked ? &*booked : nullptr, getuid());
-  if (!booked) return std::unexpected(booked.error());
+  if (!booked) {
+    Error e = booked.error();
+    // A refusal that names a nearest slot also says how to take it.
+    if (e.kind == ErrorKind::kConflict && ledger_or && !a.json && !a.compact &&
+        e.message.find("nearest available") != std::string::npos) {
+      auto nearest = (*ledger_or)->Slots(req, req.start.value_or((*ledger_or)->Now()), 1);
+      if (nearest && !nearest->options.empty())
+        e.message += "; book it with: " + BookCommand(a, req, nearest->options[0].gpus,
+                                                       nearest->options[0].start, *ctx.zone);
+    }
+    return std::unexpected(e);
+  }
   client::Ledger* ledger = *ledger_or;
   const service::BookingOutcome& o = *booked;
   if (after) return after(ctx, o);
@@ -122,7 +133,7 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
   }
   ctx.Print(BookingLine(o.status, o.reservation, p, *ctx.zone));
   if (!a.quiet) {
-    if (!o.queued_reason.empty()) ctx.Print("why queued: " + o.queued_reason);
+    if (!o.queued_reason.empty()) ctx.Print("why queued: " + ctx.Local(o.queued_reason));
     PrintAdvice(ctx, o, req, p);
     if (a.verbose) {
       for (const auto& v : o.selected)

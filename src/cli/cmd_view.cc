@@ -463,17 +463,7 @@ Result<int> RunSlots(Context& ctx, const std::vector<std::string>& args) {
   }
   if (r.truncated_combinations) ctx.Print("note: evaluated the best 2048 GPU combinations");
   const auto& best = r.options[0];
-  // Pasted, it must book what was asked: the mode (a word or --mode) and every
-  // option that shapes the booking.
-  std::string cmd =
-      fmt::format("bk {}{} {} --gpu {} --at \"{}\"", req.mode == engine::Mode::kExclusive ? "x " : "",
-                  req.count, engine::FormatDuration(req.duration), JoinInts(best.gpus),
-                  engine::FormatLocalShort(best.start, *ctx.zone));
-  if (a.mem || a.memory) cmd += " --mem " + (a.mem ? *a.mem : *a.memory);
-  if (a.share) cmd += " --share " + *a.share;
-  if (a.cpus) cmd += " --cpus " + *a.cpus;
-  if (a.ram) cmd += " --ram " + *a.ram;
-  ctx.Print("Book option 1: " + cmd);
+  ctx.Print("Book option 1: " + BookCommand(a, req, best.gpus, best.start, *ctx.zone));
   return 0;
 }
 

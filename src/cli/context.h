@@ -36,7 +36,9 @@ struct Context {
   void Print(const std::string& text) const;  // adds a newline
   // A single-line document with Python's separators, as the original printed them.
   void PrintDoc(const std::string& compact_json) const;
-  void Warn(const std::string& text) const;  // "warning: ..." on stderr
+  void Warn(const std::string& text) const;  // "warning: ..." on stderr, times local
+  // A message from the service (UTC instants) with its times in the user's zone.
+  std::string Local(std::string_view text) const;
 };
 
 class ArgSpec;

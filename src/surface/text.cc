@@ -4,9 +4,11 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 
+#include "base/civil_time.h"
 #include "base/strings.h"
 #include "engine/parse.h"
 
@@ -30,6 +32,63 @@ ShortRange ShortRangeText(engine::Seconds start, engine::Seconds end, const engi
 
 std::string RangeText(engine::Seconds start, engine::Seconds end, const engine::Zone& zone) {
   return engine::FormatLocal(start, zone) + " -> " + engine::FormatLocal(end, zone);
+}
+
+namespace {
+
+bool Digits(std::string_view s, size_t at, size_t n) {
+  if (at + n > s.size()) return false;
+  for (size_t i = at; i < at + n; ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+int Num(std::string_view s, size_t at, size_t n) {
+  int v = 0;
+  for (size_t i = at; i < at + n; ++i) v = v * 10 + (s[i] - '0');
+  return v;
+}
+
+// The length of a UTC instant "YYYY-MM-DDTHH:MM:SS" + "Z" or "+00:00" at
+// `at` (fractions allowed), or 0.
+size_t UtcInstantAt(std::string_view s, size_t at) {
+  if (!Digits(s, at, 4) || s.substr(at + 4, 1) != "-" || !Digits(s, at + 5, 2) || s.substr(at + 7, 1) != "-" ||
+      !Digits(s, at + 8, 2) || s.substr(at + 10, 1) != "T" || !Digits(s, at + 11, 2) ||
+      s.substr(at + 13, 1) != ":" || !Digits(s, at + 14, 2) || s.substr(at + 16, 1) != ":" ||
+      !Digits(s, at + 17, 2))
+    return 0;
+  size_t end = at + 19;
+  if (s.substr(end, 1) == ".")
+    for (++end; end < s.size() && s[end] >= '0' && s[end] <= '9';) ++end;
+  if (s.substr(end, 1) == "Z") return end + 1 - at;
+  if (s.substr(end, 6) == "+00:00") return end + 6 - at;
+  return 0;
+}
+
+}  // namespace
+
+std::string LocalTimes(std::string_view text, const engine::Zone& zone) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    size_t n = (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]))) ? UtcInstantAt(text, i) : 0;
+    if (n == 0) {
+      out += text[i++];
+      continue;
+    }
+    CivilTime c{Num(text, i, 4), Num(text, i + 5, 2), Num(text, i + 8, 2),
+                Num(text, i + 11, 2), Num(text, i + 14, 2), Num(text, i + 17, 2)};
+    if (!ValidDate(c.year, c.month, c.day) || c.hour > 23 || c.minute > 59 || c.second > 59) {
+      out += text.substr(i, n);
+    } else {
+      engine::Seconds t = CivilToEpoch(c);
+      std::string local = engine::FormatLocal(t, zone);
+      if (c.second != 0) local.insert(16, fmt::format(":{:02}", c.second));
+      out += local;
+    }
+    i += n;
+  }
+  return out;
 }
 
 std::string SlotsText(const engine::Reservation& r, const engine::Policy& p) {

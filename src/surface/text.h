@@ -2,6 +2,7 @@
 // Human-readable rendering helpers shared by the CLI and the TUI.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/civil_time.h"
@@ -23,6 +24,11 @@ struct ShortRange {
   bool offsets = false;  // a DST change lies between: both carry their offset
 };
 ShortRange ShortRangeText(engine::Seconds start, engine::Seconds end, const engine::Zone& zone);
+// `text` with every UTC instant it quotes ("2026-11-29T18:50:00Z", or with
+// "+00:00") written in `zone` as "2026-11-30 02:50 +0800" (seconds kept when
+// not zero). Messages come from the service in UTC, the same for every
+// client of a daemon; a person reads them in their own zone.
+std::string LocalTimes(std::string_view text, const engine::Zone& zone);
 // "1/2" or "all"
 std::string SlotsText(const engine::Reservation& r, const engine::Policy& p);
 // "30m", "1h30m", "124h20m (5d4h20m)"
