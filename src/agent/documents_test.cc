@@ -59,14 +59,8 @@ TEST_F(ContextTest, EachGpuCarriesItsRecentHistory) {
   {
     auto usage = store::UsageStore::Open({monitor::UsagePath(config_), true, getuid()});
     ASSERT_TRUE(usage.has_value()) << usage.error().message;
-    store::DeviceRow row;
-    row.ts_ms = (clock_->Now() - 60) * 1000;
-    row.gpu = 2;
-    row.state = "ok";
-    row.source = "simulation";
-    row.utilization_percent = 40;
-    row.memory_used_mb = 20480;
-    row.memory_total_mb = 81920;
+    // ts_ms, gpu, state, source, utilisation, VRAM used and total, processes
+    store::DeviceRow row{(clock_->Now() - 60) * 1000, 2, "ok", "simulation", 40, 20480, 81920, 0};
     ASSERT_TRUE((*usage)->Begin().has_value());
     ASSERT_TRUE((*usage)->AddDevices(std::vector{row}).has_value());
     ASSERT_TRUE((*usage)->Commit().has_value());
