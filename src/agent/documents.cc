@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "agent/gpu_history.h"
 #include "base/exit_codes.h"
 #include "base/json_opt.h"
 #include "base/version.h"
@@ -98,7 +99,16 @@ json Budget(const std::optional<int64_t>& total, int64_t booked) {
           {"enforced", total.has_value()}};
 }
 
-json GpuJson(const gpu::DeviceSample& d, const service::GpuView& v, const engine::Policy& p) {
+json HistoryJson(const GpuHistory& h) {
+  return {{"predicted_percent", h.predicted_percent},
+          {"average_utilization_percent", h.average_utilization_percent},
+          {"busy_fraction", h.busy_fraction},
+          {"memory_percent", h.memory_percent},
+          {"sample_count", h.sample_count}};
+}
+
+json GpuJson(const gpu::DeviceSample& d, const service::GpuView& v, const GpuHistory& history,
+             const engine::Policy& p) {
   json memory = {
       {"used_mb", OptJson(d.memory_used_mb)}, {"total_mb", OptJson(d.memory_total_mb)}, {"free_mb", json()}};
   if (d.memory_used_mb && d.memory_total_mb)
@@ -122,6 +132,7 @@ json GpuJson(const gpu::DeviceSample& d, const service::GpuView& v, const engine
             {"utilization_percent", OptJson(d.utilization_percent)},
             {"memory_percent", mem_percent},
             {"process_count", known ? json(live.process_count) : json()}}},
+          {"history", HistoryJson(history)},
           {"memory", memory},
           {"capabilities",
            {{"stable_device_identifier", gpu::IsValidDeviceUuid(d.uuid)},
@@ -129,12 +140,14 @@ json GpuJson(const gpu::DeviceSample& d, const service::GpuView& v, const engine
             {"process_utilization", known && d.utilization_percent.has_value()}}}};
 }
 
-json GpuAdviceJson(const service::StatusView& s, const engine::Policy& p) {
+json GpuAdviceJson(const service::StatusView& s, const std::vector<GpuHistory>& history,
+                   const engine::Policy& p) {
   json gpus = json::array();
   std::vector<int> order;
   for (const auto& d : s.snapshot.devices) {
     if (d.index < 0 || static_cast<size_t>(d.index) >= s.gpus.size()) continue;
-    gpus.push_back(GpuJson(d, s.gpus[d.index], p));
+    GpuHistory h = static_cast<size_t>(d.index) < history.size() ? history[d.index] : GpuHistory();
+    gpus.push_back(GpuJson(d, s.gpus[d.index], h, p));
     if (p.GpuEnabled(d.index)) order.push_back(d.index);
   }
   // The order automatic placement prefers right now: priority tier first,
@@ -207,6 +220,8 @@ Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& con
   BK_ASSIGN_OR_RETURN(service::ListResult active, ledger.List(everyone));
   const engine::Policy& p = ledger.policy();
   const service::Actor& actor = ledger.actor();
+  std::vector<GpuHistory> history =
+      ReadGpuHistory(config, ledger.Transport() == "direct", actor.uid, p.gpu_count, now * 1000);
 
   json reservations = json::parse(surface::ReservationsDoc(active, actor.uid, p, now))["reservations"];
   json policy = PolicyJson(p, config, ledger.Transport());
@@ -229,7 +244,7 @@ Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& con
       {"deployment", config::DeploymentName(config.deployment)},
       {"policy", policy},
       {"host_budget", {{"cpus", Budget(p.host_cpus, cpus_now)}, {"ram_mb", Budget(p.host_ram_mb, ram_now)}}},
-      {"gpu_advice", GpuAdviceJson(status, p)},
+      {"gpu_advice", GpuAdviceJson(status, history, p)},
       {"reservations", reservations},
       {"worker", WorkerJson(config, now, actor.username)},
       {"capabilities", CapabilitiesObject(ledger)}};

@@ -15,7 +15,7 @@ namespace bk::agent {
 
 // kind "context": software, node, actor, deployment, policy (with the host CPU
 // and RAM budgets), host_budget (booked now / free now), gpu_advice (live
-// state per GPU), every user's active reservations and the capabilities.
+// state and recent history per GPU), every user's active reservations and the capabilities.
 // Reads the ledger and samples GPU telemetry once.
 Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& config);
 

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/agent_testing.h"
+#include "monitor/runner.h"
+#include "store/usage_store.h"
 
 namespace bk::agent {
 namespace {
@@ -45,6 +47,33 @@ TEST_F(ContextTest, PrivateLedgerWithoutBudgets) {
   EXPECT_EQ(d["capabilities"]["idempotent_booking"], true);
   EXPECT_EQ(d["capabilities"]["scheduled_jobs"], true);
   EXPECT_EQ(d["actor"]["username"], ledger_->actor().username);
+}
+
+TEST_F(ContextTest, EachGpuCarriesItsRecentHistory) {
+  auto before = ContextDoc(*ledger_, config_);
+  ASSERT_TRUE(before.has_value()) << before.error().message;
+  json none = json::parse(*before)["gpu_advice"]["gpus"][2]["history"];
+  EXPECT_EQ(none, json::parse(R"({"average_utilization_percent": 0.0, "busy_fraction": 0.0,
+      "memory_percent": 0.0, "predicted_percent": 0.0, "sample_count": 0})"));
+  // What `bk m` recorded a minute ago: GPU 2 at 40% with a quarter of its memory.
+  {
+    auto usage = store::UsageStore::Open({monitor::UsagePath(config_), true, getuid()});
+    ASSERT_TRUE(usage.has_value()) << usage.error().message;
+    // ts_ms, gpu, state, source, utilisation, VRAM used and total, processes
+    store::DeviceRow row{(clock_->Now() - 60) * 1000, 2, "ok", "simulation", 40, 20480, 81920, 0};
+    ASSERT_TRUE((*usage)->Begin().has_value());
+    ASSERT_TRUE((*usage)->AddDevices(std::vector{row}).has_value());
+    ASSERT_TRUE((*usage)->Commit().has_value());
+  }
+  auto after = ContextDoc(*ledger_, config_);
+  ASSERT_TRUE(after.has_value()) << after.error().message;
+  json h = json::parse(*after)["gpu_advice"]["gpus"][2]["history"];
+  EXPECT_EQ(h["sample_count"], 1);
+  EXPECT_EQ(h["average_utilization_percent"], 40.0);
+  EXPECT_EQ(h["memory_percent"], 25.0);
+  EXPECT_EQ(h["busy_fraction"], 1.0);
+  EXPECT_EQ(h["predicted_percent"], 53.5);  // 40 x 0.65 + 25 + 25 x 0.10
+  EXPECT_EQ(json::parse(*after)["gpu_advice"]["gpus"][0]["history"]["sample_count"], 0);
 }
 
 class BudgetContextTest : public LedgerFixture {

@@ -12,6 +12,7 @@
 #include "base/strings.h"
 #include "engine/parse.h"
 #include "surface/documents.h"
+#include "worker/cleanup.h"
 
 namespace bk::agent {
 namespace {
@@ -288,7 +289,14 @@ Result<std::string> Run(const ToolEnv& env, const ToolSpec& tool, const Args& a)
     BK_ASSIGN_OR_RETURN(std::string op_id, OpId(a, false));
     if (!op_id.empty()) req.op_id = op_id;
     BK_ASSIGN_OR_RETURN(service::CancelOutcome o, l->Cancel(req));
-    return surface::CancellationDoc(o, uid, p, l->Now());
+    // As `bk d`: the private specs this cancellation leaves unlaunchable go now.
+    std::vector<std::string> warnings =
+        worker::SweepSpecsAfterCancel(*l, *env.config, env.env, o.reservation);
+    std::string doc = surface::CancellationDoc(o, uid, p, l->Now());
+    if (warnings.empty()) return doc;
+    json d = json::parse(doc);
+    d["warning"] = Join(warnings, "; ");
+    return d.dump();
   }
   if (name == "get_my_gpu_operation") {
     BK_ASSIGN_OR_RETURN(std::string op_id, OpId(a, true));

@@ -115,6 +115,7 @@ const std::map<std::string, Command>& Commands() {
       {"server", RunServer},
       {"doctor", RunDoctor},
       {"dr", RunDoctor},
+      {"reset", RunReset},
       {"run", RunRun},
       {"r", RunRun},
       {"worker", RunWorker},

@@ -74,6 +74,7 @@ Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args);       //
 Result<int> RunSkill(Context& ctx, const std::vector<std::string>& args);     // bk skill
 Result<int> RunServer(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunDoctor(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunReset(Context& ctx, const std::vector<std::string>& args);   // bk reset [--yes]
 Result<int> RunRun(Context& ctx, const std::vector<std::string>& args);     // bk run|r
 Result<int> RunWorker(Context& ctx, const std::vector<std::string>& args);  // bk worker
 Result<int> RunW(Context& ctx, const std::vector<std::string>& args);       // bk w [start|once|status]

@@ -68,6 +68,7 @@ SHARED SERVER (no sudo)
 SETUP
   bk config [--json]            effective settings and their source
   bk doctor [--probe]           health check (--strict: exit 2)
+  bk reset [--yes]              empty this private ledger
   bk admin data import [FILE]   load the Python original's ledger
   bk admin data backup FILE     consistent copy of the live ledger
   bk admin data verify [FILE]   integrity and calendar invariants

@@ -17,18 +17,31 @@ constexpr const char* kReservationIndexes =
 CREATE INDEX reservations_by_owner ON reservations(uid, start_at);
 )sql";
 
-constexpr const char* kEventIndexesAndRules = R"sql(CREATE INDEX events_by_uid ON events(uid, seq);
+constexpr const char* kEventIndexes = R"sql(CREATE INDEX events_by_uid ON events(uid, seq);
 CREATE INDEX events_by_reservation ON events(reservation_id, seq);
-CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+)sql";
+
+constexpr const char* kEventRules = R"sql(CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
   BEGIN SELECT RAISE(ABORT, 'the event history is append-only'); END;
 CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
   BEGIN SELECT RAISE(ABORT, 'the event history is append-only'); END;
 )sql";
 
+// `bk reset`: every row goes, the schema stays. The history's append-only
+// rules are lifted only inside the reset's own transaction. Jobs go before
+// the reservations they reference.
+std::string ResetSql() {
+  std::string sql = "DROP TRIGGER events_append_only_update;\nDROP TRIGGER events_append_only_delete;\n";
+  for (std::string_view table : {kJobTable.info.name, kNotificationTable.info.name, kEventTable.info.name,
+                                 kOperationTable.info.name, kReservationTable.info.name})
+    sql += fmt::format("DELETE FROM {};\n", table);
+  return sql + "DELETE FROM meta;\n" + kEventRules;
+}
+
 // Version 1: reservations, operation IDs, the append-only history, notifications.
 std::string SchemaV1() {
   return std::string(kMetaTableSql) + CreateTableSql(kReservationTable) + kReservationIndexes +
-         CreateTableSql(kOperationTable) + CreateTableSql(kEventTable) + kEventIndexesAndRules +
+         CreateTableSql(kOperationTable) + CreateTableSql(kEventTable) + kEventIndexes + kEventRules +
          CreateTableSql(kNotificationTable) +
          "CREATE INDEX notifications_by_uid ON notifications(uid, created_at);\n";
 }
@@ -148,6 +161,20 @@ Status LedgerStore::Migrate() {
 Result<WriteTxn> LedgerStore::BeginWrite() {
   BK_TRY(db_->Exec("BEGIN IMMEDIATE"));
   return WriteTxn(this);
+}
+
+Result<LedgerStore::Cleared> LedgerStore::Reset() {
+  BK_ASSIGN_OR_RETURN(WriteTxn txn, BeginWrite());
+  Cleared cleared;
+  BK_ASSIGN_OR_RETURN(cleared.reservations, CountReservations());
+  {
+    BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT count(*) FROM events"));
+    BK_ASSIGN_OR_RETURN(bool row, st.Step());
+    cleared.events = row ? st.Int(0) : 0;
+  }
+  BK_TRY(db_->Exec(ResetSql()));
+  BK_TRY(txn.Commit());
+  return cleared;
 }
 
 Result<std::optional<std::string>> LedgerStore::BoundPolicy() {

@@ -122,6 +122,16 @@ class LedgerStore {
   // for the caller to record in the history.
   Result<std::vector<engine::Reservation>> PruneIfDue(engine::Seconds now, engine::Seconds cutoff);
 
+  // `bk reset`: removes every reservation, job, operation ID, history event,
+  // notification and the bound policy in one transaction (the next write binds
+  // the policy again). The file, its mode and its schema stay, so open
+  // handles stay valid. Returns what was there.
+  struct Cleared {
+    int64_t reservations = 0;
+    int64_t events = 0;
+  };
+  Result<Cleared> Reset();
+
   // A consistent copy of the live ledger into the new file `path` (SQLite's
   // online backup API; the file is created 0600 and must not exist).
   Status BackupTo(const std::string& path, uid_t owner);

@@ -552,6 +552,59 @@ TEST_F(LedgerStoreTest, EventsAreAppendOnly) {
   EXPECT_FALSE(s->AppendEvent(MakeEvent("e1", 1, "again")).has_value());
 }
 
+TEST_F(LedgerStoreTest, ResetEmptiesEveryTableInPlace) {
+  auto s = OpenOrDie();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->BindPolicy(R"({"gpu_count":4})").has_value());
+  ASSERT_TRUE(s->Insert(MakeReservation("r1", 1, 1000, 2000)).has_value());
+  ASSERT_TRUE(s->Insert(MakeReservation("r2", 1, 3000, 4000)).has_value());
+  JobRecord job;
+  job.reservation_id = "r1";
+  job.uid = 1;
+  job.spec_id = "spec";
+  job.digest = std::string(64, 'a');
+  job.summary = "python train.py";
+  ASSERT_TRUE(s->InsertJob(job).has_value());
+  ASSERT_TRUE(s->InsertOperation(Operation{1, "op-1", "create", "r1", "sig", 123}).has_value());
+  ASSERT_TRUE(s->AppendEvent(MakeEvent("e1", 1, "created")).has_value());
+  ASSERT_TRUE(s->AppendEvent(MakeEvent("e2", 1, "created")).has_value());
+  ASSERT_TRUE(s->AppendEvent(MakeEvent("e3", 1, "cancelled")).has_value());
+  Notification n;
+  n.id = "n1";
+  n.uid = 1;
+  n.reservation_id = "r1";
+  n.type = "reservation-reclaimed";
+  ASSERT_TRUE(s->InsertNotification(n).has_value());
+  struct stat before {};
+  ASSERT_EQ(::stat(path_.c_str(), &before), 0);
+
+  auto cleared = s->Reset();
+  ASSERT_TRUE(cleared.has_value()) << cleared.error().message;
+  EXPECT_EQ(cleared->reservations, 2);
+  EXPECT_EQ(cleared->events, 3);
+  for (const char* table : {"reservations", "jobs", "operations", "events", "notifications", "meta"}) {
+    auto st = s->db().Prepare(std::string("SELECT count(*) FROM ") + table);
+    ASSERT_TRUE(st.has_value());
+    ASSERT_TRUE(st->Step().value_or(false));
+    EXPECT_EQ(st->Int(0), 0) << table;
+  }
+  // The same file, mode and schema; the history is append-only again.
+  struct stat after {};
+  ASSERT_EQ(::stat(path_.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);
+  EXPECT_EQ(Mode(path_), 0600);
+  ASSERT_TRUE(s->AppendEvent(MakeEvent("e4", 1, "created")).has_value());
+  auto del = s->db().Exec("DELETE FROM events");
+  ASSERT_FALSE(del.has_value());
+  EXPECT_THAT(del.error().message, HasSubstr("append-only"));
+  // The handle still works, and a new one sees the same empty ledger.
+  ASSERT_TRUE(s->Insert(MakeReservation("r1", 1, 1000, 2000)).has_value());
+  auto other = OpenOrDie(false);
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->CountReservations().value_or(-1), 1);
+  EXPECT_EQ(other->BoundPolicy().value_or(std::nullopt), std::nullopt);
+}
+
 TEST_F(LedgerStoreTest, EventFieldsRoundTrip) {
   auto s = OpenOrDie();
   ASSERT_TRUE(s);

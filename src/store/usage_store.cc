@@ -495,6 +495,33 @@ Result<std::vector<UsageEvent>> UsageStore::Events(const EventQuery& q) {
   return ReadRows(st, kUsageEventTable);
 }
 
+Result<UsageStore::Cleared> UsageStore::Clear() {
+  BK_TRY(Begin());
+  auto cleared = [&]() -> Result<Cleared> {
+    auto count = [&](std::string_view table) -> Result<int64_t> {
+      BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare(fmt::format("SELECT count(*) FROM {}", table)));
+      BK_ASSIGN_OR_RETURN(bool row, st.Step());
+      return row ? st.Int(0) : 0;
+    };
+    Cleared c;
+    BK_ASSIGN_OR_RETURN(c.events, count(kUsageEventTable.info.name));
+    BK_ASSIGN_OR_RETURN(c.rollups, count(kRollupTable.info.name));
+    std::string sql;
+    for (std::string_view table :
+         {kDeviceTable.info.name, kRollupTable.info.name, kUsageEventTable.info.name, kProcessTable.info.name,
+          kEvidenceTable.info.name, kGpuTable.info.name, kHeartbeatTable.info.name})
+      sql += fmt::format("DELETE FROM {};\n", table);
+    BK_TRY(db_->Exec(sql));
+    return c;
+  }();
+  if (!cleared) {
+    Rollback();
+    return cleared;
+  }
+  BK_TRY(Commit());
+  return cleared;
+}
+
 Result<std::vector<DeviceRow>> UsageStore::Devices(int64_t from_ms, int64_t to_ms, int limit) {
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT * FROM (" + SelectSql(kDeviceTable) +
                                             " WHERE ts_ms >= ? AND ts_ms < ? ORDER BY ts_ms DESC, gpu DESC "

@@ -200,6 +200,15 @@ class UsageStore {
   Status PutGpu(const GpuIdentity& g);
   // Removes what is older than the retention allows, relative to now_ms.
   Status Prune(int64_t now_ms, const UsageRetention& retention);
+  // `bk reset`: every recorded row (samples, rollups, events, tracked
+  // processes, no-show evidence, GPU identities, the heartbeat) in one
+  // transaction; the file and its format marker stay. Returns the events and
+  // rollups that were there. The caller holds usage.lock.
+  struct Cleared {
+    int64_t events = 0;
+    int64_t rollups = 0;
+  };
+  Result<Cleared> Clear();
 
   Result<std::optional<HeartbeatRow>> Heartbeat();
   Result<std::vector<TrackedProcess>> Processes();

@@ -262,5 +262,47 @@ TEST_F(UsageStoreTest, PruneByAge) {
   EXPECT_TRUE(s->Events({0, now * 1000, std::nullopt, std::nullopt, 10})->empty());
 }
 
+TEST_F(UsageStoreTest, ClearEmptiesEveryRecordInPlace) {
+  auto s = OpenRw();
+  ASSERT_TRUE(s);
+  const int64_t now = Hour(kT0);
+  std::vector<DeviceRow> devices = {{now * 1000, 0, "ok", "simulation", 1, 1, 2, 0}};
+  std::vector<RollupRow> rollups = {Row(now, 0, 1, "ok", 1, 1), Row(now + 60, 1, 1, "ok", 1, 1)};
+  UsageEvent event;
+  event.ts_ms = now * 1000;
+  event.kind = "process-start";
+  HeartbeatRow h;
+  h.monitor_id = "abc";
+  ASSERT_TRUE(s->Begin());
+  ASSERT_TRUE(s->AddDevices(devices));
+  ASSERT_TRUE(s->AddRollups(rollups));  // two minute rows and their one hour
+  ASSERT_TRUE(s->AddEvents({&event, 1}));
+  ASSERT_TRUE(s->PutHeartbeat(h));
+  ASSERT_TRUE(s->PutProcess({1, 4242, "tok", 1001u, "alice", "host", "ok", "r1", 5}));
+  ASSERT_TRUE(s->PutEvidence({"r1", 100, 200, std::nullopt}));
+  ASSERT_TRUE(s->PutGpu({0, "GPU-0", "A100", 81920, 1}));
+  ASSERT_TRUE(s->Commit());
+
+  auto cleared = s->Clear();
+  ASSERT_TRUE(cleared.has_value()) << cleared.error().message;
+  EXPECT_EQ(cleared->events, 1);
+  EXPECT_EQ(cleared->rollups, 4);  // two GPUs, each a minute and an hour row
+  EXPECT_TRUE(s->Devices(0, (now + 3600) * 1000, 100)->empty());
+  EXPECT_TRUE(s->Rollups({0, now + 3600, 3600, std::nullopt, std::nullopt, 100})->empty());
+  EXPECT_TRUE(s->Events({0, (now + 3600) * 1000, std::nullopt, std::nullopt, 10})->empty());
+  EXPECT_FALSE(s->Heartbeat()->has_value());
+  EXPECT_TRUE(s->Processes()->empty());
+  EXPECT_TRUE(s->Evidence()->empty());
+  EXPECT_TRUE(s->Gpus()->empty());
+  // Still a usage.db: it opens again and takes samples.
+  s.reset();
+  s = OpenRw();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->Begin());
+  ASSERT_TRUE(s->AddDevices(devices));
+  ASSERT_TRUE(s->Commit());
+  EXPECT_EQ(s->Devices(0, (now + 1) * 1000, 100)->size(), 1u);
+}
+
 }  // namespace
 }  // namespace bk::store

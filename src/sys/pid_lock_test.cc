@@ -62,5 +62,34 @@ TEST_F(PidLock, AnEmptyFileNamesNoPid) {
   close(held);
 }
 
+TEST_F(PidLock, TheOriginalsJsonLockNamesItsPid) {
+  int held = Open();
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(flock(held, LOCK_EX | LOCK_NB), 0);
+  std::string original = R"({"pid": 123, "locked_at": "2026-11-29T18:49:00.123456+00:00"})";
+  ASSERT_EQ(pwrite(held, original.data(), original.size(), 0), static_cast<ssize_t>(original.size()));
+  auto busy = Take(Open());
+  ASSERT_FALSE(busy.has_value());
+  EXPECT_EQ(busy.error().message, "held by 123");
+  close(held);
+}
+
+TEST(LockHolderPid, ReadsANumberOrTheOriginalsJson) {
+  EXPECT_EQ(LockHolderPid("4242\n"), "4242");
+  EXPECT_EQ(LockHolderPid(R"({"pid": 123, "locked_at": "2026-11-29T18:49:00+00:00"})"), "123");
+  // The original worker's lease metadata.
+  EXPECT_EQ(LockHolderPid(R"({"acquired_at": "2026-11-29T18:49:00Z", "hostname": "vm", "instance_id": "ab", )"
+                          R"("pid": 77, "uid": 1000, "version": 1, "worker_id": "w"})"
+                          "\n"),
+            "77");
+}
+
+TEST(LockHolderPid, AnythingElseNamesNobody) {
+  for (const char* text :
+       {"", "\n", "abc", "12abc", "0", "-5", "99999999999", "{}", R"({"pid": "123"})", R"({"pid": -1})",
+        R"({"pid": 1.5})", R"({"pid": 0})", R"({"pid": 1, "pid": 2})", "[123]", R"({"pid": 123)"})
+    EXPECT_EQ(LockHolderPid(text), "?") << text;
+}
+
 }  // namespace
 }  // namespace bk::sys

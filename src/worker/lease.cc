@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "base/json_opt.h"
+#include "base/json_strict.h"
 #include "engine/parse.h"
 #include "sys/node.h"
 #include "sys/sha256.h"
@@ -64,19 +65,30 @@ Result<bool> Held(int fd) {
   return Fail(ErrorKind::kIo, fmt::format("cannot probe the worker lease: {}", std::strerror(errno)));
 }
 
+// GPUBK 0.2.8's worker wrote the time only as ISO 8601 text (UTC).
+std::optional<engine::Seconds> AcquiredAt(const json& j) {
+  if (j.contains("acquired_at_epoch")) return j.at("acquired_at_epoch").get<int64_t>();
+  auto t = engine::ParseIsoTime(j.at("acquired_at").get<std::string>(), engine::FixedZone(0));
+  return t ? std::optional(*t) : std::nullopt;
+}
+
+// The lease metadata this bk or GPUBK 0.2.8 wrote; nullopt when it is not that.
 std::optional<LeaseInfo> ReadInfo(int fd) {
   char buf[16384];
   ssize_t n = pread(fd, buf, sizeof(buf), 0);
   if (n <= 0) return std::nullopt;
+  auto j = ParseStrictJson(std::string_view(buf, static_cast<size_t>(n)));
+  if (!j || !j->is_object()) return std::nullopt;
   try {
-    json j = json::parse(std::string(buf, static_cast<size_t>(n)));
     LeaseInfo i;
-    i.worker_id = j.at("worker_id").get<std::string>();
-    i.pid = j.at("pid").get<int64_t>();
-    i.uid = j.at("uid").get<int64_t>();
-    i.hostname = j.at("hostname").get<std::string>();
-    i.acquired_at = j.at("acquired_at_epoch").get<int64_t>();
-    i.instance_id = j.value("instance_id", "");
+    i.worker_id = j->at("worker_id").get<std::string>();
+    i.pid = j->at("pid").get<int64_t>();
+    i.uid = j->at("uid").get<int64_t>();
+    i.hostname = j->at("hostname").get<std::string>();
+    auto acquired = AcquiredAt(*j);
+    if (!acquired) return std::nullopt;
+    i.acquired_at = *acquired;
+    i.instance_id = j->value("instance_id", "");
     return i;
   } catch (const json::exception&) {
     return std::nullopt;

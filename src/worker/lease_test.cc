@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "base/temp_dir_testing.h"
 #include "engine/civil_time.h"
@@ -41,6 +42,27 @@ TEST_F(LeaseTest, OneWorkerPerUserAndDataDirectory) {
   std::string json = StatusJson(after, "me");
   EXPECT_NE(json.find("\"schema_version\":\"gpubk.worker.v1\""), std::string::npos);
   EXPECT_NE(json.find("\"running\":false"), std::string::npos);
+}
+
+// GPUBK 0.2.8's worker left its metadata with the time as ISO text only.
+TEST_F(LeaseTest, TheOriginalsLeaseMetadataIsRead) {
+  std::string original =
+      R"({"acquired_at": "2026-11-29T18:49:00Z", "hostname": "vm", "instance_id": "ab", "pid": 123, )"
+      R"("uid": )" +
+      std::to_string(getuid()) + R"(, "version": 1, "worker_id": "w-old"})" + "\n";
+  {
+    std::ofstream out(Path("worker.lock"));
+    out << original;
+  }
+  chmod(Path("worker.lock").c_str(), 0600);
+  WorkerStatus s = Inspect(root(), "data:/a", getuid(), 100);
+  EXPECT_EQ(s.state, "stopped");
+  ASSERT_TRUE(s.lease.has_value());
+  EXPECT_EQ(s.metadata_valid, true);
+  EXPECT_EQ(s.lease->pid, 123);
+  EXPECT_EQ(s.lease->worker_id, "w-old");
+  auto z = engine::FixedZone(0);
+  EXPECT_EQ(StatusLine(s, z), "worker: stopped (last pid=123 host=vm since=2026-11-29 18:49 +0000)");
 }
 
 TEST_F(LeaseTest, UnsafeLeaseFileIsInvalid) {

@@ -113,6 +113,21 @@ class AgentCommandsTest(BkTestCase):
         self.assertTrue(rec["recommendation"]["queued"])
         self.assertEqual(rec["recommendation"]["start_at"], "2026-11-29T20:45:00Z")
 
+    def test_context_gpu_history_from_the_monitors_samples(self):
+        self.use_sim()
+        empty = self.one_line("agent", "context", "--compact")["gpu_advice"]["gpus"]
+        self.assertEqual(empty[1]["history"], {"average_utilization_percent": 0.0, "busy_fraction": 0.0,
+                                               "memory_percent": 0.0, "predicted_percent": 0.0,
+                                               "sample_count": 0})
+        # One sample a minute ago: GPU 1 runs alice's job at 87% with half its memory.
+        self.ok("m", "--once", env={"BK_TEST_NOW": "2026-11-29T18:48:00Z"})
+        gpus = self.one_line("agent", "context", "--compact")["gpu_advice"]["gpus"]
+        self.assertEqual(gpus[1]["history"], {"average_utilization_percent": 87.0, "busy_fraction": 1.0,
+                                              "memory_percent": 50.0, "predicted_percent": 86.55,
+                                              "sample_count": 1})
+        self.assertEqual(gpus[2]["history"]["sample_count"], 1)
+        self.assertEqual(gpus[2]["history"]["busy_fraction"], 0.0)
+
     def test_recommend_uses_the_booking_grammar(self):
         rec = self.one_line("agent", "recommend", "2", "1h", "--exclude-gpu", "0,1", "--mode", "x", "--compact")
         self.assertEqual(rec["request"]["mode"], "exclusive")

@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -430,9 +430,15 @@ test('create_gpu_booking with a command: a pending job bk j lists, its log, and 
   assert.equal(logs.private_job_log_cleanup.failed, 0);
   assert.equal(typeof logs.private_job_log_cleanup.bytes_retained, 'number');
 
-  structured(await client.callTool({ name: 'cancel_my_gpu_booking', arguments: { reservation_id: id } }));
+  // Cancelling removes the private spec at once, as `bk d` does: nothing is
+  // left for the next cleanup.
+  const specsDir = join(dataDir, 'jobs', 'specs');
+  assert.equal(readdirSync(specsDir).length, 1, 'the pending job has its spec');
+  const cancelled = structured(await client.callTool({ name: 'cancel_my_gpu_booking', arguments: { reservation_id: id } }));
+  assert.equal(cancelled.warning, null);
+  assert.deepEqual(readdirSync(specsDir), []);
   const after = structured(await client.callTool({ name: 'cleanup_my_job_specs', arguments: {} }));
-  assert.equal(after.private_job_cleanup.removed, 1, JSON.stringify(after));
+  assert.equal(after.private_job_cleanup.removed, 0, JSON.stringify(after));
 });
 
 // The wire itself, below the SDK: framing, protocol errors, the stateless revision.
