@@ -241,6 +241,13 @@ class SubmitAndLaunchTest(WorkerCase):
         self.ok("x", "1", "2h", "--gpu", "1", "-q", "--", "true")
         self.ok("x", "1", "2h", "--gpu", "2", "-q", "--", "sh", "-c", "exit 4")
         self.ok("x", "1", "2h", "--gpu", "3", "-q", "--keep", "--", "true")
+        # The spec remembers --keep; its digest covers it.
+        specs = os.path.join(self.jobs_dir, "specs")
+        kept = []
+        for name in os.listdir(specs):
+            with open(os.path.join(specs, name)) as f:
+                kept.append(json.load(f).get("keep_booking", False))
+        self.assertEqual(sorted(kept), [False, False, True])
         run = self.bk("w", "once")
         self.assertEqual(run.returncode, 1, run.stdout + run.stderr)  # a job failed
         by_gpu = {r["gpus"][0]: r for r in self.reservations()}
@@ -254,13 +261,6 @@ class SubmitAndLaunchTest(WorkerCase):
                              [("release", "2026-11-29T18:50:00Z")])
         self.assertEqual(by_gpu[3]["end_at"], "2026-11-29T20:45:00Z")  # --keep
         self.assertEqual(run.stdout.count("released:"), 2)
-        # The spec remembers --keep; its digest covers it.
-        specs = os.path.join(self.jobs_dir, "specs")
-        kept = []
-        for name in os.listdir(specs):
-            with open(os.path.join(specs, name)) as f:
-                kept.append(json.load(f).get("keep_booking", False))
-        self.assertEqual(sorted(kept), [False, False, True])
 
     def test_tampered_spec_is_refused(self):
         self.ok("1", "30m", "-q", "--", "echo", "hi")
