@@ -55,6 +55,28 @@ std::string Base(const std::string& p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
+// Every scheduled command is captured here (bk run, `bk N DUR -- CMD`, the
+// agent's bookings), so this one check covers them all. It resolves argv[0]
+// exactly as the launch will: through the PATH and working directory the spec
+// keeps, not the environment of whichever worker runs it later.
+Status CheckExecutable(const JobSpec& s) {
+  auto found = ResolveExecutable(s.argv[0], s.path, s.cwd);
+  if (found) return Ok();
+  std::string name = Printable(s.argv[0]);
+  bool on_path = s.argv[0].find('/') == std::string::npos;
+  bool absent = found.error().kind == ErrorKind::kNotFound;
+  if (on_path && absent)
+    return Invalid(fmt::format(
+        "{}: command not found on PATH; install it, activate the environment that has it, or give its path",
+        name));
+  if (on_path)
+    return Invalid(
+        fmt::format("{}: found on PATH but not executable; chmod +x it or give another path", name));
+  if (absent) return Invalid(fmt::format("{}: no such file; give the path of an existing program", name));
+  return Invalid(
+      fmt::format("{}: not an executable file; chmod +x it or run it through its interpreter", name));
+}
+
 }  // namespace
 
 Status ValidateCommand(const std::vector<std::string>& argv, const std::string& cwd,
@@ -85,32 +107,6 @@ Status ValidateCommand(const std::vector<std::string>& argv, const std::string& 
     if (c < 0x20 || c == 0x7f) return Invalid("PATH must not contain control characters");
   return Ok();
 }
-
-namespace {
-
-// Every scheduled command is captured here (bk run, `bk N DUR -- CMD`, the
-// agent's bookings), so this one check covers them all. It resolves argv[0]
-// exactly as the launch will: through the PATH and working directory the spec
-// keeps, not the environment of whichever worker runs it later.
-Status CheckExecutable(const JobSpec& s) {
-  auto found = ResolveExecutable(s.argv[0], s.path, s.cwd);
-  if (found) return Ok();
-  std::string name = Printable(s.argv[0]);
-  bool on_path = s.argv[0].find('/') == std::string::npos;
-  bool absent = found.error().kind == ErrorKind::kNotFound;
-  if (on_path && absent)
-    return Invalid(fmt::format(
-        "{}: command not found on PATH; install it, activate the environment that has it, or give its path",
-        name));
-  if (on_path)
-    return Invalid(
-        fmt::format("{}: found on PATH but not executable; chmod +x it or give another path", name));
-  if (absent) return Invalid(fmt::format("{}: no such file; give the path of an existing program", name));
-  return Invalid(
-      fmt::format("{}: not an executable file; chmod +x it or run it through its interpreter", name));
-}
-
-}  // namespace
 
 Result<JobSpec> CaptureSpec(const std::vector<std::string>& argv, uid_t uid, engine::Seconds now,
                             const std::string& cwd, bool keep_booking) {
