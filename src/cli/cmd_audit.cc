@@ -61,7 +61,7 @@ Result<int> RunHistory(Context& ctx, const std::vector<std::string>& args) {
                         surface::RangeText(r.start, r.end, z)));
   std::vector<const store::Event*> edits;
   for (const auto& e : v.events)
-    if (e.action == "edit" || e.action == "renew") edits.push_back(&e);
+    if (e.action == "edit" || e.action == "renew" || e.action == "release") edits.push_back(&e);
   if (edits.empty())
     ctx.Print("Edits: none");
   else

@@ -78,6 +78,8 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
   AddBookingOptions(spec, a, true, true);
   spec.Flag("-v,--verbose", &a.verbose, "also show why each GPU was chosen");
   spec.Flag("-q,--quiet", &a.quiet, "print only the result line");
+  bool keep = false;
+  spec.Flag("--keep", &keep, "with -- COMMAND: hold the whole booking after the command exits");
   spec.Footer(
       "Examples:\n  bk 1 30m\n  bk 2 1h 12g\n  bk x 1 2h --gpu 1 -t 20:00\n  bk 1 2h --gpu 1 --mem 24g "
       "--cpus 4 --ram 32g "
@@ -87,6 +89,10 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   bool with_command = std::find(all.begin(), all.end(), std::string("--")) != all.end();
   if (with_command && command.empty()) return Invalid("-- must be followed by a job command");
+  if (keep && !with_command)
+    return Invalid(
+        "--keep applies to a booking for a command, e.g. `bk 1 2h --keep -- python train.py`; a booking "
+        "without one is never released");
   BK_ASSIGN_OR_RETURN(service::CreateRequest req, ToRequest(ctx, a, exclusive));
   // The command goes to a private spec before the booking; the ledger only
   // gets its digest and summary, and an unused spec is withdrawn.
@@ -94,7 +100,7 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
   std::optional<worker::Settings> settings;
   if (with_command) {
     BK_ASSIGN_OR_RETURN(settings, worker::LoadSettings(ctx.config, config::ProcessEnv()));
-    BK_ASSIGN_OR_RETURN(submission, worker::Submit(*settings, command, getuid(), ctx.clock->Now()));
+    BK_ASSIGN_OR_RETURN(submission, worker::Submit(*settings, command, getuid(), ctx.clock->Now(), "", keep));
     req.job = submission->binding;
   }
   auto ledger_or = ctx.Ledger();

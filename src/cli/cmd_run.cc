@@ -46,7 +46,10 @@ constexpr const char* kHelp =
     "the end (exit 124); a renewal moves that end, a cancel stops it. Ctrl-C is passed on to it.\n"
     "A closed terminal (SIGHUP) does not stop it: it runs on until the booking ends. When it exits, its\n"
     "processes that left its group but still carry its BK_RESERVATION_ID are stopped too.\n"
-    "Booking options: see bk --help (same as `bk COUNT DURATION`).\n";
+    "A booking made for the command is given back from the next slot boundary once the command exits\n"
+    "(succeeded or failed); --keep holds all of it. A command run on a current booking releases nothing.\n"
+    "Its program must be found before anything is booked (PATH, or a path to an executable file).\n"
+    "Booking options: see bk --help (same as `bk COUNT DURATION`), and --keep.\n";
 
 bool IsModeWord(const std::string& a) {
   return a == "s" || a == "shared" || a == "auto" || a == "x" || a == "exclusive";
@@ -298,6 +301,13 @@ Result<int> RunRun(Context& ctx, const std::vector<std::string>& all) {
   if (with_command) signal(SIGPIPE, SIG_IGN);
   // --wait is bk run's own booking option: it never reaches the booking grammar.
   bool wait = std::erase(args, std::string("--wait")) > 0;
+  // --keep is the booking grammar's (`bk N DUR --keep -- CMD`); without a new
+  // booking there is nothing it could keep.
+  bool keep = std::find(args.begin(), args.end(), std::string("--keep")) != args.end();
+  if (keep && args.size() == 1)
+    return Invalid(
+        "--keep applies to booking-and-run: `bk run 1 2h --keep -- python train.py`; a command run on a "
+        "current booking never releases it");
   if (args.empty() || (args.size() == 1 && args[0][0] != '-' && !IsModeWord(args[0]))) {
     if (wait) return Invalid("--wait applies to booking-and-run: `bk run 1 30m --wait -- python train.py`");
     std::optional<std::string> ref;

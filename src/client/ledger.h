@@ -28,6 +28,8 @@ class Ledger {
   virtual Result<service::BookingOutcome> Edit(const service::EditRequest& r) = 0;
   virtual Result<service::BookingOutcome> Renew(const service::RenewRequest& r) = 0;
   virtual Result<service::CancelOutcome> Cancel(const service::CancelRequest& r) = 0;
+  // Gives back the rest of the caller's booking once its command has exited.
+  virtual Result<service::ReleaseOutcome> Release(const service::ReleaseRequest& r) = 0;
 
   virtual Result<service::Recommendation> Recommend(const service::CreateRequest& r) = 0;
   virtual Result<service::SlotsResult> Slots(const service::CreateRequest& r, engine::Seconds from,

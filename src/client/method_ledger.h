@@ -27,6 +27,9 @@ class MethodLedger : public Ledger {
   Result<service::CancelOutcome> Cancel(const service::CancelRequest& r) override {
     return Run(rpc::methods::kCancel, r);
   }
+  Result<service::ReleaseOutcome> Release(const service::ReleaseRequest& r) override {
+    return Run(rpc::methods::kRelease, r);
+  }
   Result<service::Recommendation> Recommend(const service::CreateRequest& r) override {
     return Run(rpc::methods::kRecommend, r);
   }

@@ -22,14 +22,15 @@ inline constexpr auto kStatusNames =
 inline std::string_view StatusName(Status s) { return kStatusNames.Name(s); }
 inline std::optional<Status> ParseStatus(std::string_view s) { return kStatusNames.Parse(s); }
 
-// Who ended a reservation early: its owner, an administrator, or the
-// monitor reclaiming a no-show.
-enum class CancelKind { kOwner, kAdministrator, kReclaimed };
+// Who ended a reservation early: its owner, an administrator, the monitor
+// reclaiming a no-show, or the end of the job it was booked for (released).
+enum class CancelKind { kOwner, kAdministrator, kReclaimed, kReleased };
 // The names stored in the ledger and shown in documents.
 inline constexpr auto kCancelKindNames =
     MakeEnumNames<CancelKind>(std::pair{CancelKind::kOwner, std::string_view("owner")},
                               std::pair{CancelKind::kAdministrator, std::string_view("administrator")},
-                              std::pair{CancelKind::kReclaimed, std::string_view("reclaimed")});
+                              std::pair{CancelKind::kReclaimed, std::string_view("reclaimed")},
+                              std::pair{CancelKind::kReleased, std::string_view("released")});
 constexpr const auto& EnumNamesOf(CancelKind) { return kCancelKindNames; }
 
 struct Cancellation {

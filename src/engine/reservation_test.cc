@@ -15,8 +15,9 @@ TEST(StatusNames, EveryStatusRoundTripsAndStrangersAreRefused) {
 }
 
 TEST(CancelKindNames, EveryKindRoundTripsAndStrangersAreRefused) {
-  EXPECT_EQ(kCancelKindNames.entries.size(), 3u);
+  EXPECT_EQ(kCancelKindNames.entries.size(), 4u);
   EXPECT_EQ(kCancelKindNames.Name(CancelKind::kAdministrator), "administrator");
+  EXPECT_EQ(kCancelKindNames.Name(CancelKind::kReleased), "released");
   // "reclaim" is the event's action, not the kind.
   ExpectNamesRoundTrip(kCancelKindNames, {"admin", "reclaim", ""});
 }

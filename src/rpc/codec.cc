@@ -413,6 +413,17 @@ Result<service::CancelRequest> DecodeCancel(const json& j) {
   return r;
 }
 
+json Encode(const service::ReleaseRequest& r) { return {{"reservation_id", r.reservation_id}}; }
+
+Result<service::ReleaseRequest> DecodeRelease(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Object());
+  service::ReleaseRequest r;
+  BK_ASSIGN_OR_RETURN(r.reservation_id, f.RequiredStr("reservation_id"));
+  BK_TRY(f.Done());
+  return r;
+}
+
 json Encode(const service::ListQuery& q) {
   return {{"history", q.history}, {"limit", Opt(q.limit)}, {"everyone", q.everyone}};
 }
@@ -511,6 +522,18 @@ Result<service::CancelOutcome> DecodeCancelOutcome(const json& j) {
   return Guard([&]() -> Result<service::CancelOutcome> {
     return service::CancelOutcome{DecodeReservationUnchecked(j.at("reservation")),
                                   j.at("replayed").get<bool>()};
+  });
+}
+
+json Encode(const service::ReleaseOutcome& o) {
+  return {{"reservation", Encode(o.reservation)}, {"from", o.from}, {"given_back", o.given_back}};
+}
+
+Result<service::ReleaseOutcome> DecodeReleaseOutcome(const json& j) {
+  return Guard([&]() -> Result<service::ReleaseOutcome> {
+    return service::ReleaseOutcome{DecodeReservationUnchecked(j.at("reservation")),
+                                   j.at("from").get<engine::Seconds>(),
+                                   j.at("given_back").get<engine::Seconds>()};
   });
 }
 

@@ -18,17 +18,20 @@ json Encode(const service::CreateRequest& r);
 json Encode(const service::EditRequest& r);
 json Encode(const service::RenewRequest& r);
 json Encode(const service::CancelRequest& r);
+json Encode(const service::ReleaseRequest& r);
 json Encode(const service::ListQuery& q);
 Result<service::CreateRequest> DecodeCreate(const json& j);
 Result<service::EditRequest> DecodeEdit(const json& j);
 Result<service::RenewRequest> DecodeRenew(const json& j);
 Result<service::CancelRequest> DecodeCancel(const json& j);
+Result<service::ReleaseRequest> DecodeRelease(const json& j);
 Result<service::ListQuery> DecodeList(const json& j);
 
 // Results (daemon -> client).
 json Encode(const engine::Reservation& r);
 json Encode(const service::BookingOutcome& o);
 json Encode(const service::CancelOutcome& o);
+json Encode(const service::ReleaseOutcome& o);
 json Encode(const service::Recommendation& r);
 json Encode(const service::SlotsResult& r);
 json Encode(const service::ListResult& r);
@@ -44,6 +47,7 @@ Result<service::VerifyReport> DecodeVerifyReport(const json& j);
 Result<engine::Reservation> DecodeReservation(const json& j);
 Result<service::BookingOutcome> DecodeBookingOutcome(const json& j);
 Result<service::CancelOutcome> DecodeCancelOutcome(const json& j);
+Result<service::ReleaseOutcome> DecodeReleaseOutcome(const json& j);
 Result<service::Recommendation> DecodeRecommendation(const json& j);
 Result<service::SlotsResult> DecodeSlots(const json& j);
 Result<service::ListResult> DecodeListResult(const json& j);

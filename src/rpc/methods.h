@@ -82,6 +82,12 @@ inline constexpr Method<CancelRequest, CancelOutcome> kCancel{
     &Encode, &DecodeCancel, &Encode, &DecodeCancelOutcome,
     [](const Context& c, const CancelRequest& r) { return c.service.Cancel(c.actor, r); }};
 
+// Anyone may ask; the service releases only the caller's own booking.
+inline constexpr Method<ReleaseRequest, ReleaseOutcome> kRelease{
+    "booking.release", kWrite, kFresh, Caller::kAnyone,
+    &Encode, &DecodeRelease, &Encode, &DecodeReleaseOutcome,
+    [](const Context& c, const ReleaseRequest& r) { return c.service.Release(c.actor, r); }};
+
 inline constexpr Method<CreateRequest, Recommendation> kRecommend{
     "placement.recommend", kRead, kFresh, Caller::kAnyone,
     &Encode, &DecodeCreate, &Encode, &DecodeRecommendation,
@@ -189,10 +195,10 @@ inline constexpr Method<UsageRequest, UsageReply> kUsage{
 // clang-format on
 
 // Every method the daemon answers.
-inline constexpr std::tuple kAll{kPing,   kCreate,      kEdit,    kRenew,     kCancel,        kRecommend,
-                                 kSlots,  kList,        kHistory, kLog,       kNotifications, kOperation,
-                                 kStatus, kCheckPolicy, kJobs,    kUpdateJob, kRetryJob,      kVerify,
-                                 kBackup, kImport,      kUsage};
+inline constexpr std::tuple kAll{kPing,      kCreate, kEdit,        kRenew,   kCancel,    kRelease,
+                                 kRecommend, kSlots,  kList,        kHistory, kLog,       kNotifications,
+                                 kOperation, kStatus, kCheckPolicy, kJobs,    kUpdateJob, kRetryJob,
+                                 kVerify,    kBackup, kImport,      kUsage};
 
 }  // namespace methods
 

@@ -324,6 +324,28 @@ TEST_F(DispatcherTest, CreateListCancelThroughJsonLines) {
   EXPECT_THAT(log, SizeIs(2));
 }
 
+// booking.release: the owner's own booking ends at the next slot boundary; asking again gives nothing.
+TEST_F(DispatcherTest, ReleaseIsTheOwnersAndGivesBackTheRestOnce) {
+  json created = Ok(alice_, "booking.create", CreateParams(1, 3600));
+  std::string id = created["reservation"]["id"];
+  ExpectError(Call(bob_, "booking.release", {{"reservation_id", id}}), rpc::kApplicationError, "permission");
+  ExpectError(Call(alice_, "booking.release", {{"ref", "1"}}), rpc::kInvalidParams, "invalid",
+              "reservation_id is required");
+  json released = Ok(alice_, "booking.release", {{"reservation_id", id}});
+  EXPECT_TRUE(dispatcher_->last_was_write());
+  auto r = rpc::DecodeReleaseOutcome(released);
+  ASSERT_TRUE(r.has_value()) << released.dump();
+  EXPECT_EQ(r->from, kT0 + 300);
+  EXPECT_EQ(r->given_back, 3300);
+  EXPECT_EQ(r->reservation.end, kT0 + 300);
+  json again = Ok(alice_, "booking.release", {{"reservation_id", id}});
+  EXPECT_EQ(again["given_back"], 0);
+  json history = Ok(alice_, "reservation.history", {{"ref", id}});
+  int releases = 0;
+  for (const auto& e : history["events"]) releases += e["action"] == "release";
+  EXPECT_EQ(releases, 1);
+}
+
 TEST_F(DispatcherTest, RenewEditRecommendSlotsStatusAndPolicyCheck) {
   Ok(alice_, "booking.create", CreateParams(1, 1800));
   json renewed = Ok(alice_, "booking.renew", {{"ref", "1"}, {"extend_seconds", 1800}});

@@ -45,6 +45,12 @@ class BookingService {
   // ledger's owner (the monitor's account). Refused unless the booking is
   // active and has started.
   Result<CancelOutcome> Reclaim(const std::string& reservation_id, const std::string& reason);
+  // The owner gives back what is left of a booking once its command has
+  // exited (service/release.cc): a started one ends at the next slot
+  // boundary (an edit recorded as "release"), one that has not started is
+  // cancelled whole with kind "released". Asking again, or for a booking that
+  // has ended, gives back nothing and writes nothing.
+  Result<ReleaseOutcome> Release(const Actor& actor, const ReleaseRequest& request);
 
   // Reads (never create anything on disk).
   Result<Recommendation> Recommend(const Actor& actor, const CreateRequest& request);
@@ -92,6 +98,7 @@ class BookingService {
   Result<BookingOutcome> RenewImpl(const Actor& actor, const RenewRequest& request);
   Result<CancelOutcome> CancelImpl(const Actor& actor, const CancelRequest& request);
   Result<CancelOutcome> ReclaimImpl(const std::string& reservation_id, const std::string& reason);
+  Result<ReleaseOutcome> ReleaseImpl(const Actor& actor, const ReleaseRequest& request);
   Result<JobPatchResult> UpdateJobImpl(const Actor& actor, const JobPatch& patch);
   Result<JobView> RetryJobImpl(const Actor& actor, const JobRetryRequest& request);
   Result<ImportSummary> ImportUpstreamImpl(const Actor& actor, const std::string& json_text);

@@ -424,7 +424,7 @@ class Importer {
     CancelIn c{op};
     BK_ASSIGN_OR_RETURN(const json* kind, Need(*v, base, "kind"));
     auto parsed = kind->is_string() ? engine::kCancelKindNames.Parse(kind->get<std::string>()) : std::nullopt;
-    if (!parsed || *parsed == engine::CancelKind::kReclaimed)
+    if (!parsed || (*parsed != engine::CancelKind::kOwner && *parsed != engine::CancelKind::kAdministrator))
       return Bad(fmt::format("{} must be \"owner\" or \"administrator\"", Key(base, "kind")));
     c.administrator = *parsed == engine::CancelKind::kAdministrator;
     BK_ASSIGN_OR_RETURN(auto reason, OptText(*v, base, "reason", 512));

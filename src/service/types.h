@@ -110,6 +110,18 @@ struct CancelOutcome {
   bool replayed = false;
 };
 
+// The rest of a booking given back once the command it was booked for has
+// exited (bk run, worker jobs).
+struct ReleaseRequest {
+  std::string reservation_id;  // the full ID
+};
+
+struct ReleaseOutcome {
+  engine::Reservation reservation;  // as it stands afterwards
+  engine::Seconds from = 0;         // where the given-back time begins
+  engine::Seconds given_back = 0;   // 0: nothing was left to give back
+};
+
 struct Recommendation {
   bool available = false;
   std::optional<engine::Placement> placement;

@@ -233,7 +233,7 @@ std::string HistoryDoc(const service::HistoryView& v, uint32_t caller, const eng
   json cancellation;
   for (const auto& e : v.events) {
     events.push_back(EventJson(e));
-    if (e.action == "edit" || e.action == "renew") {
+    if (e.action == "edit" || e.action == "renew" || e.action == "release") {
       edits.push_back({{"action", e.action},
                        {"actor_uid", e.actor_uid},
                        {"actor_username", e.actor_username},

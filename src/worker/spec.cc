@@ -16,6 +16,7 @@
 #include "sys/fs.h"
 #include "sys/random.h"
 #include "sys/sha256.h"
+#include "worker/spawn.h"
 
 namespace bk::worker {
 namespace {
@@ -54,6 +55,28 @@ std::string Base(const std::string& p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
+// Every scheduled command is captured here (bk run, `bk N DUR -- CMD`, the
+// agent's bookings), so this one check covers them all. It resolves argv[0]
+// exactly as the launch will: through the PATH and working directory the spec
+// keeps, not the environment of whichever worker runs it later.
+Status CheckExecutable(const JobSpec& s) {
+  auto found = ResolveExecutable(s.argv[0], s.path, s.cwd);
+  if (found) return Ok();
+  std::string name = Printable(s.argv[0]);
+  bool on_path = s.argv[0].find('/') == std::string::npos;
+  bool absent = found.error().kind == ErrorKind::kNotFound;
+  if (on_path && absent)
+    return Invalid(fmt::format(
+        "{}: command not found on PATH; install it, activate the environment that has it, or give its path",
+        name));
+  if (on_path)
+    return Invalid(
+        fmt::format("{}: found on PATH but not executable; chmod +x it or give another path", name));
+  if (absent) return Invalid(fmt::format("{}: no such file; give the path of an existing program", name));
+  return Invalid(
+      fmt::format("{}: not an executable file; chmod +x it or run it through its interpreter", name));
+}
+
 }  // namespace
 
 Status ValidateCommand(const std::vector<std::string>& argv, const std::string& cwd,
@@ -86,7 +109,7 @@ Status ValidateCommand(const std::vector<std::string>& argv, const std::string& 
 }
 
 Result<JobSpec> CaptureSpec(const std::vector<std::string>& argv, uid_t uid, engine::Seconds now,
-                            const std::string& cwd) {
+                            const std::string& cwd, bool keep_booking) {
   JobSpec s;
   s.cwd = cwd;
   char buf[8192];
@@ -97,8 +120,10 @@ Result<JobSpec> CaptureSpec(const std::vector<std::string>& argv, uid_t uid, eng
   s.path = path ? path : kDefaultPath;
   s.argv = argv;
   s.uid = uid;
+  s.keep_booking = keep_booking;
   s.created_at = now;
   BK_TRY(ValidateCommand(s.argv, s.cwd, s.path));
+  BK_TRY(CheckExecutable(s));
   s.spec_id = sys::NewUuid();
   s.digest = Digest(s);
   return s;
@@ -107,6 +132,7 @@ Result<JobSpec> CaptureSpec(const std::vector<std::string>& argv, uid_t uid, eng
 std::string CanonicalJson(const JobSpec& s) {
   json j = {
       {"argv", s.argv}, {"cwd", s.cwd}, {"environment", {{"PATH", s.path}}}, {"uid", s.uid}, {"version", 2}};
+  if (s.keep_booking) j["keep_booking"] = true;  // absent otherwise: older specs keep their digests
   return j.dump(-1, ' ', true, json::error_handler_t::replace);
 }
 
@@ -145,6 +171,7 @@ Status WriteSpec(const std::string& dir, const JobSpec& s) {
             {"environment", {{"PATH", s.path}}},
             {"created_at", engine::FormatIsoUtc(s.created_at)},
             {"digest", s.digest}};
+  if (s.keep_booking) j["keep_booking"] = true;
   std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   std::string file = SpecFile(dir, s.spec_id);
   if (auto written = sys::RealFileSystem().WriteNewFile(file, text, 0600); !written)
@@ -204,6 +231,10 @@ Result<JobSpec> ParseSpec(std::string_view text, const std::string& spec_id, uid
     if (!env.is_object() || env.size() != 1)
       return Fail(ErrorKind::kCorrupt, "private job spec integrity check failed");
     s.path = env.at("PATH").get<std::string>();
+    if (auto keep = j.find("keep_booking"); keep != j.end()) {
+      if (!keep->is_boolean()) return Fail(ErrorKind::kCorrupt, "private job spec integrity check failed");
+      s.keep_booking = keep->get<bool>();
+    }
     s.digest = j.at("digest").get<std::string>();
   } catch (const json::exception&) {
     return Fail(ErrorKind::kCorrupt, "private job spec integrity check failed");

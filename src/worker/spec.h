@@ -21,6 +21,9 @@ struct JobSpec {
   std::vector<std::string> argv;
   std::string cwd;
   std::string path;  // PATH at submission: the only environment captured
+  // The booking stays whole after the command exits (--keep); by default what
+  // is left of it from the next slot boundary is given back.
+  bool keep_booking = false;
   engine::Seconds created_at = 0;
   std::string digest;
 };
@@ -31,12 +34,15 @@ struct JobSpec {
 Status ValidateCommand(const std::vector<std::string>& argv, const std::string& cwd, const std::string& path);
 
 // A new spec for `argv` run from `cwd` (this process's working directory when
-// empty) with this process's PATH.
+// empty) with this process's PATH. Refused (kInvalid, one line saying how to
+// fix it) when argv[0] does not resolve to an executable the way its launch
+// will resolve it.
 Result<JobSpec> CaptureSpec(const std::vector<std::string>& argv, uid_t uid, engine::Seconds now,
-                            const std::string& cwd = "");
+                            const std::string& cwd = "", bool keep_booking = false);
 
-// {"argv":[...],"cwd":"...","environment":{"PATH":"..."},"uid":U,"version":2}:
-// compact, sorted keys, ASCII (the hash input).
+// {"argv":[...],"cwd":"...","environment":{"PATH":"..."},"uid":U,"version":2},
+// with "keep_booking":true only when set: compact, sorted keys, ASCII (the
+// hash input).
 std::string CanonicalJson(const JobSpec& spec);
 std::string Digest(const JobSpec& spec);
 

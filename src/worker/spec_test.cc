@@ -81,6 +81,42 @@ TEST_F(SpecTest, WriteThenReadRoundTrips) {
   EXPECT_FALSE(WriteSpec(root(), s).has_value());  // O_EXCL: never overwritten
 }
 
+TEST_F(SpecTest, KeepBookingIsCoveredByTheDigestAndRoundTrips) {
+  JobSpec s = Sample();
+  std::string plain = CanonicalJson(s);
+  EXPECT_EQ(plain.find("keep_booking"), std::string::npos);  // older specs keep their digests
+  s.keep_booking = true;
+  EXPECT_NE(CanonicalJson(s).find("\"keep_booking\":true"), std::string::npos);
+  EXPECT_NE(Digest(s), Sample().digest);
+  s.digest = Digest(s);
+  ASSERT_TRUE(WriteSpec(root(), s).has_value());
+  auto back = ReadSpec(root(), s.spec_id, getuid(), s.digest);
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_TRUE(back->keep_booking);
+}
+
+TEST_F(SpecTest, CaptureRefusesAProgramThatCannotStart) {
+  auto missing = CaptureSpec({"no-such-program-for-bk-tests", "x"}, getuid(), 0, "/");
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().kind, ErrorKind::kInvalid);
+  EXPECT_EQ(missing.error().message.rfind("no-such-program-for-bk-tests: command not found on PATH; ", 0), 0u)
+      << missing.error().message;
+  std::string plain = Path("plain.sh");
+  std::ofstream(plain) << "#!/bin/sh\n";
+  chmod(plain.c_str(), 0644);
+  auto not_executable = CaptureSpec({plain}, getuid(), 0, "/");
+  ASSERT_FALSE(not_executable.has_value());
+  EXPECT_NE(not_executable.error().message.find("not an executable file"), std::string::npos);
+  auto relative = CaptureSpec({"./plain.sh"}, getuid(), 0, root());
+  ASSERT_FALSE(relative.has_value());  // resolved against the job's working directory
+  EXPECT_NE(relative.error().message.find("not an executable file"), std::string::npos);
+  chmod(plain.c_str(), 0755);
+  EXPECT_TRUE(CaptureSpec({"./plain.sh"}, getuid(), 0, root()).has_value());
+  auto kept = CaptureSpec({"sh", "-c", "true"}, getuid(), 0, "/", true);
+  ASSERT_TRUE(kept.has_value()) << kept.error().message;
+  EXPECT_TRUE(kept->keep_booking);
+}
+
 TEST_F(SpecTest, TamperingIsDetected) {
   JobSpec s = Sample();
   ASSERT_TRUE(WriteSpec(root(), s).has_value());

@@ -8,9 +8,9 @@
 namespace bk::worker {
 
 Result<Submission> Submit(const Settings& settings, const std::vector<std::string>& argv, uid_t uid,
-                          engine::Seconds now, const std::string& cwd) {
+                          engine::Seconds now, const std::string& cwd, bool keep_booking) {
   Submission s;
-  BK_ASSIGN_OR_RETURN(s.spec, CaptureSpec(argv, uid, now, cwd));
+  BK_ASSIGN_OR_RETURN(s.spec, CaptureSpec(argv, uid, now, cwd, keep_booking));
   // Remember what did not exist, so a withdrawn submission leaves no trace.
   for (std::string d = settings.job_dir; d.size() > 1 && !sys::Exists(d); d = sys::Dirname(d))
     s.created_top = d;

@@ -22,9 +22,10 @@ struct Submission {
 };
 
 // Captures argv, the working directory (`cwd`, else this process's) and PATH,
-// writes the 0600 spec.
+// writes the 0600 spec. `keep_booking`: the booking is not given back when
+// the command exits.
 Result<Submission> Submit(const Settings& settings, const std::vector<std::string>& argv, uid_t uid,
-                          engine::Seconds now, const std::string& cwd = "");
+                          engine::Seconds now, const std::string& cwd = "", bool keep_booking = false);
 // Removes the spec unless `outcome` bound it (a failed booking or a replay).
 void Withdraw(const Submission& s, const service::BookingOutcome* outcome, uid_t uid);
 

@@ -79,6 +79,7 @@ class Worker {
     bool term_sent = false, kill_sent = false;
     std::chrono::steady_clock::time_point term_at;
     std::optional<LeftoverSweep> leftovers;  // once its group is gone
+    bool keep_booking = false;               // --keep: the booking is not given back at the exit
   };
 
   // worker.cc: the loop.
@@ -95,8 +96,9 @@ class Worker {
   bool Claim(const service::JobView& job, std::string* token);
   // worker_launch.cc
   void Launch(const service::JobView& job, const std::string& token, const std::vector<std::string>& tokens);
+  // `keep_booking`: the spec's --keep, false when the spec could not be read.
   void LaunchFailed(const service::JobView& job, const std::string& token, const std::string& public_message,
-                    JobLog* log, const std::string& private_text);
+                    JobLog* log, const std::string& private_text, bool keep_booking);
   // worker_supervise.cc
   void Reap();
   void Reconcile(const std::optional<std::vector<service::JobView>>& jobs, engine::Seconds now,
@@ -105,6 +107,8 @@ class Worker {
   void SignalEscaped(const Child& c, int sig);
   bool LeftoversGone(Child& c);
   void Finish(Child& c);
+  // The command has exited: what is left of its booking goes back.
+  void GiveBack(const std::string& reservation_id);
   // worker_recovery.cc
   void Recover();
 

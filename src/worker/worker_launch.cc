@@ -28,7 +28,8 @@ std::string PublicSpawnError(ErrorKind k) {
 }  // namespace
 
 void Worker::LaunchFailed(const service::JobView& v, const std::string& token,
-                          const std::string& public_message, JobLog* log, const std::string& private_text) {
+                          const std::string& public_message, JobLog* log, const std::string& private_text,
+                          bool keep_booking) {
   if (log) log->Line(fmt::format("bk-job-launch-error: {}", private_text));
   service::JobPatch p = Patch(v);
   p.if_status = {JobStatus::kClaimed};
@@ -43,6 +44,9 @@ void Worker::LaunchFailed(const service::JobView& v, const std::string& token,
     foreground_ = {JobStatus::kFailed, std::nullopt, public_message + ": " + private_text};
   Say(fmt::format("finished: {} status=failed exit=none ({})", Short(v.reservation.id), public_message));
   if (options_.foreground) std::fprintf(err_, "bk: %s\n", Printable(private_text).c_str());
+  // A command that cannot start holds its GPUs for nothing; `bk jr` may still
+  // retry it until the booking's new end.
+  if (!keep_booking) GiveBack(v.reservation.id);
 }
 
 void Worker::Launch(const service::JobView& v, const std::string& token,
@@ -51,7 +55,7 @@ void Worker::Launch(const service::JobView& v, const std::string& token,
   // Launch on exactly the booked GPUs or not at all: never guess.
   if (tokens.size() != r.gpus.size()) {
     LaunchFailed(v, token, "scheduled command validation failed", nullptr,
-                 "GPU tokens do not match the booking");
+                 "GPU tokens do not match the booking", false);
     return;
   }
   auto spec = ReadSpec(SpecsDir(settings_.job_dir), v.job.spec_id, uid_, v.job.digest);
@@ -60,7 +64,7 @@ void Worker::Launch(const service::JobView& v, const std::string& token,
     LaunchFailed(
         v, token,
         integrity ? "private job spec integrity check failed" : "private job storage validation failed",
-        nullptr, spec.error().message);
+        nullptr, spec.error().message, false);
     return;
   }
   std::unique_ptr<JobLog> log;
@@ -71,7 +75,7 @@ void Worker::Launch(const service::JobView& v, const std::string& token,
       LaunchFailed(v, token,
                    opened.error().kind == ErrorKind::kInvalid ? "scheduled command configuration is invalid"
                                                               : "private job storage validation failed",
-                   nullptr, opened.error().message);
+                   nullptr, opened.error().message, spec->keep_booking);
       return;
     }
     log = std::move(*opened);
@@ -79,7 +83,7 @@ void Worker::Launch(const service::JobView& v, const std::string& token,
   struct stat st {};
   if (stat(spec->cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     LaunchFailed(v, token, "scheduled working directory is invalid or no longer exists", log.get(),
-                 fmt::format("working directory {} does not exist", spec->cwd));
+                 fmt::format("working directory {} does not exist", spec->cwd), spec->keep_booking);
     return;
   }
   std::map<std::string, std::string> overlay = {{"PATH", spec->path},
@@ -97,7 +101,7 @@ void Worker::Launch(const service::JobView& v, const std::string& token,
   if (log) {
     if (pipe2(pipefd, O_CLOEXEC) != 0) {
       LaunchFailed(v, token, "scheduled command could not be started", log.get(),
-                   "cannot create the output pipe");
+                   "cannot create the output pipe", spec->keep_booking);
       return;
     }
     so.output_fd = pipefd[1];
@@ -106,7 +110,8 @@ void Worker::Launch(const service::JobView& v, const std::string& token,
   if (pipefd[1] >= 0) close(pipefd[1]);
   if (!pid) {
     if (pipefd[0] >= 0) close(pipefd[0]);
-    LaunchFailed(v, token, PublicSpawnError(pid.error().kind), log.get(), pid.error().message);
+    LaunchFailed(v, token, PublicSpawnError(pid.error().kind), log.get(), pid.error().message,
+                 spec->keep_booking);
     return;
   }
   auto child = std::make_unique<Child>();
@@ -115,6 +120,7 @@ void Worker::Launch(const service::JobView& v, const std::string& token,
   child->pid = *pid;
   child->end = r.end;
   child->gpus = r.gpus;
+  child->keep_booking = spec->keep_booking;
   if (log) {
     log->Start(pipefd[0]);
     child->log = std::move(log);

@@ -2,7 +2,8 @@
 // it stands now: TERM at end - grace and KILL at end of the *current* end (a
 // renewal or edit moves both), TERM then KILL after the grace on a cancel or
 // a worker stop. A job is finished when its whole process group is gone and
-// nothing it left behind carrying the booking's marker still runs.
+// nothing it left behind carrying the booking's marker still runs; unless it
+// was submitted with --keep, the rest of its booking is then given back.
 
 #include <fmt/format.h>
 #include <signal.h>
@@ -11,6 +12,8 @@
 
 #include <cmath>
 
+#include "base/strings.h"
+#include "engine/parse.h"
 #include "worker/procs.h"
 #include "worker/worker.h"
 
@@ -140,6 +143,10 @@ void Worker::Finish(Child& c) {
     p.audit_message = fmt::format("exit={}", code);
     Apply(p);
   }
+  // Only a command that ended by itself gives its booking back: one stopped
+  // by a cancel or the end has none left, and one interrupted by a stopping
+  // worker may be retried (`bk jr`) in what remains.
+  bool exited = result == JobStatus::kSucceeded || result == JobStatus::kFailed;
   if (result == JobStatus::kSucceeded)
     ++counts_.succeeded;
   else if (result == JobStatus::kCancelled)
@@ -149,6 +156,21 @@ void Worker::Finish(Child& c) {
   if (options_.foreground) foreground_ = {result, static_cast<int>(code), reason};
   Say(fmt::format("finished: {} status={} exit={}", Short(c.reservation_id),
                   store::kJobStatusNames.Name(result), code));
+  if (exited && !c.keep_booking && !c.claim_token.empty()) GiveBack(c.reservation_id);
+}
+
+void Worker::GiveBack(const std::string& reservation_id) {
+  auto released = ledger_.Release({reservation_id});
+  if (!released) {
+    if (released.error().kind == ErrorKind::kPolicy) policy_drift_ = true;
+    Warn(fmt::format("{}: the rest of the booking could not be released: {}", Short(reservation_id),
+                     released.error().message));
+    return;
+  }
+  if (released->given_back <= 0) return;
+  Say(fmt::format("released: {} GPU {} from {} - {} given back", Short(reservation_id),
+                  JoinInts(released->reservation.gpus), engine::FormatLocal(released->from, zone_),
+                  engine::FormatDuration(released->given_back)));
 }
 
 }  // namespace bk::worker

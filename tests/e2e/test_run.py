@@ -156,6 +156,80 @@ class BookAndRunTest(WorkerCase):
         self.assertEqual(self.job()["status"], "pending")
 
 
+class JobReleaseTest(WorkerCase):
+    """A booking made for a command is given back from the next slot boundary once the command exits.
+    The clock starts at 18:49:00: the booking runs 18:45-20:45 and the next boundary is 18:50."""
+
+    RELEASED = "released: %s GPU %s from 2026-11-29 18:50 +0000 - 1h55m given back"
+
+    def end_at(self):
+        [r] = self.reservations()
+        return r["end_at"]
+
+    def history_edits(self, rid):
+        return [(e["action"], e["before"]["end_at"], e["after"]["end_at"])
+                for e in self.json("history", rid[:8], "--json")["edits"]]
+
+    def test_a_missing_program_is_refused_before_booking(self):
+        msg = self.refused("run", "1", "2h", "--", "no-such-program-for-bk-tests", "x")
+        self.assertTrue(msg.startswith("no-such-program-for-bk-tests: command not found on PATH; "), msg)
+        self.assertIn("command not found on PATH", self.refused("1", "2h", "--", "no-such-program-for-bk-tests"))
+        self.assertIn("command not found on PATH", self.refused("run", "x", "1", "2h", "--wait", "--", "nope-bk"))
+        # The caller's PATH is the one searched, as the launch will search it.
+        self.assertIn("sh: command not found on PATH", self.refused("run", "1", "2h", "--", "sh", "-c", "true",
+                                                                    env={"PATH": self.tmp}))
+        self.assertIn("./missing.sh: no such file", self.refused("run", "1", "2h", "--", "./missing.sh"))
+        plain = os.path.join(self.tmp, "plain.sh")
+        with open(plain, "w") as f:
+            f.write("#!/bin/sh\ntrue\n")
+        os.chmod(plain, 0o644)
+        self.assertIn("not an executable file", self.refused("1", "2h", "--", plain))
+        self.assertIn("not an executable file", self.refused("run", "1", "2h", "--", self.tmp))
+        self.assertEqual(self.reservations(), [])
+        # An executable one is booked and run.
+        os.chmod(plain, 0o755)
+        self.assertEqual(self.bk("run", "1", "2h", "--", "./plain.sh").returncode, 0, self.last.stderr)
+
+    def test_a_short_job_that_succeeds_releases_the_rest(self):
+        p = self.bk("run", "x", "1", "2h", "--gpu", "1", "--", "true")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "")
+        rid = self.reservations()[0]["id"]
+        self.assertIn(self.RELEASED % (rid[:8], 1) + "\n", p.stderr)
+        self.assertEqual(self.end_at(), "2026-11-29T18:50:00Z")
+        self.assertEqual(self.history_edits(rid), [("release", "2026-11-29T20:45:00Z", "2026-11-29T18:50:00Z")])
+        history = self.ok("history", rid[:8])
+        self.assertIn("Edits: 1\n", history)
+        self.assertIn(" release exclusive GPU=1 2026-11-29 18:45 +0000 -> 2026-11-29 20:45 +0000", history)
+        # The given-back time is free: the same GPU books from 18:50.
+        self.assertIn("2026-11-29 18:50 +0000", self.ok("x", "1", "1h", "--gpu", "1", "-t", "18:50"))
+
+    def test_a_failing_job_releases_the_rest(self):
+        p = self.bk("run", "x", "1", "2h", "--gpu", "2", "--", "sh", "-c", "exit 3")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        rid = self.reservations()[0]["id"]
+        self.assertIn(self.RELEASED % (rid[:8], 2), p.stderr)
+        self.assertEqual(self.job()["status"], "failed")
+        self.assertEqual(self.end_at(), "2026-11-29T18:50:00Z")
+
+    def test_keep_holds_the_whole_booking(self):
+        p = self.bk("run", "1", "2h", "--keep", "--", "true")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("released", p.stderr)
+        self.assertEqual(self.end_at(), "2026-11-29T20:45:00Z")
+        self.assertEqual(self.history_edits(self.reservations()[0]["id"]), [])
+        self.assertIn("--keep applies to a booking for a command", self.refused("1", "2h", "--keep"))
+        self.assertIn("--keep applies to booking-and-run", self.refused("run", "--keep", "--", "true"))
+
+    def test_a_command_on_a_current_booking_releases_nothing(self):
+        rid = self.book_id("1", "2h")
+        p = self.bk("run", "--", "true")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+        self.assertEqual(self.end_at(), "2026-11-29T20:45:00Z")
+        self.assertEqual(self.history_edits(rid), [])
+
+
 class RunDeadlineTest(WorkerCase):
     """Real short waits: the booking ends 3 s after bk starts (grace 1 s)."""
 

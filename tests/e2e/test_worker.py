@@ -213,11 +213,54 @@ class SubmitAndLaunchTest(WorkerCase):
         self.assertIn("failed", self.ok("j"))
 
     def test_missing_executable_fails_with_a_path_free_message(self):
-        self.ok("1", "30m", "-q", "--", "no-such-program-for-bk-tests")
+        # It existed when it was submitted (a missing one is refused then) and is gone at the launch.
+        program = os.path.join(self.tmp, "gone-before-the-launch")
+        with open(program, "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(program, 0o755)
+        self.ok("1", "30m", "-q", "--", program)
+        os.unlink(program)
         self.assertEqual(self.bk("w", "once").returncode, 1)
         job = self.job()
         self.assertEqual(job["status"], "failed")
         self.assertEqual(job["message"], "scheduled executable or working directory was not found")
+
+    def test_a_job_that_cannot_start_gives_its_booking_back(self):
+        program = os.path.join(self.tmp, "gone")
+        with open(program, "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(program, 0o755)
+        self.ok("x", "1", "2h", "--gpu", "3", "-q", "--", program)
+        os.unlink(program)
+        run = self.bk("w", "once")
+        self.assertIn("released: %s GPU 3 from 2026-11-29 18:50 +0000 - 1h55m given back" % self.reservations()[0]["id"][:8],
+                      run.stdout)
+        self.assertEqual(self.reservations()[0]["end_at"], "2026-11-29T18:50:00Z")
+
+    def test_a_finished_job_gives_the_rest_of_its_booking_back(self):
+        self.ok("x", "1", "2h", "--gpu", "1", "-q", "--", "true")
+        self.ok("x", "1", "2h", "--gpu", "2", "-q", "--", "sh", "-c", "exit 4")
+        self.ok("x", "1", "2h", "--gpu", "3", "-q", "--keep", "--", "true")
+        # The spec remembers --keep; its digest covers it.
+        specs = os.path.join(self.jobs_dir, "specs")
+        kept = []
+        for name in os.listdir(specs):
+            with open(os.path.join(specs, name)) as f:
+                kept.append(json.load(f).get("keep_booking", False))
+        self.assertEqual(sorted(kept), [False, False, True])
+        run = self.bk("w", "once")
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)  # a job failed
+        by_gpu = {r["gpus"][0]: r for r in self.reservations()}
+        for gpu in (1, 2):
+            rid = by_gpu[gpu]["id"]
+            self.assertIn("released: %s GPU %d from 2026-11-29 18:50 +0000 - 1h55m given back" % (rid[:8], gpu),
+                          run.stdout)
+            self.assertEqual(by_gpu[gpu]["end_at"], "2026-11-29T18:50:00Z")
+            edits = self.json("history", rid[:8], "--json")["edits"]
+            self.assertEqual([(e["action"], e["after"]["end_at"]) for e in edits],
+                             [("release", "2026-11-29T18:50:00Z")])
+        self.assertEqual(by_gpu[3]["end_at"], "2026-11-29T20:45:00Z")  # --keep
+        self.assertEqual(run.stdout.count("released:"), 2)
 
     def test_tampered_spec_is_refused(self):
         self.ok("1", "30m", "-q", "--", "echo", "hi")
@@ -613,6 +656,29 @@ class RemoteWorkerTest(unittest.TestCase):
         self.assertIn("telemetry: " + want, config.stdout.splitlines())
         doc = json.loads(self.bk(self.user, "config", "--json", local_sim=False).stdout)
         self.assertEqual(doc["telemetry"], want)
+
+    def test_a_finished_job_gives_its_booking_back_through_the_daemon(self):
+        p = self.bk(self.user, "x", "1", "1h", "--gpu", "1", "-q", "--", "true")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        [r] = json.loads(self.bk(self.user, "l", "--json").stdout)["reservations"]
+        if self.other is not None:
+            # Only the owner may give it back: not another user, not the server's owner.
+            request = {"jsonrpc": "2.0", "id": 1, "method": "booking.release", "params": {"reservation_id": r["id"]}}
+            for who in (self.other, self.owner):
+                [reply] = rpc_as(who, self.srv.socket, [request])
+                self.assertEqual(reply["error"]["data"]["kind"], "permission", who.name)
+        run = self.bk(self.user, "w", "once")
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertIn("released: %s GPU 1 from 2026-11-29 18:50 +0000 - 55m given back" % r["id"][:8], run.stdout)
+        [after] = json.loads(self.bk(self.user, "l", "--json").stdout)["reservations"]
+        self.assertEqual((after["start_at"], after["end_at"]), (r["start_at"], "2026-11-29T18:50:00Z"))
+        history = self.bk(self.user, "history", r["id"][:8])
+        self.assertIn(" release exclusive GPU=1 ", history.stdout)
+        # A program that is not there is refused before the daemon books anything.
+        p = self.bk(self.user, "run", "1", "1h", "--", "no-such-program-for-bk-tests")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("bk: no-such-program-for-bk-tests: command not found on PATH", p.stderr)
+        self.assertEqual(len(json.loads(self.bk(self.user, "l", "--json").stdout)["reservations"]), 1)
 
     def test_worker_of_a_server_user(self):
         out_file = os.path.join(self.user.home, "cvd.txt")
