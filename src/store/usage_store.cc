@@ -206,8 +206,16 @@ Result<UsageSpan> ReadSpan(Db& db, std::string name, std::string_view table, std
   return span;
 }
 
+Result<std::string> QueryText(Db& db, const std::string& sql) {
+  BK_ASSIGN_OR_RETURN(Stmt st, db.Prepare(sql));
+  BK_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.Text(0) : std::string();
+}
+
 Result<UsageStats> ReadStats(Db& db) {
   UsageStats s;
+  BK_ASSIGN_OR_RETURN(s.format, QueryText(db, "SELECT value FROM meta WHERE key = 'format'"));
+  BK_ASSIGN_OR_RETURN(s.journal_mode, QueryText(db, "PRAGMA journal_mode"));
   BK_ASSIGN_OR_RETURN(auto page_size, QueryInt(db, "PRAGMA page_size"));
   BK_ASSIGN_OR_RETURN(auto page_count, QueryInt(db, "PRAGMA page_count"));
   BK_ASSIGN_OR_RETURN(auto free_pages, QueryInt(db, "PRAGMA freelist_count"));

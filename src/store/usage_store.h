@@ -181,6 +181,8 @@ struct UsageSpan {
   std::optional<int64_t> newest;
 };
 struct UsageStats {
+  std::string format;        // the meta table's format name
+  std::string journal_mode;  // wal
   int64_t page_size = 0;
   int64_t page_count = 0;
   int64_t free_pages = 0;  // pages SQLite reuses before the file grows

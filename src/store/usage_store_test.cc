@@ -270,6 +270,8 @@ TEST_F(UsageStoreTest, StatsCountRowsAndSpans) {
   auto empty = s->Stats();
   ASSERT_TRUE(empty.has_value()) << empty.error().message;
   EXPECT_GT(empty->page_size, 0);
+  EXPECT_EQ(empty->format, "gpubk.usage.sqlite");
+  EXPECT_EQ(empty->journal_mode, "wal");
   ASSERT_EQ(empty->spans.size(), 4u);
   EXPECT_EQ(empty->spans[1].name, "minute");
   EXPECT_EQ(empty->spans[1].rows, 0);
