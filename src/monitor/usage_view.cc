@@ -360,8 +360,8 @@ std::string UsageCapabilitiesText() {
   out += fmt::format("rollup: {}s\n", RollupAggregator::kWindowSeconds);
   out += fmt::format("activity trend: bk u me, {} days and {} weeks (--no-chart omits it)\n", kTrendDays,
                      kTrendWeeks);
-  out += fmt::format("retention: devices {}d, minute rollups {}d, hourly rollups {}d, events {}d\n",
-                     r.device_days, r.minute_days, r.hour_days, r.event_days);
+  out += fmt::format("retention: devices {}d, minute rollups {}d, hourly {}d, events {}d\n", r.device_days,
+                     r.minute_days, r.hour_days, r.event_days);
   out += "storage: SQLite gpubk.usage.sqlite, one writer, a transaction per sample\n";
   return out;
 }
