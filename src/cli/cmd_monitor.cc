@@ -46,6 +46,17 @@ Result<int64_t> TestClockStepMs() {
 #endif
 }
 
+// A number of seconds from lo to hi, or `def` when the option is absent.
+Result<double> SecondsOption(const std::optional<std::string>& arg, double def, double lo, double hi,
+                             const char* message) {
+  if (!arg) return def;
+  char* end = nullptr;
+  std::string text(Trim(*arg));
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) return Invalid(message);
+  return v;
+}
+
 // Waits up to `ms` for SIGINT/SIGTERM (blocked, so they arrive here). True
 // when one arrived.
 bool WaitForSignal(const sigset_t& mask, int64_t ms) {
@@ -98,23 +109,13 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
   BK_ASSIGN_OR_RETURN(int64_t limit,
                       WholeNumberOption(samples_arg, 1, 100000000, once ? 1 : -1,
                                         "--samples must be a whole number from 1 to 100000000"));
-  double interval_s = c.monitor_interval_seconds;
-  if (interval_arg) {
-    char* end = nullptr;
-    std::string text(Trim(*interval_arg));
-    interval_s = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !std::isfinite(interval_s) || interval_s < 0.2 || interval_s > 3600)
-      return Invalid("--interval must be a number of seconds from 0.2 to 3600");
-  }
+  BK_ASSIGN_OR_RETURN(double interval_s,
+                      SecondsOption(interval_arg, c.monitor_interval_seconds, 0.2, 3600,
+                                    "--interval must be a number of seconds from 0.2 to 3600"));
   const int64_t interval_ms = static_cast<int64_t>(std::llround(interval_s * 1000));
-  double rollup_s = monitor::RollupAggregator::kWindowSeconds;
-  if (rollup_arg) {
-    char* end = nullptr;
-    std::string text(Trim(*rollup_arg));
-    rollup_s = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !std::isfinite(rollup_s) || rollup_s < 1 || rollup_s > 86400)
-      return Invalid("--rollup must be a number of seconds from 1 to 86400");
-  }
+  BK_ASSIGN_OR_RETURN(double rollup_s,
+                      SecondsOption(rollup_arg, monitor::RollupAggregator::kWindowSeconds, 1, 86400,
+                                    "--rollup must be a number of seconds from 1 to 86400"));
   BK_TRY(monitor::CheckRollup(rollup_s, interval_ms));
   BK_ASSIGN_OR_RETURN(int64_t step_ms, TestClockStepMs());
   if (step_ms > 0 && !c.test_now) return Invalid("BK_TEST_CLOCK_STEP needs BK_TEST_NOW");
