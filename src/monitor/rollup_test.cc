@@ -18,7 +18,8 @@ TEST(CheckRollup, OnlyTheMinuteUsageDbRecordsAndWholeIntervals) {
   for (int64_t interval_ms : {7000, 700, 90000}) {
     Status s = CheckRollup(60, interval_ms);
     ASSERT_FALSE(s) << interval_ms;
-    EXPECT_EQ(s.error().message, "monitor_rollup_seconds must be an integer multiple of monitor_interval_seconds");
+    EXPECT_EQ(s.error().message,
+              "monitor_rollup_seconds must be an integer multiple of monitor_interval_seconds");
   }
 }
 

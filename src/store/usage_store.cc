@@ -222,15 +222,16 @@ Result<UsageStats> ReadStats(Db& db) {
   s.page_size = page_size.value_or(0);
   s.page_count = page_count.value_or(0);
   s.free_pages = free_pages.value_or(0);
-  for (std::string_view table : {kDeviceTable.info.name, kRollupTable.info.name, kUsageEventTable.info.name,
-                                 kProcessTable.info.name, kEvidenceTable.info.name, kGpuTable.info.name,
-                                 kHeartbeatTable.info.name}) {
+  for (std::string_view table :
+       {kDeviceTable.info.name, kRollupTable.info.name, kUsageEventTable.info.name, kProcessTable.info.name,
+        kEvidenceTable.info.name, kGpuTable.info.name, kHeartbeatTable.info.name}) {
     BK_ASSIGN_OR_RETURN(auto rows, QueryInt(db, fmt::format("SELECT count(*) FROM {}", table)));
     s.tables.push_back({std::string(table), rows.value_or(0)});
   }
   BK_ASSIGN_OR_RETURN(UsageSpan devices, ReadSpan(db, "devices", "devices", "ts_ms / 1000", "1"));
   BK_ASSIGN_OR_RETURN(UsageSpan minute, ReadSpan(db, "minute", "rollups", "window_start", "resolution = 60"));
-  BK_ASSIGN_OR_RETURN(UsageSpan hourly, ReadSpan(db, "hourly", "rollups", "window_start", "resolution = 3600"));
+  BK_ASSIGN_OR_RETURN(UsageSpan hourly,
+                      ReadSpan(db, "hourly", "rollups", "window_start", "resolution = 3600"));
   BK_ASSIGN_OR_RETURN(UsageSpan events, ReadSpan(db, "events", "events", "ts_ms / 1000", "1"));
   s.spans = {std::move(devices), std::move(minute), std::move(hourly), std::move(events)};
   return s;

@@ -295,9 +295,13 @@ TEST_F(UsageStoreTest, StatsCountRowsAndSpans) {
   ASSERT_TRUE(got.has_value()) << got.error().message;
   std::map<std::string, int64_t> rows;
   for (const auto& t : got->tables) rows[t.name] = t.rows;
-  EXPECT_EQ(rows, (std::map<std::string, int64_t>{{"devices", 2}, {"rollups", 5}, {"events", 1},
-                                                   {"processes", 0}, {"evidence", 0}, {"gpus", 0},
-                                                   {"heartbeat", 0}}));
+  EXPECT_EQ(rows, (std::map<std::string, int64_t>{{"devices", 2},
+                                                  {"rollups", 5},
+                                                  {"events", 1},
+                                                  {"processes", 0},
+                                                  {"evidence", 0},
+                                                  {"gpus", 0},
+                                                  {"heartbeat", 0}}));
   const auto& sp = got->spans;
   EXPECT_EQ((std::tuple{sp[0].name, sp[0].rows, sp[0].oldest, sp[0].newest}),
             (std::tuple{std::string("devices"), int64_t{2}, std::optional(h), std::optional(h + 90)}));
