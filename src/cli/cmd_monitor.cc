@@ -20,6 +20,7 @@
 #include "monitor/lock.h"
 #include "monitor/monitor.h"
 #include "monitor/report.h"
+#include "monitor/rollup.h"
 #include "monitor/runner.h"
 #include "service/booking_service.h"
 #include "sys/fs.h"
@@ -45,6 +46,17 @@ Result<int64_t> TestClockStepMs() {
 #endif
 }
 
+// A number of seconds from lo to hi, or `def` when the option is absent.
+Result<double> SecondsOption(const std::optional<std::string>& arg, double def, double lo, double hi,
+                             const char* message) {
+  if (!arg) return def;
+  char* end = nullptr;
+  std::string text(Trim(*arg));
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) return Invalid(message);
+  return v;
+}
+
 // Waits up to `ms` for SIGINT/SIGTERM (blocked, so they arrive here). True
 // when one arrived.
 bool WaitForSignal(const sigset_t& mask, int64_t ms) {
@@ -68,7 +80,7 @@ bool WaitForSignal(const sigset_t& mask, int64_t ms) {
 // and each step needs what the previous one opened.
 Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
   bool once = false, json = false, verbose = false;
-  std::optional<std::string> samples_arg, interval_arg;
+  std::optional<std::string> samples_arg, interval_arg, rollup_arg;
   ArgSpec spec(
       "bk monitor",
       "Sample the GPUs, record usage history in usage.db, and give back no-show bookings of the private "
@@ -77,6 +89,10 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
   spec.Option("--samples", &samples_arg, "stop after N samples", "N");
   spec.Option("--interval", &interval_arg,
               "seconds between samples (0.2-3600; default monitor_interval_seconds)", "S");
+  spec.Option("--rollup", &rollup_arg,
+              "seconds per usage rollup: 60, the one-minute windows usage.db records; a whole number of "
+              "intervals",
+              "S");
   spec.Flag("--json", &json, "one gpubk.monitor.v1 JSON document per sample, one per line");
   spec.Flag("-v,--verbose", &verbose, "print every sample and every booking's no-show evidence");
   spec.Excludes("--once", "--samples");
@@ -93,15 +109,14 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
   BK_ASSIGN_OR_RETURN(int64_t limit,
                       WholeNumberOption(samples_arg, 1, 100000000, once ? 1 : -1,
                                         "--samples must be a whole number from 1 to 100000000"));
-  double interval_s = c.monitor_interval_seconds;
-  if (interval_arg) {
-    char* end = nullptr;
-    std::string text(Trim(*interval_arg));
-    interval_s = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !std::isfinite(interval_s) || interval_s < 0.2 || interval_s > 3600)
-      return Invalid("--interval must be a number of seconds from 0.2 to 3600");
-  }
+  BK_ASSIGN_OR_RETURN(double interval_s,
+                      SecondsOption(interval_arg, c.monitor_interval_seconds, 0.2, 3600,
+                                    "--interval must be a number of seconds from 0.2 to 3600"));
   const int64_t interval_ms = static_cast<int64_t>(std::llround(interval_s * 1000));
+  BK_ASSIGN_OR_RETURN(double rollup_s,
+                      SecondsOption(rollup_arg, monitor::RollupAggregator::kWindowSeconds, 1, 86400,
+                                    "--rollup must be a number of seconds from 1 to 86400"));
+  BK_TRY(monitor::CheckRollup(rollup_s, interval_ms));
   BK_ASSIGN_OR_RETURN(int64_t step_ms, TestClockStepMs());
   if (step_ms > 0 && !c.test_now) return Invalid("BK_TEST_CLOCK_STEP needs BK_TEST_NOW");
 
@@ -149,9 +164,10 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
   service_clock.Set(now_ms() / 1000);
   BK_TRY(mon.Start(now_ms()));
   if (!json)
-    ctx.Print(fmt::format("monitor started: interval={}s reclaim_after={}s pause_during_exclusive={} data={}",
-                          interval_s, c.reclaim_after_seconds, o.pause_during_exclusive ? "true" : "false",
-                          sys::Dirname(c.ledger_path)));
+    ctx.Print(fmt::format(
+        "monitor started: interval={}s reclaim_after={}s rollup={}s pause_during_exclusive={} data={}",
+        interval_s, c.reclaim_after_seconds, rollup_s, o.pause_during_exclusive ? "true" : "false",
+        sys::Dirname(c.ledger_path)));
   bool was_paused = false;
   Status failure = Ok();
   while (limit < 0 || sample_index < limit) {

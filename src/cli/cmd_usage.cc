@@ -22,6 +22,17 @@ Result<uint32_t> ParseUser(const std::string& raw) {
   return Invalid(fmt::format("--user {}: no such user; give a name, a UID or me", Printable(text)));
 }
 
+// A usage document (indented unless `compact`) or its text form.
+int Emit(Context& ctx, const std::string& doc, bool json, bool compact) {
+  if (json && compact)
+    ctx.PrintDoc(doc);
+  else if (json)
+    ctx.Print(surface::Dump(doc, surface::JsonStyle::kPretty));
+  else
+    std::fputs(doc.c_str(), ctx.out);
+  return 0;
+}
+
 }  // namespace
 
 Result<std::string> UsageDocument(Context& ctx, const monitor::UsageQuery& q, bool text) {
@@ -44,11 +55,12 @@ Result<std::string> UsageDocument(Context& ctx, const monitor::UsageQuery& q, bo
 // who may ask about whom), then one query.
 Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> what, since, from, until, user, gpu, limit, resolution;
-  bool json = false, compact = false, all = false;
+  bool json = false, compact = false, all = false, no_chart = false;
   ArgSpec spec("bk usage",
                "GPU usage history recorded by the monitor: your summary (me, the default), every "
-               "user's (users), process and reclaim events (events) or per-minute records (samples).");
-  spec.Positional("view", &what, "me | users | events | samples");
+               "user's (users), process and reclaim events (events) or per-minute records (samples); "
+               "what usage.db holds and costs (storage) and what this build offers (capabilities).");
+  spec.Positional("view", &what, "me | users | events | samples | storage | capabilities");
   spec.Option("-s,--since", &since, "how far back, e.g. 2h, 7d, 30d (default 24h)", "DUR");
   spec.Option("-f,--from", &from, "start time instead of --since", "TIME");
   spec.Option("-u,--until", &until, "end time (default now)", "TIME");
@@ -59,12 +71,22 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   spec.Option("-r,--resolution", &resolution, "samples: auto, 1m (default), 5m, 10m, 1h or 1d", "RES");
   spec.Flag("-j,--json", &json, "print the gpubk.usage.v1 document (indented)");
   spec.Flag("-c,--compact", &compact, "with --json: the document on one line");
+  spec.Flag("--no-chart", &no_chart, "me: leave out the ACTIVITY TREND (last 7 days and 4 weeks)");
   spec.Excludes("--since", "--from");
   spec.Excludes("--user", "--all");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
 
   monitor::UsageQuery q;
   std::string view = what ? std::string(Trim(*what)) : "me";
+  if (view == "storage" || view == "capabilities") {
+    // They describe the store and the build, not an interval or someone's use.
+    if (since || from || until || user || all || gpu || limit || resolution)
+      return Invalid(fmt::format("`bk u {}` takes only --json and --compact", view));
+    if (view == "capabilities")
+      return Emit(
+          ctx, json ? monitor::UsageCapabilitiesJson(ctx.clock->NowMs()) : monitor::UsageCapabilitiesText(),
+          json, compact);
+  }
   if (view == "me")
     q.kind = monitor::UsageKind::kMe;
   else if (view == "users")
@@ -73,8 +95,12 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
     q.kind = monitor::UsageKind::kEvents;
   else if (view == "samples")
     q.kind = monitor::UsageKind::kSamples;
+  else if (view == "storage")
+    q.kind = monitor::UsageKind::kStorage;
   else
-    return Invalid(fmt::format("unknown usage view {}; use me, users, events or samples", Printable(view)));
+    return Invalid(fmt::format(
+        "unknown usage view {}; use me, users, events, samples, storage or capabilities", Printable(view)));
+  q.chart = q.kind == monitor::UsageKind::kMe && !json && !no_chart;
   if (q.kind == monitor::UsageKind::kMe && (all || user))
     return Invalid("`bk u me` shows your own usage; use `bk u users --user NAME` for someone else");
 
@@ -113,13 +139,7 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   }
 
   BK_ASSIGN_OR_RETURN(std::string doc, UsageDocument(ctx, q, !json));
-  if (json && compact)
-    ctx.PrintDoc(doc);
-  else if (json)
-    ctx.Print(surface::Dump(doc, surface::JsonStyle::kPretty));
-  else
-    std::fputs(doc.c_str(), ctx.out);
-  return 0;
+  return Emit(ctx, doc, json, compact);
 }
 
 }  // namespace bk::cli

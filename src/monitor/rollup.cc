@@ -1,5 +1,7 @@
 #include "monitor/rollup.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace bk::monitor {
@@ -17,6 +19,15 @@ struct SampleGroup {
 };
 
 }  // namespace
+
+Status CheckRollup(double rollup_s, int64_t interval_ms) {
+  if (rollup_s != static_cast<double>(RollupAggregator::kWindowSeconds))
+    return Invalid(fmt::format("--rollup {}: usage.db records one-minute rollups, so only {} is accepted",
+                               rollup_s, RollupAggregator::kWindowSeconds));
+  if (interval_ms <= 0 || (RollupAggregator::kWindowSeconds * 1000) % interval_ms != 0)
+    return Invalid("monitor_rollup_seconds must be an integer multiple of monitor_interval_seconds");
+  return Ok();
+}
 
 void RollupAggregator::Add(int64_t at_ms, int64_t interval_ms, const gpu::Snapshot& snapshot,
                            const std::vector<std::vector<Classified>>& classified,

@@ -15,11 +15,22 @@
 #include <tuple>
 #include <vector>
 
+#include "base/result.h"
 #include "gpu/snapshot.h"
 #include "monitor/classify.h"
 #include "store/usage_store.h"
 
 namespace bk::monitor {
+
+// The rollup period a monitor run may use (`bk m --rollup`, seconds), given
+// its sample interval. usage.db's minute tier holds 60-second windows: it is
+// what `bk u samples -r 1m` reads, what 5m and 10m are merged from and what
+// the partial hours at either end of a summary are summed from, so a wider
+// window stored there would be counted as a minute, and one stored beside it
+// would be read by no view. So 60 is the one accepted period; and, as in the
+// original, it must be a whole number of sample intervals, so that no sample
+// is split between windows.
+Status CheckRollup(double rollup_s, int64_t interval_ms);
 
 class RollupAggregator {
  public:

@@ -1,6 +1,7 @@
 #include "monitor/usage_view.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +13,9 @@
 
 #include "base/strings.h"
 #include "engine/parse.h"
+#include "monitor/rollup.h"
 #include "monitor/runner.h"
+#include "monitor/usage_trend.h"
 #include "sys/fs.h"
 #include "sys/node.h"
 
@@ -175,6 +178,144 @@ std::string Clip(const std::string& s, size_t n) {
   return p.size() <= n ? p : p.substr(0, n - 1) + "+";
 }
 
+// usage.db and the files SQLite keeps beside it, with their sizes (0 when
+// absent: -wal and -shm exist only while a connection has the file open).
+std::vector<std::pair<std::string, int64_t>> StoreFiles(const std::string& path) {
+  std::vector<std::pair<std::string, int64_t>> files;
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    struct stat st {};
+    const std::string p = path + suffix;
+    files.emplace_back(sys::Basename(p), ::lstat(p.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0);
+  }
+  return files;
+}
+
+// How long each kind of history is kept, by the name Stats() gives it.
+int64_t RetentionDays(const std::string& span) {
+  const store::UsageRetention r;
+  if (span == "devices") return r.device_days;
+  if (span == "minute") return r.minute_days;
+  if (span == "hourly") return r.hour_days;
+  return r.event_days;
+}
+
+json RetentionJson() {
+  const store::UsageRetention r;
+  return {{"device_days", r.device_days},
+          {"minute_days", r.minute_days},
+          {"hourly_days", r.hour_days},
+          {"event_days", r.event_days},
+          {"zero_days_means", "unlimited"}};
+}
+
+// The usage-storage document: the original's envelope (schema, kind,
+// storage) around what SQLite can say about usage.db.
+Result<std::string> StorageJson(store::UsageStore* store, const Collector& collector) {
+  json storage = {{"path", store ? json(store->path()) : json()}, {"retention", RetentionJson()}};
+  if (store) {
+    BK_ASSIGN_OR_RETURN(store::UsageStats st, store->Stats());
+    int64_t total = 0;
+    json files = json::object();
+    for (const auto& [name, bytes] : StoreFiles(store->path())) {
+      files[name] = bytes;
+      total += bytes;
+    }
+    json tables = json::object(), tiers = json::object();
+    for (const auto& t : st.tables) tables[t.name] = t.rows;
+    for (const auto& sp : st.spans)
+      tiers[sp.name] = {{"rows", sp.rows},
+                        {"oldest", sp.oldest ? json(engine::FormatIsoUtc(*sp.oldest)) : json()},
+                        {"newest", sp.newest ? json(engine::FormatIsoUtc(*sp.newest)) : json()}};
+    storage["format"] = {{"engine", "sqlite"},
+                         {"format", st.format},
+                         {"schema_version", store::UsageStore::kSchemaVersion},
+                         {"journal_mode", st.journal_mode}};
+    storage["bytes"] = total;
+    storage["files"] = files;
+    storage["pages"] = {
+        {"page_size", st.page_size}, {"page_count", st.page_count}, {"free_pages", st.free_pages}};
+    storage["tables"] = tables;
+    storage["tiers"] = tiers;
+  } else {
+    storage["format"] = json();
+  }
+  storage["warnings"] = json::array();
+  storage["collector"] = CollectorJson(collector);
+  json doc = {{"schema_version", "gpubk.usage.v1"}, {"kind", "usage-storage"}, {"storage", storage}};
+  return doc.dump(2, ' ', false, json::error_handler_t::replace);
+}
+
+std::string Bytes(int64_t n) {
+  if (n < 1024) return fmt::format("{} B", n);
+  if (n < 1024 * 1024) return fmt::format("{:.1f} KiB", n / 1024.0);
+  return fmt::format("{:.1f} MiB", n / (1024.0 * 1024.0));
+}
+
+// 2026-11-29 18:49, local: the year matters for history kept 400 days.
+std::string Minute(int64_t t, const engine::Zone& zone) {
+  engine::CivilTime c = zone.ToLocal(t);
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}", c.year, c.month, c.day, c.hour, c.minute);
+}
+
+std::string Rows(int64_t n) { return fmt::format("{} row{}", n, n == 1 ? "" : "s"); }
+
+// `bk u storage` as text, one item per line.
+Result<std::string> StorageText(store::UsageStore& store, const engine::Zone& zone) {
+  BK_ASSIGN_OR_RETURN(store::UsageStats st, store.Stats());
+  std::string out = "path: " + Printable(store.path()) + "\n";
+  int64_t total = 0;
+  std::string parts;
+  for (const auto& [name, bytes] : StoreFiles(store.path())) {
+    total += bytes;
+    // "usage.db 56.0 KiB, -wal 0 B, -shm 32.0 KiB"
+    parts += parts.empty() ? fmt::format("{} {}", name, Bytes(bytes))
+                           : fmt::format(", {} {}", name.substr(name.rfind('-')), Bytes(bytes));
+  }
+  out += fmt::format("size: {} on disk ({})\n", Bytes(total), parts);
+  out += fmt::format("pages: {} of {} bytes, {} free\n", st.page_count, st.page_size, st.free_pages);
+  out += fmt::format("format: {} schema {} (SQLite, journal {})\n", Printable(st.format),
+                     store::UsageStore::kSchemaVersion, Printable(st.journal_mode));
+  for (const auto& sp : st.spans) {
+    std::string name = sp.name == "minute" || sp.name == "hourly" ? sp.name + " rollups" : sp.name;
+    std::string span = sp.oldest && sp.newest
+                           ? fmt::format(", {} -> {}", Minute(*sp.oldest, zone), Minute(*sp.newest, zone))
+                           : "";
+    out += fmt::format("{}: {}{}, kept {} days\n", name, Rows(sp.rows), span, RetentionDays(sp.name));
+  }
+  for (const auto& t : st.tables)
+    if (t.name != "devices" && t.name != "rollups" && t.name != "events")
+      out += fmt::format("{}: {}\n", t.name, Rows(t.rows));
+  return out;
+}
+// `bk u me`: the dashboard of your totals over the query's range, then
+// (q.chart) the activity trend of the weeks before its end, from the hourly
+// rollups: the same records every other view reads.
+Result<std::string> MeText(store::UsageStore& store, const UsageQuery& q, const engine::Zone& zone) {
+  BK_ASSIGN_OR_RETURN(auto rows, store.Users(q.from, q.to, q.uid));
+  std::string out;
+  if (rows.empty()) {
+    out = "no usage records for you in this interval\n";
+  } else {
+    const store::UserUsage& u = rows[0];
+    double use = u.reserved_ms > 0 ? std::min(1.0, static_cast<double>(u.active_ms) / u.reserved_ms) : 0.0;
+    out += "YOUR GPU USE\n";
+    out += fmt::format("  ACTIVE {:>8}   RESERVED {:>8}   USE {:.1f}%\n", Dur(u.active_ms),
+                       Dur(u.reserved_ms), 100.0 * use);
+    out += fmt::format("  IDLE RESERVED {}   UNBOOKED {}   INFERRED {}\n", Dur(u.idle_reserved_ms),
+                       Dur(u.unbooked_ms), Dur(u.inferred_ms));
+    out += fmt::format("  PEAK VRAM {}   AVG SM {}   GPUS {}\n", Mem(u.max_memory_mb),
+                       u.avg_sm_percent ? fmt::format("{:.1f}%", *u.avg_sm_percent) : "-",
+                       u.gpus.empty() ? "-" : JoinInts(u.gpus));
+  }
+  if (!q.chart || !q.uid) return out;
+  const int64_t end = q.to - 1;  // `to` is exclusive
+  const int64_t start = TrendStart(end, zone);
+  store::RollupQuery rq{start - start % 3600,           q.to, 3600, q.uid, std::nullopt,
+                        std::numeric_limits<int>::max()};
+  BK_ASSIGN_OR_RETURN(auto hourly, store.Rollups(rq));
+  return out + "\n" + TrendText(BuildActivityTrend(hourly, end, zone));
+}
+
 }  // namespace
 
 const char* UsageKindName(UsageKind k) {
@@ -183,13 +324,52 @@ const char* UsageKindName(UsageKind k) {
     case UsageKind::kUsers: return "users";
     case UsageKind::kEvents: return "events";
     case UsageKind::kSamples: return "samples";
+    case UsageKind::kStorage: return "storage";
   }
   return "me";
+}
+
+std::string UsageCapabilitiesJson(int64_t now_ms) {
+  json resolutions = json::object();
+  for (const auto& r : kResolutions) resolutions[std::string(r.name)] = r.seconds;
+  const sys::NodeIdentity& node = sys::LocalNode();
+  json doc = {{"schema_version", "gpubk.usage.v1"},
+              {"kind", "usage-capabilities"},
+              {"generated_at", IsoMs(now_ms)},
+              {"node", {{"schema", 1}, {"id", node.id}, {"hostname", node.hostname}}},
+              {"storage_format", "gpubk.usage.sqlite"},
+              {"views", {"me", "users", "events", "samples", "storage", "capabilities"}},
+              {"resolutions", resolutions},
+              // What usage.db keeps; the other resolutions are merged from these when read.
+              {"stored_resolutions", {RollupAggregator::kWindowSeconds, 3600}},
+              {"rollup_seconds", RollupAggregator::kWindowSeconds},
+              {"activity_trend",
+               {{"view", "me"}, {"days", kTrendDays}, {"weeks", kTrendWeeks}, {"resolution", "1h"}}},
+              {"retention", RetentionJson()},
+              {"interfaces", {{"json_cli", "bk usage ... --json"}, {"mcp", "get_my_gpu_usage"}}},
+              {"durability", {{"single_writer_lock", true}, {"transaction_per_sample", true}}}};
+  return doc.dump(2, ' ', false, json::error_handler_t::replace);
+}
+
+std::string UsageCapabilitiesText() {
+  const store::UsageRetention r;
+  std::string names;
+  for (const auto& res : kResolutions) names += (names.empty() ? "" : ", ") + std::string(res.name);
+  std::string out = "views: me, users, events, samples, storage, capabilities\n";
+  out += fmt::format("resolutions: {} (1m and 1h stored, the others merged)\n", names);
+  out += fmt::format("rollup: {}s\n", RollupAggregator::kWindowSeconds);
+  out += fmt::format("activity trend: bk u me, {} days and {} weeks (--no-chart omits it)\n", kTrendDays,
+                     kTrendWeeks);
+  out += fmt::format("retention: devices {}d, minute rollups {}d, hourly {}d, events {}d\n", r.device_days,
+                     r.minute_days, r.hour_days, r.event_days);
+  out += "storage: SQLite gpubk.usage.sqlite, one writer, a transaction per sample\n";
+  return out;
 }
 
 Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int64_t now_ms,
                               const std::string& not_recording) {
   BK_ASSIGN_OR_RETURN(Collector collector, ReadCollector(store, now_ms, not_recording));
+  if (q.kind == UsageKind::kStorage) return StorageJson(store, collector);
   json query = {{"start_at", engine::FormatIsoUtc(q.from)},
                 {"end_at", engine::FormatIsoUtc(q.to)},
                 {"uid", q.uid ? json(*q.uid) : json()},
@@ -252,6 +432,7 @@ Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int
       doc["records"] = records;
       break;
     }
+    case UsageKind::kStorage: break;  // its own document, above
   }
   doc["query"] = query;
   doc["truncated"] = truncated;
@@ -263,23 +444,16 @@ Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int
   BK_ASSIGN_OR_RETURN(Collector collector, ReadCollector(store, now_ms, not_recording));
   std::string out = CollectorLine(collector) + "\n";
   if (!store) return out + "no usage history yet: the monitor records it (`bk m`, or `bk server serve`)\n";
+  if (q.kind == UsageKind::kStorage) {
+    BK_ASSIGN_OR_RETURN(std::string items, StorageText(*store, zone));
+    return out + items;
+  }
   out += fmt::format("history: {} -> {} (sampled past only)\n", engine::FormatLocal(q.from, zone),
                      engine::FormatLocal(q.to, zone));
   switch (q.kind) {
     case UsageKind::kMe: {
-      BK_ASSIGN_OR_RETURN(auto rows, store->Users(q.from, q.to, q.uid));
-      if (rows.empty()) return out + "no usage records for you in this interval\n";
-      const store::UserUsage& u = rows[0];
-      double use = u.reserved_ms > 0 ? std::min(1.0, static_cast<double>(u.active_ms) / u.reserved_ms) : 0.0;
-      out += "YOUR GPU USE\n";
-      out += fmt::format("  ACTIVE {:>8}   RESERVED {:>8}   USE {:.1f}%\n", Dur(u.active_ms),
-                         Dur(u.reserved_ms), 100.0 * use);
-      out += fmt::format("  IDLE RESERVED {}   UNBOOKED {}   INFERRED {}\n", Dur(u.idle_reserved_ms),
-                         Dur(u.unbooked_ms), Dur(u.inferred_ms));
-      out += fmt::format("  PEAK VRAM {}   AVG SM {}   GPUS {}\n", Mem(u.max_memory_mb),
-                         u.avg_sm_percent ? fmt::format("{:.1f}%", *u.avg_sm_percent) : "-",
-                         u.gpus.empty() ? "-" : JoinInts(u.gpus));
-      return out;
+      BK_ASSIGN_OR_RETURN(std::string me, MeText(*store, q, zone));
+      return out + me;
     }
     case UsageKind::kUsers: {
       BK_ASSIGN_OR_RETURN(auto rows, store->Users(q.from, q.to, q.uid));
@@ -328,6 +502,7 @@ Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int
       }
       return out;
     }
+    case UsageKind::kStorage: break;  // answered above
   }
   return out;
 }

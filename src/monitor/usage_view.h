@@ -17,8 +17,9 @@
 
 namespace bk::monitor {
 
-enum class UsageKind { kMe, kUsers, kEvents, kSamples };
-const char* UsageKindName(UsageKind k);  // me | users | events | samples
+// kStorage: what usage.db holds and costs (`bk u storage`).
+enum class UsageKind { kMe, kUsers, kEvents, kSamples, kStorage };
+const char* UsageKindName(UsageKind k);  // me | users | events | samples | storage
 
 struct UsageQuery {
   UsageKind kind = UsageKind::kMe;
@@ -28,6 +29,9 @@ struct UsageQuery {
   std::optional<int> gpu;
   int64_t resolution = 60;  // samples: one of kResolutions
   int limit = 1000;
+  // me, as text: append the ACTIVITY TREND (usage_trend.h). Off unless asked
+  // for, so a caller that does not know about it gets the summary alone.
+  bool chart = false;
 };
 
 // The sample resolutions `bk u samples -r` offers, as the original: usage.db
@@ -42,6 +46,12 @@ bool IsResolution(int64_t seconds);
 // "auto" (by the window's length `span`: minutes up to 2 days, as the
 // original, hours up to 90 days, else days) or a name of kResolutions.
 Result<int64_t> ParseResolution(std::string_view text, int64_t span);
+
+// The views, resolutions, tiers and retention this build's usage history
+// offers (kind usage-capabilities): a description of the build and its fixed
+// settings, so it reads nothing and answers alike in every deployment.
+std::string UsageCapabilitiesJson(int64_t now_ms);
+std::string UsageCapabilitiesText();
 
 // `store` may be null: no usage.db yet (every list empty, collector not-seen).
 // `now_ms` classifies the heartbeat. `not_recording`, from the live monitor

@@ -182,6 +182,61 @@ Status RunReset(Stmt& st) {
   return r;
 }
 
+// One integer a query answers (a count, a PRAGMA); NULL for an empty MIN/MAX.
+Result<std::optional<int64_t>> QueryInt(Db& db, const std::string& sql) {
+  BK_ASSIGN_OR_RETURN(Stmt st, db.Prepare(sql));
+  BK_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return std::optional<int64_t>();
+  return st.OptInt(0);
+}
+
+// A kind of history: its rows and the times of its oldest and newest record
+// (`time` is an expression in epoch seconds over `table` WHERE `where`).
+Result<UsageSpan> ReadSpan(Db& db, std::string name, std::string_view table, std::string_view time,
+                           std::string_view where) {
+  const std::string tail = fmt::format(" FROM {} WHERE {}", table, where);
+  BK_ASSIGN_OR_RETURN(Stmt st, db.Prepare(fmt::format("SELECT count(*), min({0}), max({0})", time) + tail));
+  BK_ASSIGN_OR_RETURN(bool row, st.Step());
+  UsageSpan span{std::move(name)};
+  if (row) {
+    span.rows = st.Int(0);
+    span.oldest = st.OptInt(1);
+    span.newest = st.OptInt(2);
+  }
+  return span;
+}
+
+Result<std::string> QueryText(Db& db, const std::string& sql) {
+  BK_ASSIGN_OR_RETURN(Stmt st, db.Prepare(sql));
+  BK_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.Text(0) : std::string();
+}
+
+Result<UsageStats> ReadStats(Db& db) {
+  UsageStats s;
+  BK_ASSIGN_OR_RETURN(s.format, QueryText(db, "SELECT value FROM meta WHERE key = 'format'"));
+  BK_ASSIGN_OR_RETURN(s.journal_mode, QueryText(db, "PRAGMA journal_mode"));
+  BK_ASSIGN_OR_RETURN(auto page_size, QueryInt(db, "PRAGMA page_size"));
+  BK_ASSIGN_OR_RETURN(auto page_count, QueryInt(db, "PRAGMA page_count"));
+  BK_ASSIGN_OR_RETURN(auto free_pages, QueryInt(db, "PRAGMA freelist_count"));
+  s.page_size = page_size.value_or(0);
+  s.page_count = page_count.value_or(0);
+  s.free_pages = free_pages.value_or(0);
+  for (std::string_view table :
+       {kDeviceTable.info.name, kRollupTable.info.name, kUsageEventTable.info.name, kProcessTable.info.name,
+        kEvidenceTable.info.name, kGpuTable.info.name, kHeartbeatTable.info.name}) {
+    BK_ASSIGN_OR_RETURN(auto rows, QueryInt(db, fmt::format("SELECT count(*) FROM {}", table)));
+    s.tables.push_back({std::string(table), rows.value_or(0)});
+  }
+  BK_ASSIGN_OR_RETURN(UsageSpan devices, ReadSpan(db, "devices", "devices", "ts_ms / 1000", "1"));
+  BK_ASSIGN_OR_RETURN(UsageSpan minute, ReadSpan(db, "minute", "rollups", "window_start", "resolution = 60"));
+  BK_ASSIGN_OR_RETURN(UsageSpan hourly,
+                      ReadSpan(db, "hourly", "rollups", "window_start", "resolution = 3600"));
+  BK_ASSIGN_OR_RETURN(UsageSpan events, ReadSpan(db, "events", "events", "ts_ms / 1000", "1"));
+  s.spans = {std::move(devices), std::move(minute), std::move(hourly), std::move(events)};
+  return s;
+}
+
 }  // namespace
 
 UsageStore::UsageStore(std::unique_ptr<Db> db, std::string path)
@@ -528,6 +583,16 @@ Result<std::vector<DeviceRow>> UsageStore::Devices(int64_t from_ms, int64_t to_m
                                             "LIMIT ?) ORDER BY ts_ms, gpu"));
   st.Bind(1, from_ms).Bind(2, to_ms).Bind(3, int64_t{limit});
   return ReadRows(st, kDeviceTable);
+}
+
+// One read transaction, so the counts and spans describe the same moment
+// even while the monitor writes.
+Result<UsageStats> UsageStore::Stats() {
+  if (in_txn_) return ReadStats(*db_);
+  BK_TRY(db_->Exec("BEGIN"));
+  auto stats = ReadStats(*db_);
+  (void)db_->Exec("COMMIT");
+  return stats;
 }
 
 }  // namespace bk::store

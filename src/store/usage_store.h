@@ -168,6 +168,28 @@ struct RollupQuery {
   int limit = 1000;
 };
 
+// What usage.db holds, for `bk u storage`: rows per table, and the time
+// span of each kind of history (epoch seconds; none while it is empty).
+struct UsageTableStats {
+  std::string name;  // devices | rollups | events | processes | evidence | gpus | heartbeat
+  int64_t rows = 0;
+};
+struct UsageSpan {
+  std::string name;  // devices (per sample) | minute | hourly (rollup tiers) | events
+  int64_t rows = 0;
+  std::optional<int64_t> oldest;
+  std::optional<int64_t> newest;
+};
+struct UsageStats {
+  std::string format;        // the meta table's format name
+  std::string journal_mode;  // wal
+  int64_t page_size = 0;
+  int64_t page_count = 0;
+  int64_t free_pages = 0;  // pages SQLite reuses before the file grows
+  std::vector<UsageTableStats> tables;
+  std::vector<UsageSpan> spans;
+};
+
 struct EventQuery {
   int64_t from_ms = 0;
   int64_t to_ms = 0;  // exclusive
@@ -221,6 +243,7 @@ class UsageStore {
   Result<std::vector<UserUsage>> Users(int64_t from, int64_t to, std::optional<uint32_t> uid);
   Result<std::vector<UsageEvent>> Events(const EventQuery& q);
   Result<std::vector<DeviceRow>> Devices(int64_t from_ms, int64_t to_ms, int limit);
+  Result<UsageStats> Stats();
 
   const std::string& path() const { return path_; }
   Db& db() { return *db_; }

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
+#include <tuple>
 
 #include "base/temp_dir_testing.h"
 
@@ -302,6 +304,56 @@ TEST_F(UsageStoreTest, ClearEmptiesEveryRecordInPlace) {
   ASSERT_TRUE(s->AddDevices(devices));
   ASSERT_TRUE(s->Commit());
   EXPECT_EQ(s->Devices(0, (now + 1) * 1000, 100)->size(), 1u);
+}
+
+TEST_F(UsageStoreTest, StatsCountRowsAndSpans) {
+  auto s = OpenRw();
+  ASSERT_TRUE(s);
+  auto empty = s->Stats();
+  ASSERT_TRUE(empty.has_value()) << empty.error().message;
+  EXPECT_GT(empty->page_size, 0);
+  EXPECT_EQ(empty->format, "gpubk.usage.sqlite");
+  EXPECT_EQ(empty->journal_mode, "wal");
+  ASSERT_EQ(empty->spans.size(), 4u);
+  EXPECT_EQ(empty->spans[1].name, "minute");
+  EXPECT_EQ(empty->spans[1].rows, 0);
+  EXPECT_FALSE(empty->spans[1].oldest.has_value());
+
+  const int64_t h = Hour(kT0);
+  std::vector<DeviceRow> devices = {{h * 1000 + 500, 0, "ok", "simulation", 1, 1, 2, 0},
+                                    {(h + 90) * 1000, 0, "ok", "simulation", 1, 1, 2, 0}};
+  std::vector<RollupRow> rollups = {Row(h, 0, 1, "ok", 1, 1), Row(h + 60, 0, 1, "ok", 1, 1),
+                                    Row(h + 3600, 1, 2, "unreserved", 1, 1)};
+  UsageEvent e;
+  e.ts_ms = (h + 30) * 1000;
+  e.kind = "monitor-start";
+  ASSERT_TRUE(s->Begin());
+  ASSERT_TRUE(s->AddDevices(devices));
+  ASSERT_TRUE(s->AddRollups(rollups));
+  ASSERT_TRUE(s->AddEvents({&e, 1}));
+  ASSERT_TRUE(s->Commit());
+
+  auto got = s->Stats();
+  ASSERT_TRUE(got.has_value()) << got.error().message;
+  std::map<std::string, int64_t> rows;
+  for (const auto& t : got->tables) rows[t.name] = t.rows;
+  EXPECT_EQ(rows, (std::map<std::string, int64_t>{{"devices", 2},
+                                                  {"rollups", 5},
+                                                  {"events", 1},
+                                                  {"processes", 0},
+                                                  {"evidence", 0},
+                                                  {"gpus", 0},
+                                                  {"heartbeat", 0}}));
+  const auto& sp = got->spans;
+  EXPECT_EQ((std::tuple{sp[0].name, sp[0].rows, sp[0].oldest, sp[0].newest}),
+            (std::tuple{std::string("devices"), int64_t{2}, std::optional(h), std::optional(h + 90)}));
+  EXPECT_EQ((std::tuple{sp[1].name, sp[1].rows, sp[1].oldest, sp[1].newest}),
+            (std::tuple{std::string("minute"), int64_t{3}, std::optional(h), std::optional(h + 3600)}));
+  EXPECT_EQ((std::tuple{sp[2].name, sp[2].rows, sp[2].oldest, sp[2].newest}),
+            (std::tuple{std::string("hourly"), int64_t{2}, std::optional(h), std::optional(h + 3600)}));
+  EXPECT_EQ((std::tuple{sp[3].name, sp[3].rows, sp[3].oldest}),
+            (std::tuple{std::string("events"), int64_t{1}, std::optional(h + 30)}));
+  EXPECT_GE(got->page_count, got->free_pages);
 }
 
 }  // namespace
