@@ -12,6 +12,7 @@
 #include "cli/args.h"
 #include "cli/context.h"
 #include "cli/help.h"
+#include "client/server_discovery.h"
 #include "surface/documents.h"
 #include "surface/text.h"
 #include "sys/fs.h"
@@ -157,11 +158,21 @@ bool WantsJson(const std::vector<std::string>& args) {
   return false;
 }
 
+// A reference the private ledger does not have may well be in a server's
+// the user has not connected to: the one refusal where saying which ledger
+// was searched changes what the user does next.
+std::string WhereSearched(Context& ctx, const Error& e) {
+  bool unknown_ref = e.kind == ErrorKind::kNotFound &&
+                     (e.message.starts_with("reservation not found") || e.message.starts_with("job not found"));
+  if (!unknown_ref || !ctx.ledger || ctx.ledger->Transport() != "direct") return {};
+  return client::PrivateLedgerHint(sys::Dirname(ctx.config.ledger_path), client::RunningServerConfigs());
+}
+
 int Report(Context& ctx, const Error& e) {
   if (ctx.json && (e.kind != ErrorKind::kUsage || ctx.agent)) {
     ctx.PrintDoc(surface::ErrorDoc(e));
   } else {
-    std::fprintf(ctx.err, "bk: %s\n", Printable(ctx.Local(e.message)).c_str());
+    std::fprintf(ctx.err, "bk: %s%s\n", Printable(ctx.Local(e.message)).c_str(), WhereSearched(ctx, e).c_str());
   }
   return ExitCode(e.kind);
 }

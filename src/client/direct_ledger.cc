@@ -4,10 +4,8 @@
 #include <memory>
 
 #include "client/method_ledger.h"
-#include "client/server_discovery.h"
 #include "gpu/open_source.h"
 #include "service/booking_service.h"
-#include "sys/fs.h"
 #include "sys/local_zone.h"
 #include "sys/users.h"
 
@@ -50,19 +48,7 @@ class DirectLedger : public MethodLedger<DirectLedger> {
   // The same service call the daemon makes for the method, without the wire.
   template <class M>
   Result<typename M::Reply> RunMethod(const M& m, const typename M::Request& request) {
-    auto reply = m.run(rpc::Context{service_, actor_, config_}, request);
-    if (!reply && IsUnknownReference(reply.error()))
-      reply.error().message +=
-          PrivateLedgerHint(sys::Dirname(config_.ledger_path), RunningServerConfigs());
-    return reply;
-  }
-
-  // A reference that is not in this ledger may well be in a server's the
-  // user forgot to connect to: the one refusal where saying which ledger was
-  // searched changes what the user does next.
-  static bool IsUnknownReference(const Error& e) {
-    return e.kind == ErrorKind::kNotFound &&
-           (e.message.starts_with("reservation not found") || e.message.starts_with("job not found"));
+    return m.run(rpc::Context{service_, actor_, config_}, request);
   }
 
   const config::Config& config_;

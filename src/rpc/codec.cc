@@ -1137,6 +1137,7 @@ json Encode(const UsageRequest& r) {
             {"resolution", q.resolution},
             {"limit", q.limit},
             {"text", r.text}};
+  if (q.chart) j["chart"] = true;
   if (r.to_given) j["to"] = q.to;
   if (q.uid) j["uid"] = *q.uid;
   if (q.gpu) j["gpu"] = *q.gpu;
@@ -1147,18 +1148,18 @@ json Encode(const UsageRequest& r) {
 // caller (view "me") are the method's.
 Result<UsageRequest> DecodeUsageRequest(const json& j) {
   Fields f(j);
-  BK_TRY(f.Known({"view", "from", "to", "uid", "gpu", "resolution", "limit", "text"}));
+  BK_TRY(f.Known({"view", "from", "to", "uid", "gpu", "resolution", "limit", "text", "chart"}));
   UsageRequest r;
   monitor::UsageQuery& q = r.query;
   BK_ASSIGN_OR_RETURN(std::string view, f.NonEmptyStr("view"));
   bool known = false;
   for (auto kind : {monitor::UsageKind::kMe, monitor::UsageKind::kUsers, monitor::UsageKind::kEvents,
-                    monitor::UsageKind::kSamples})
+                    monitor::UsageKind::kSamples, monitor::UsageKind::kStorage})
     if (view == monitor::UsageKindName(kind)) {
       q.kind = kind;
       known = true;
     }
-  if (!known) return Invalid("view must be me, users, events or samples");
+  if (!known) return Invalid("view must be me, users, events, samples or storage");
   BK_ASSIGN_OR_RETURN(auto from, f.IntIn("from", 0, int64_t{1} << 40));
   q.from = from.value_or(0);
   BK_ASSIGN_OR_RETURN(auto to, f.IntIn("to", 0, int64_t{1} << 40));
@@ -1175,6 +1176,7 @@ Result<UsageRequest> DecodeUsageRequest(const json& j) {
   BK_ASSIGN_OR_RETURN(auto limit, f.IntIn("limit", 1, 200000));
   q.limit = static_cast<int>(limit.value_or(1000));
   r.text = f.Flag("text");
+  BK_ASSIGN_OR_RETURN(q.chart, f.Bool("chart"));
   return r;
 }
 

@@ -4,11 +4,17 @@
 #include <sqlite3.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 namespace bk::store {
 
@@ -137,19 +143,27 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path, int flags, const s
 
 namespace {
 
-// The PID of a lock conflicting with a write lock on [start, start+len) of
-// `path`; 0 when none. Asking the kernel changes nothing.
-pid_t ConflictingLock(const std::string& path, off_t start, off_t len) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return 0;
-  struct flock fl {};
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = start;
-  fl.l_len = len;
-  pid_t pid = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK ? fl.l_pid : 0;
-  close(fd);
-  return pid > 0 ? pid : 0;
+// The PID of another process's POSIX write lock overlapping [start,
+// start+len) of `path`, from /proc/locks; 0 when none. The file is never
+// opened: closing any descriptor of a file drops every POSIX lock this
+// process holds on it, SQLite's included.
+pid_t WriteLockHolder(const std::string& path, uint64_t start, uint64_t len) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return 0;
+  std::string id = fmt::format("{:02x}:{:02x}:{}", major(st.st_dev), minor(st.st_dev), st.st_ino);
+  std::ifstream locks("/proc/locks");
+  std::string line;
+  while (std::getline(locks, line)) {
+    std::istringstream in(line);
+    std::string n, type, advisory, access, pid, dev, from, to;
+    if (!(in >> n >> type) || type == "->" || type != "POSIX") continue;
+    if (!(in >> advisory >> access >> pid >> dev >> from >> to) || access != "WRITE" || dev != id) continue;
+    uint64_t lo = std::strtoull(from.c_str(), nullptr, 10);
+    uint64_t hi = to == "EOF" ? UINT64_MAX : std::strtoull(to.c_str(), nullptr, 10);
+    long holder = std::strtol(pid.c_str(), nullptr, 10);
+    if (lo < start + len && hi >= start && holder > 0 && holder != getpid()) return static_cast<pid_t>(holder);
+  }
+  return 0;
 }
 
 std::string ProcessName(pid_t pid) {
@@ -175,8 +189,8 @@ std::string LockHolder(const std::string& path) {
   // SQLite's unix VFS: in WAL mode writers take byte 120 of the -shm file
   // (checkpoint and recovery the next two); otherwise, and in exclusive
   // locking mode, the pending/reserved/shared bytes at 1 GiB in the file.
-  pid_t pid = ConflictingLock(path + "-shm", 120, 3);
-  if (pid == 0) pid = ConflictingLock(path, 0x40000000, 512);
+  pid_t pid = WriteLockHolder(path + "-shm", 120, 3);
+  if (pid == 0) pid = WriteLockHolder(path, 0x40000000, 512);
   if (pid == 0) return {};
   std::string name = ProcessName(pid);
   return name.empty() ? fmt::format("PID {}", pid) : fmt::format("PID {} ({})", pid, name);

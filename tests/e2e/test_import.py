@@ -210,7 +210,7 @@ class InvalidImportTest(BkTestCase):
                                  "2026-11-29T21:00:00Z", status="cancelled"),
         ])
         msg = self.refuse(ledger, ["the file's active bookings over-admit this host",
-                                   "GPU 1 shared slots over capacity (3/2) at 2026-11-29T19:45:00Z "
+                                   "GPU 1 shared slots over capacity (3/2) at 2026-11-29 19:45 +0000 "
                                    "(aaaaaaaa, bbbbbbbb, cccccccc)"])
         self.assertNotIn("dddddddd", msg)
 

@@ -107,8 +107,8 @@ class EditFutureTest(BkTestCase):
     def test_conflict_without_queue_is_refused(self):
         self.ok("x", "1", "1h", "--gpu", "1", "-t", "22:00", "-q")
         msg = self.refused("e", self.rid[:8], "--at", "21:45")
-        self.assertEqual(msg, "exclusive conflict on GPU 1; nearest available: GPU=1 2026-11-29T23:00:00Z -> "
-                              "2026-11-29T23:30:00Z")
+        self.assertEqual(msg, "exclusive conflict on GPU 1; nearest available: GPU=1 2026-11-29 23:00 +0000 -> "
+                              "2026-11-29 23:30 +0000")
 
     def test_queue_moves_to_the_next_legal_slot(self):
         self.ok("x", "1", "1h", "--gpu", "1", "-t", "22:00", "-q")
@@ -119,7 +119,7 @@ class EditFutureTest(BkTestCase):
 
     def test_future_start_cannot_move_into_the_current_slice(self):
         self.assertEqual(self.refused("e", "1", "--start", "now"),
-                         "edit start must not be in the past; earliest editable slot is 2026-11-29T18:50:00Z")
+                         "edit start must not be in the past; earliest editable slot is 2026-11-29 18:50 +0000")
         self.assertEqual(self.ok("e", "1", "-t", "+1m"),
                          line("updated", self.rid, "1", "2026-11-29 18:50", "2026-11-29 19:20"))
 
@@ -146,7 +146,7 @@ class RenewTest(BkTestCase):
     def test_renew_conflicting_with_a_later_booking_on_the_same_gpu_is_refused(self):
         self.ok("x", "1", "1h", "--gpu", "0", "-t", "19:30", "-q")
         msg = self.refused("renew", "1", "30m")
-        self.assertEqual(msg, f"cannot renew {self.rid[:8]} until 2026-11-29T19:45:00Z: exclusive conflict on GPU 0")
+        self.assertEqual(msg, f"cannot renew {self.rid[:8]} until 2026-11-29 19:45 +0000: exclusive conflict on GPU 0")
         # up to the later booking is fine
         self.assertEqual(self.ok("renew", "1", "15m"),
                          line("renewed", self.rid, "0", "2026-11-29 18:45", "2026-11-29 19:30"))
