@@ -120,7 +120,7 @@ REFUSED_UP_FRONT = [
 
 # Refused only after the ledger was consulted (policy, conflicts, references).
 REFUSED_BY_THE_LEDGER = [
-    (["1", "30m", "-t", "+40d"], ["reservation ends beyond the 30-day booking horizon (2026-12-29 18:49 +0000)"]),
+    (["1", "30m", "-t", "+40d"], ["reservation ends beyond the 30-day booking horizon (2026-12-29", "18:49"]),
     (["1", "30m", "--start", "2027-01-10T10:00"], ["30-day booking horizon"]),
     (["1", "800h"], ["reservation duration exceeds the administrator maximum of 720 hours"]),
     (["d", "zzz"], ["reservation not found for current user: zzz", "bk l"]),
