@@ -232,6 +232,13 @@ class SharedServerUsers(ServerCase):
         text = self.ok(self.a, "u", "events", "--since", "1h")
         self.assertIn("collector:", text)
 
+    def test_usage_trend_and_storage_through_the_daemon(self):
+        self.assertIn("ACTIVITY TREND", self.ok(self.a, "u"))
+        self.assertNotIn("ACTIVITY TREND", self.ok(self.a, "u", "--no-chart"))
+        doc = self.json_ok(self.b, "u", "storage", "--json")
+        self.assertEqual(doc["kind"], "usage-storage")
+        self.assertGreater(doc["storage"]["bytes"], 0)
+
     def test_each_sees_the_others_bookings_as_not_theirs(self):
         ra = self.book(self.a, "1", "40m")
         rb = self.book(self.b, "1", "40m")
