@@ -171,9 +171,10 @@ Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
   BK_TRY(sys::EnsurePrivateDir(dir, 0700, getuid()));
   BK_TRY(sys::WriteFileAtomic(path, text, 0644));
   ctx.Print("installed unit: " + path);
-  ctx.Print("captured data directory: " + (ctx.config.deployment == config::Deployment::kPrivate
-                                               ? ctx.config.data_dir
-                                               : ctx.config.server_config));
+  if (ctx.config.deployment == config::Deployment::kPrivate)
+    ctx.Print("captured data directory: " + ctx.config.data_dir);
+  else
+    ctx.Print("captured server config: " + ctx.config.server_config);
   if (!monitor) ctx.Print("captured job log directory: " + settings.job_dir);
   std::sort(overrides.begin(), overrides.end());
   ctx.Print("captured config overrides: " + (overrides.empty() ? std::string("none") : Join(overrides, ",")));

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -265,7 +266,10 @@ int HighestGpu(const json& reservations) {
 
 class Importer {
  public:
-  explicit Importer(const engine::Policy& policy) : policy_(policy) {}
+  // `server_config`: the daemon's config file, where a server's settings are
+  // changed (empty for a private ledger, configured by the environment).
+  Importer(const engine::Policy& policy, std::string server_config)
+      : policy_(policy), server_config_(std::move(server_config)) {}
 
   // Validates the whole document into a plan; nothing is touched on disk.
   Result<std::vector<Planned>> Plan(const json& doc) {
@@ -311,18 +315,28 @@ class Importer {
       if (std::string s = setting(theirs); !s.empty()) settings.push_back(std::move(s));
       return Ok();
     };
-    BK_TRY(
-        compare("gpu_count", policy_.gpu_count, [](int64_t v) { return fmt::format("BK_GPU_COUNT={}", v); }));
-    BK_TRY(compare("granularity_seconds", policy_.slot, [](int64_t v) {
-      return v > 0 && v % 60 == 0 ? fmt::format("BK_SLOT_MINUTES={}", v / 60) : std::string();
+    BK_TRY(compare("gpu_count", policy_.gpu_count, [&](int64_t v) { return Setting("gpu_count", v); }));
+    BK_TRY(compare("granularity_seconds", policy_.slot, [&](int64_t v) {
+      return v > 0 && v % 60 == 0 ? Setting("slot_minutes", v / 60) : std::string();
     }));
     BK_TRY(compare("max_shared_reservations_per_gpu", policy_.share_capacity,
-                   [](int64_t v) { return fmt::format("BK_MAX_SHARED_USERS={}", v); }));
+                   [&](int64_t v) { return Setting("max_shared_users", v); }));
     if (diffs.empty()) return Ok();
-    std::string fix = settings.empty() ? "configure bk like the original"
-                                       : fmt::format("import with {}", Join(settings, " "));
     return Bad(fmt::format("{}; the imported calendar would be inconsistent; {} or edit the file",
-                           Join(diffs, "; "), fix));
+                           Join(diffs, "; "), settings.empty() ? "configure bk like the original" : Fix(settings)));
+  }
+
+  // How this deployment is configured like the original: the environment of
+  // a private ledger, the config file of a server.
+  std::string Setting(const std::string& key, int64_t value) const {
+    if (!server_config_.empty()) return fmt::format("\"{}\": {}", key, value);
+    std::string env = "BK_" + key;
+    std::ranges::transform(env, env.begin(), [](unsigned char c) { return std::toupper(c); });
+    return fmt::format("{}={}", env, value);
+  }
+  std::string Fix(const std::vector<std::string>& settings) const {
+    if (server_config_.empty()) return fmt::format("import with {}", Join(settings, " "));
+    return fmt::format("set {} in {}, restart the daemon", Join(settings, ", "), server_config_);
   }
 
   // Claims (uid, op_id) for `path`; upstream keeps it unique across creates, edits and cancels.
@@ -355,9 +369,8 @@ class Importer {
     for (size_t i = 0; i < r.gpus.size(); ++i) {
       if (r.gpus[i] < policy_.gpu_count) continue;
       return Bad(fmt::format(
-          "{} is GPU {} but this ledger has {} GPU{}; import with BK_GPU_COUNT={} or edit the file",
-          Index(Key(path, "gpus"), i), r.gpus[i], policy_.gpu_count, policy_.gpu_count == 1 ? "" : "s",
-          needed_gpus_));
+          "{} is GPU {} but this ledger has {} GPU{}; {} or edit the file", Index(Key(path, "gpus"), i),
+          r.gpus[i], policy_.gpu_count, policy_.gpu_count == 1 ? "" : "s", Fix({Setting("gpu_count", needed_gpus_)})));
     }
     BK_ASSIGN_OR_RETURN(r.start, NeedTime(rec, path, "start_at"));
     BK_ASSIGN_OR_RETURN(r.end, NeedTime(rec, path, "end_at"));
@@ -373,10 +386,9 @@ class Importer {
       r.share_units = static_cast<int>(units.value_or(1));
       if (r.share_units > policy_.share_capacity)
         return Bad(
-            fmt::format("{} is {} but this ledger allows {} share slot{} per GPU; import with "
-                        "BK_MAX_SHARED_USERS={} or edit the file",
+            fmt::format("{} is {} but this ledger allows {} share slot{} per GPU; {} or edit the file",
                         Key(path, "share_units"), r.share_units, policy_.share_capacity,
-                        policy_.share_capacity == 1 ? "" : "s", r.share_units));
+                        policy_.share_capacity == 1 ? "" : "s", Fix({Setting("max_shared_users", r.share_units)})));
     } else {
       r.share_units = policy_.share_capacity;
     }
@@ -469,6 +481,7 @@ class Importer {
   }
 
   const engine::Policy& policy_;
+  std::string server_config_;
   int needed_gpus_ = 0;
   std::map<std::string, std::string> ids_;                          // id -> path
   std::map<std::pair<uint32_t, std::string>, std::string> op_ids_;  // (uid, op_id) -> path
@@ -512,7 +525,7 @@ Result<ImportSummary> BookingService::ImportUpstreamImpl(const Actor& actor, con
   auto parsed = ParseStrictJson(json_text);
   if (!parsed) return Invalid(Refused("the file " + parsed.error().Phrase()));
   json doc = std::move(*parsed);
-  Importer importer(p);
+  Importer importer(p, impl_->deps.config->server_config);
   auto planned = importer.Plan(doc);
   if (!planned) return Invalid(Refused(planned.error().message));
   std::vector<Planned>& plan = *planned;

@@ -493,6 +493,16 @@ class ServerLifecycle(ServerCase):
         self.assertEqual(self.srv.stop(), 0, self.srv.log())
         self.assertEqual(integrity_check(self.srv.ledger), "ok")
 
+    def test_an_import_with_another_policy_names_the_servers_setting(self):
+        self.srv.init("--gpu-count", str(GPU_COUNT))
+        self.srv.start()
+        self.ok(self.owner, "server", "connect", self.srv.config)
+        path = write_upstream_ledger(self.base, [], gpu_count=GPU_COUNT + 2)
+        line = self.fails(self.owner, "admin", "data", "import", path)
+        # A server is configured in its config file, not by the importer's environment.
+        self.assertIn('set "gpu_count": %d in %s, restart the daemon' % (GPU_COUNT + 2, self.srv.config), line)
+        self.assertNotIn("BK_GPU_COUNT", line)
+
     def test_an_impostor_on_the_socket_is_never_believed(self):
         # While the daemon is down, another account (root here) binds the
         # socket's path and answers like a daemon. Clients must check who
