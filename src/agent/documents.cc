@@ -1,6 +1,9 @@
 #include "agent/documents.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "agent/gpu_history.h"
@@ -11,6 +14,7 @@
 #include "surface/administrator.h"
 #include "surface/doctor.h"
 #include "surface/documents.h"
+#include "sys/local_zone.h"
 #include "sys/node.h"
 #include "sys/users.h"
 #include "worker/lease.h"
@@ -210,6 +214,18 @@ json AdministratorJson(const config::Config& config) {
   return json::parse(surface::AdministratorDoc(surface::ReadAdministrator(uid, sys::LookupAccount(uid))));
 }
 
+// The caller's zone: documents are UTC, but "tomorrow at 9" and the times a
+// person reads from `bk` are local, so an agent must know which zone that is.
+json TimeZoneJson(engine::Seconds now) {
+  sys::LocalZone zone;
+  int64_t offset = zone.OffsetAt(now);
+  int64_t magnitude = std::llabs(offset);
+  return {{"name", zone.Name(now)},
+          {"utc_offset",
+           fmt::format("{}{:02}:{:02}", offset < 0 ? '-' : '+', magnitude / 3600, magnitude % 3600 / 60)},
+          {"utc_offset_seconds", offset}};
+}
+
 }  // namespace
 
 Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& config) {
@@ -237,6 +253,7 @@ Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& con
       {"schema_version", "bk.agent.v1"},
       {"kind", "context"},
       {"generated_at", engine::FormatIsoUtc(now)},
+      {"time_zone", TimeZoneJson(now)},
       {"software", {{"name", "gpubk"}, {"version", kVersion}}},
       {"node", NodeJson()},
       {"actor", {{"uid", actor.uid}, {"username", actor.username}, {"administrator", actor.admin}}},

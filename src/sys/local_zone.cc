@@ -1,11 +1,27 @@
 #include "sys/local_zone.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <optional>
 #include <vector>
 
 namespace bk::sys {
+
+std::string LocalZone::Name(Seconds utc) const {
+  const char* tz = std::getenv("TZ");
+  if (tz != nullptr && *tz != '\0') return tz[0] == ':' ? std::string(tz + 1) : std::string(tz);
+  char buf[512];
+  ssize_t n = readlink("/etc/localtime", buf, sizeof(buf) - 1);
+  std::string target(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  if (size_t at = target.find("zoneinfo/"); at != std::string::npos) return target.substr(at + 9);
+  time_t t = static_cast<time_t>(utc);
+  tm local{};
+  if (localtime_r(&t, &local) != nullptr && local.tm_zone != nullptr) return local.tm_zone;
+  return "UTC";
+}
 
 int64_t LocalZone::OffsetAt(Seconds utc) const {
   time_t t = static_cast<time_t>(utc);

@@ -53,6 +53,11 @@ class OneClock(BkTestCase):
         self.assertIsNone(UTC_INSTANT.search(msg), msg)
         self.assertIn("+0800", msg)
 
+    def test_agent_context_carries_the_callers_zone(self):
+        for tz, offset in (("Asia/Shanghai", "+08:00"), ("America/New_York", "-05:00")):
+            zone = self.json("agent", "context", env={"TZ": tz})["time_zone"]
+            self.assertEqual((zone["name"], zone["utc_offset"]), (tz, offset))
+
 
 if __name__ == "__main__":
     unittest.main()
