@@ -196,7 +196,7 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
           monitor::ClassifyHeartbeat(hb ? *hb : std::optional<store::HeartbeatRow>(), report->at_ms);
       ctx.Print(monitor::TickJson(*report, collector, usage->path()));
     } else if (once || verbose || !report->events.empty() || !report->warnings.empty() || report->failed) {
-      std::fputs(monitor::TickText(*report, verbose || once).c_str(), ctx.out);
+      std::fputs(ctx.Local(monitor::TickText(*report, verbose || once)).c_str(), ctx.out);
     }
     std::fflush(ctx.out);
     if (limit >= 0 && sample_index >= limit) break;

@@ -29,7 +29,7 @@ int Emit(Context& ctx, const std::string& doc, bool json, bool compact) {
   else if (json)
     ctx.Print(surface::Dump(doc, surface::JsonStyle::kPretty));
   else
-    std::fputs(doc.c_str(), ctx.out);
+    std::fputs(ctx.Local(doc).c_str(), ctx.out);  // rendered in UTC, by the daemon on a server
   return 0;
 }
 

@@ -344,7 +344,7 @@ class MonitorOutputTest(MonitorCase):
         out = self.ok("m", "--once")
         lines = out.splitlines()
         self.assertTrue(lines[0].startswith("monitor started: interval=10s reclaim_after=60s"), out)
-        self.assertEqual(lines[1], f"sample {NOW}: gpus=2 processes=1 unbooked=1 events=2 reclaimed=0")
+        self.assertEqual(lines[1], "sample 2026-11-29 18:49 +0000: gpus=2 processes=1 unbooked=1 events=2 reclaimed=0")
         self.assertIn(f"  process-start gpu=1 pid={other} user=alice unreserved", lines)
         self.assertEqual(lines[-1], "monitor stopped: samples=1")
 
