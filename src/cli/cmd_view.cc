@@ -27,7 +27,7 @@ using engine::Seconds;
 // The width of `bk st`'s Model column: the longest name (at least the
 // original's 14), as far as the terminal leaves room beside the other columns.
 int ModelWidth(const gpu::Snapshot& snapshot, const std::vector<int>& gpus, int terminal) {
-  constexpr int kOtherColumns = 66;
+  constexpr int kOtherColumns = 66;  // GPU, Util ... X-free, each with the space before the next
   int longest = 14;
   for (int g : gpus) longest = std::max(longest, surface::DisplayWidth(snapshot.devices[g].name));
   return std::max(14, std::min(longest, terminal - kOtherColumns));
@@ -108,20 +108,16 @@ Seconds ZoomStep(Seconds window, Seconds slot, int max_cells) {
   return slot;  // nothing fits: the window's own checks say why
 }
 
-// The most shared slots GPU `g` has in use at any instant of [cs, ce). Use
-// only rises where a booking starts, so the cell's start and the starts
-// inside it are the instants to look at.
-int PeakSlots(const std::vector<Reservation>& rs, int g, Seconds cs, Seconds ce) {
-  std::vector<Seconds> instants{cs};
-  for (const auto& r : rs)
-    if (r.start > cs && r.start < ce) instants.push_back(r.start);
+// The most slots the shared bookings `overlapping` a cell [cs, ce) hold at
+// any instant of it. Use only rises where a booking starts, so the cell's
+// start and the starts inside it are the instants to look at.
+int PeakSlots(const std::vector<const Reservation*>& overlapping, Seconds cs) {
   int peak = 0;
-  for (Seconds t : instants) {
+  for (const Reservation* at : overlapping) {
+    Seconds t = std::max(cs, at->start);
     int in_use = 0;
-    for (const auto& r : rs)
-      if (r.status != engine::Status::kCancelled && r.mode == engine::Mode::kShared && OnGpu(r, g) &&
-          r.start <= t && r.end > t)
-        in_use += r.share_units;
+    for (const Reservation* r : overlapping)
+      if (r->start <= t && r->end > t) in_use += r->share_units;
     peak = std::max(peak, in_use);
   }
   return peak;
@@ -213,16 +209,18 @@ Result<std::string> Timeline(const Context& ctx, const service::StatusView& view
         for (const auto& bo : p.blackouts)
           if (bo.start < ce && bo.end > cs) blackout = true;
         bool mine = false, excl_me = false, excl_other = false;
+        std::vector<const Reservation*> shared;
         for (const auto& r : view.reservations) {
           if (r.status == engine::Status::kCancelled || !OnGpu(r, g) || !(r.start < ce && r.end > cs))
             continue;
           if (r.mode == engine::Mode::kExclusive) {
             (r.uid == me ? excl_me : excl_other) = true;
-          } else if (r.uid == me) {
-            mine = true;
+          } else {
+            shared.push_back(&r);
+            if (r.uid == me) mine = true;
           }
         }
-        int slots = PeakSlots(view.reservations, g, cs, ce);
+        int slots = PeakSlots(shared, cs);
         if (blackout)
           cell = "##";
         else if (excl_me)
@@ -274,18 +272,16 @@ std::string WideRows(const std::vector<service::JobView>& jobs, const std::vecto
       if (v.reservation.id == id) return std::string(store::kJobStatusNames.Name(v.job.status));
     return "-";
   };
-  std::string out =
-      fmt::format("{:>4} {:<8} {:<9} {:>5} {:<8} {:<12} {:>12} {:<10} {:<11} {:<11} {:>7}\n", "#", "ID",
-                  "Mode", "Slots", "GPU", "User", "VRAM/GPU", "Job", "Start", "End", "Dur");
+  std::vector<std::vector<std::string>> rows = {
+      {"#", "ID", "Mode", "Slots", "GPU", "User", "VRAM/GPU", "Job", "Start", "End", "Dur"}};
   for (size_t i = 0; i < mine.size() && i < 8; ++i) {
     const auto& r = mine[i];
     surface::ShortRange range = surface::ShortRangeText(r.start, r.end, zone);
-    out += fmt::format("{:>4} {:<8} {:<9} {:>5} {:<8} {:<12} {:>12} {:<10} {:<11} {:<11} {:>7}\n", i + 1,
-                       r.ShortId(), engine::ModeName(r.mode), surface::SlotsText(r, p), JoinInts(r.gpus),
-                       Printable(r.username), VramPerGpu(r, view, p), job_of(r.id), range.start, range.end,
-                       surface::ListDuration(r.end - r.start));
+    rows.push_back({std::to_string(i + 1), r.ShortId(), std::string(engine::ModeName(r.mode)),
+                    surface::SlotsText(r, p), JoinInts(r.gpus), Printable(r.username), VramPerGpu(r, view, p),
+                    job_of(r.id), range.start, range.end, surface::ListDuration(r.end - r.start)});
   }
-  return out;
+  return surface::AlignRows(rows, "rllrllrlllr", "   ");
 }
 
 }  // namespace

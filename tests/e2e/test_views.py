@@ -218,12 +218,13 @@ class StatusTest(BkTestCase):
         b = self.book_id("1", "1h", "12g", "--gpu", "0")
         c = self.book_id("x", "1", "2h", "--gpu", "3", "-t", "20:00")
         lines = self.ok("st", "-v", env={"COLUMNS": "130"}).splitlines()
-        at = lines.index("   # ID       Mode      Slots GPU      User             VRAM/GPU Job        Start       End"
-                         "             Dur")
+        user = "User".ljust(len(ME_NAME))  # every column as wide as its widest cell
+        me = ME_NAME.ljust(4)
+        at = lines.index(f"   # ID       Mode      Slots GPU {user}     VRAM/GPU Job Start       End         Dur")
         self.assertEqual(lines[at + 1:at + 4], [
-            f"   1 {a[:8]} shared      1/2 2        {ME_NAME:<12} auto~39.8GiB -          11-29 18:45 11-29 19:15     30m",
-            f"   2 {b[:8]} shared      1/2 0        {ME_NAME:<12}      12.0GiB -          11-29 18:45 11-29 19:45      1h",
-            f"   3 {c[:8]} exclusive   all 3        {ME_NAME:<12}          all -          11-29 20:00 11-29 22:00      2h",
+            f"   1 {a[:8]} shared      1/2 2   {me} auto~39.8GiB -   11-29 18:45 11-29 19:15 30m",
+            f"   2 {b[:8]} shared      1/2 0   {me}      12.0GiB -   11-29 18:45 11-29 19:45  1h",
+            f"   3 {c[:8]} exclusive   all 3   {me}          all -   11-29 20:00 11-29 22:00  2h",
         ])
         self.assertNotIn("slots 1/2 GPU", self.ok("st", env={"COLUMNS": "130"}))
         self.assertIn("shared    slots 1/2 GPU 2 11-29 18:45->19:15", self.ok("st", "-v", env={"COLUMNS": "109"}))
