@@ -8,6 +8,7 @@
 #include "base/strings.h"
 #include "cli/booking_args.h"
 #include "engine/parse.h"
+#include "service/booking_service.h"
 #include "surface/documents.h"
 #include "surface/text.h"
 #include "worker/lease.h"
@@ -28,15 +29,10 @@ std::string BookingLine(const std::string& status, const engine::Reservation& r,
 
 namespace {
 
-void PrintAdvice(const Context& ctx, const service::BookingOutcome& o, const service::CreateRequest& req,
-                 const engine::Policy& p) {
-  if (o.replayed) {
-    ctx.Print("note: committed operation replayed; live GPU state and allocator were not rerun");
-    return;
-  }
-  for (const auto& busy : o.avoided_busy) ctx.Print("note: avoided currently busy " + busy);
-  for (const auto& busy : o.selected_busy)
-    std::fprintf(ctx.err, "warning: selected GPU currently busy: %s\n", busy.c_str());
+// What the VRAM telemetry says about a booking: its GPUs' free memory and
+// budgets, and the memory assumed for a shared booking without --mem.
+void PrintVram(const Context& ctx, const service::BookingOutcome& o, const service::CreateRequest& req,
+               const engine::Policy& p) {
   bool shared = o.reservation.mode == engine::Mode::kShared;
   if (!o.memory_telemetry) {
     if (shared && !req.memory_mb && !o.selected.empty())
@@ -61,6 +57,33 @@ void PrintAdvice(const Context& ctx, const service::BookingOutcome& o, const ser
   }
 }
 
+// The details behind a booking, shown with -v: the result line alone is
+// what most bookings need.
+void PrintDetails(const Context& ctx, const service::BookingOutcome& o, const service::CreateRequest& req,
+                  const engine::Policy& p) {
+  if (o.replayed) {
+    ctx.Print("note: committed operation replayed; live GPU state and allocator were not rerun");
+  } else {
+    for (const auto& busy : o.avoided_busy) ctx.Print("note: avoided currently busy " + busy);
+    PrintVram(ctx, o, req, p);
+  }
+  for (const auto& v : o.selected)
+    ctx.Print(fmt::format("selection: GPU {} score={:.1f} now={} pressure={:.1f} priority={}", v.gpu,
+                          v.load_score, gpu::LiveStatusName(v.live_status), v.pressure, v.priority));
+}
+
+// The booking's warnings on stderr, each once: the service's busy warning is
+// said with the GPUs and processes it concerns.
+void PrintWarnings(const Context& ctx, const service::BookingOutcome& o) {
+  for (const auto& w : o.warnings) {
+    if (w != service::kSelectedBusyWarning) {
+      ctx.Warn(w);
+      continue;
+    }
+    for (const auto& busy : o.selected_busy) ctx.Warn("selected GPU currently busy: " + busy);
+  }
+}
+
 }  // namespace
 
 Result<int> RunBook(Context& ctx, const std::vector<std::string>& all, const std::string& prog,
@@ -76,7 +99,7 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
   ArgSpec spec(prog, exclusive ? "Book GPUs exclusively at the earliest legal slot."
                                : "Book shared GPU slots at the earliest legal slot.");
   AddBookingOptions(spec, a, true, true);
-  spec.Flag("-v,--verbose", &a.verbose, "also show why each GPU was chosen");
+  spec.Flag("-v,--verbose", &a.verbose, "also show VRAM budgets, notes and why each GPU was chosen");
   spec.Flag("-q,--quiet", &a.quiet, "print only the result line");
   bool keep = false;
   spec.Flag("--keep", &keep, "with -- COMMAND: hold the whole booking after the command exits");
@@ -115,8 +138,8 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
         e.message.find("nearest available") != std::string::npos) {
       auto nearest = (*ledger_or)->Slots(req, req.start.value_or((*ledger_or)->Now()), 1);
       if (nearest && !nearest->options.empty())
-        e.message += "; book it with: " + BookCommand(a, req, nearest->options[0].gpus,
-                                                       nearest->options[0].start, *ctx.zone);
+        e.message += "; book it with: " +
+                     BookCommand(a, req, nearest->options[0].gpus, nearest->options[0].start, *ctx.zone);
     }
     return std::unexpected(e);
   }
@@ -138,15 +161,8 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
     return 0;
   }
   ctx.Print(BookingLine(o.status, o.reservation, p, *ctx.zone));
-  if (!a.quiet) {
-    if (!o.queued_reason.empty()) ctx.Print("why queued: " + ctx.Local(o.queued_reason));
-    PrintAdvice(ctx, o, req, p);
-    if (a.verbose) {
-      for (const auto& v : o.selected)
-        ctx.Print(fmt::format("selection: GPU {} score={:.1f} now={} pressure={:.1f} priority={}", v.gpu,
-                              v.load_score, gpu::LiveStatusName(v.live_status), v.pressure, v.priority));
-    }
-  }
+  if (!a.quiet && !o.queued_reason.empty()) ctx.Print("why queued: " + ctx.Local(o.queued_reason));
+  if (!a.quiet && a.verbose) PrintDetails(ctx, o, req, p);
   if (with_command) {
     if (o.job) {
       ctx.Print(
@@ -159,7 +175,7 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
           "there");
     }
   }
-  for (const auto& w : o.warnings) ctx.Warn(w);
+  PrintWarnings(ctx, o);
   return 0;
 }
 

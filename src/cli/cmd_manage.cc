@@ -69,8 +69,8 @@ Result<int> RunList(Context& ctx, const std::vector<std::string>& args) {
     ctx.Print(fmt::format("  {:>1} {:<8} {:<9} {:<10} {:>5} {:>12} {:>4} {:>8} {:<17} {:<17} {}", "#", "ID",
                           "Mode", "GPU", "Slots", "VRAM/GPU", "CPUs", "RAM", "Start", "End", "Dur"));
   else
-    ctx.Print(fmt::format("  {:>1} {:<8} {:<9} {:<10} {:>3} {:<11} {:<11} {}", "#", "ID", "Mode", "GPU",
-                          "Req", "Start", "End", "Dur"));
+    ctx.Print(fmt::format("  {:>1} {:<8} {:<9} {:<10} {:>5} {:<11} {:<11} {}", "#", "ID", "Mode", "GPU",
+                          "Slots", "Start", "End", "Dur"));
   for (const auto& x : r.reservations) {
     std::string num = "-";
     for (size_t i = 0; i < active.reservations.size(); ++i)
@@ -91,7 +91,7 @@ Result<int> RunList(Context& ctx, const std::vector<std::string>& args) {
           dur, dur_w));
     } else {
       surface::ShortRange range = surface::ShortRangeText(x.start, x.end, *ctx.zone);
-      ctx.Print(fmt::format("{:>3} {:<8} {:<9} {:<10} {:>3} {:<11} {:<11} {:>{}}", num, x.ShortId(),
+      ctx.Print(fmt::format("{:>3} {:<8} {:<9} {:<10} {:>5} {:<11} {:<11} {:>{}}", num, x.ShortId(),
                             engine::ModeName(x.mode), gpus, surface::SlotsText(x, p), range.start, range.end,
                             dur, dur_w));
     }

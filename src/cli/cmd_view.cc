@@ -24,7 +24,14 @@ namespace {
 using engine::Reservation;
 using engine::Seconds;
 
-std::string Clip14(const std::string& s) { return s.size() <= 14 ? s : s.substr(0, 13) + "+"; }
+// The width of `bk st`'s Model column: the longest name (at least the
+// original's 14), as far as the terminal leaves room beside the other columns.
+int ModelWidth(const gpu::Snapshot& snapshot, const std::vector<int>& gpus, int terminal) {
+  constexpr int kOtherColumns = 66;  // GPU, Util ... X-free, each with the space before the next
+  int longest = 14;
+  for (int g : gpus) longest = std::max(longest, surface::DisplayWidth(snapshot.devices[g].name));
+  return std::max(14, std::min(longest, terminal - kOtherColumns));
+}
 
 bool OnGpu(const Reservation& r, int g) { return std::find(r.gpus.begin(), r.gpus.end(), g) != r.gpus.end(); }
 
@@ -86,6 +93,36 @@ Result<std::vector<int>> GpuFilter(const std::optional<std::string>& text, int g
   return out;
 }
 
+// The cell size of a timeline without --step: one slot while the window fits
+// in the cells a timeline may have, else the first zoom level (those of the
+// TUI) that fits the terminal, else the first that fits the cell limit.
+Seconds ZoomStep(Seconds window, Seconds slot, int max_cells) {
+  if (window % slot == 0 && window / slot <= 240) return slot;
+  std::vector<Seconds> levels;
+  for (Seconds s : {300, 900, 3600, 6 * 3600, 86400})
+    if (s > slot && s % slot == 0 && window % s == 0) levels.push_back(s);
+  for (Seconds s : levels)
+    if (window / s <= max_cells) return s;
+  for (Seconds s : levels)
+    if (window / s <= 240) return s;
+  return slot;  // nothing fits: the window's own checks say why
+}
+
+// The most slots the shared bookings `overlapping` a cell [cs, ce) hold at
+// any instant of it. Use only rises where a booking starts, so the cell's
+// start and the starts inside it are the instants to look at.
+int PeakSlots(const std::vector<const Reservation*>& overlapping, Seconds cs) {
+  int peak = 0;
+  for (const Reservation* at : overlapping) {
+    Seconds t = std::max(cs, at->start);
+    int in_use = 0;
+    for (const Reservation* r : overlapping)
+      if (r->start <= t && r->end > t) in_use += r->share_units;
+    peak = std::max(peak, in_use);
+  }
+  return peak;
+}
+
 struct TimelineArgs {
   std::optional<std::string> from, window, step;
 };
@@ -119,6 +156,8 @@ Result<std::string> Timeline(const Context& ctx, const service::StatusView& view
     BK_ASSIGN_OR_RETURN(step, engine::ParseDuration(*a.step));
     if (step % p.slot != 0)
       return Invalid(fmt::format("--step must be a multiple of the configured {}-minute slot", p.slot / 60));
+  } else {
+    step = ZoomStep(window, p.slot, max_cells);
   }
   if (window % step != 0) return Invalid("--window must be an exact multiple of --step");
   Seconds cells = window / step;
@@ -169,34 +208,35 @@ Result<std::string> Timeline(const Context& ctx, const service::StatusView& view
         bool blackout = false;
         for (const auto& bo : p.blackouts)
           if (bo.start < ce && bo.end > cs) blackout = true;
-        int units = 0;
         bool mine = false, excl_me = false, excl_other = false;
+        std::vector<const Reservation*> shared;
         for (const auto& r : view.reservations) {
           if (r.status == engine::Status::kCancelled || !OnGpu(r, g) || !(r.start < ce && r.end > cs))
             continue;
           if (r.mode == engine::Mode::kExclusive) {
             (r.uid == me ? excl_me : excl_other) = true;
           } else {
-            units += r.share_units;
+            shared.push_back(&r);
             if (r.uid == me) mine = true;
           }
         }
+        int slots = PeakSlots(shared, cs);
         if (blackout)
           cell = "##";
         else if (excl_me)
           cell = "MX";
         else if (excl_other)
           cell = "XX";
-        else if (units)
-          cell = std::string(mine ? "M" : "S") + (units >= 10 ? "+" : std::to_string(units));
+        else if (slots)
+          cell = std::string(mine ? "M" : "S") + (slots >= 10 ? "+" : std::to_string(slots));
         row += cell + " ";
       }
       out += rstrip(row) + "\n";
     }
   }
   out += "Legend: \u00b7\u00b7 free | ## administrator blackout\n";
-  out += "        M1-M9 total units, includes mine\n";
-  out += "        S1-S9 total units, others only | MX/XX exclusive\n";
+  out += "        M1-M9 slots in use (peak), includes mine\n";
+  out += "        S1-S9 slots in use (peak), others only | MX/XX exclusive\n";
   for (const auto& bo : p.blackouts)
     if (bo.start < end && bo.end > start)
       out += fmt::format("Blackout: {} | {}\n", surface::RangeText(bo.start, bo.end, z), bo.reason);
@@ -232,18 +272,16 @@ std::string WideRows(const std::vector<service::JobView>& jobs, const std::vecto
       if (v.reservation.id == id) return std::string(store::kJobStatusNames.Name(v.job.status));
     return "-";
   };
-  std::string out =
-      fmt::format("{:>4} {:<8} {:<9} {:>5} {:<8} {:<12} {:>12} {:<10} {:<11} {:<11} {:>7}\n", "#", "ID",
-                  "Mode", "Slots", "GPU", "User", "VRAM/GPU", "Job", "Start", "End", "Dur");
+  std::vector<std::vector<std::string>> rows = {
+      {"#", "ID", "Mode", "Slots", "GPU", "User", "VRAM/GPU", "Job", "Start", "End", "Dur"}};
   for (size_t i = 0; i < mine.size() && i < 8; ++i) {
     const auto& r = mine[i];
     surface::ShortRange range = surface::ShortRangeText(r.start, r.end, zone);
-    out += fmt::format("{:>4} {:<8} {:<9} {:>5} {:<8} {:<12} {:>12} {:<10} {:<11} {:<11} {:>7}\n", i + 1,
-                       r.ShortId(), engine::ModeName(r.mode), surface::SlotsText(r, p), JoinInts(r.gpus),
-                       Printable(r.username), VramPerGpu(r, view, p), job_of(r.id), range.start, range.end,
-                       surface::ListDuration(r.end - r.start));
+    rows.push_back({std::to_string(i + 1), r.ShortId(), std::string(engine::ModeName(r.mode)),
+                    surface::SlotsText(r, p), JoinInts(r.gpus), Printable(r.username), VramPerGpu(r, view, p),
+                    job_of(r.id), range.start, range.end, surface::ListDuration(r.end - r.start)});
   }
-  return out;
+  return surface::AlignRows(rows, "rllrllrlllr", "   ");
 }
 
 }  // namespace
@@ -284,6 +322,7 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   uint32_t me = ledger->actor().uid;
   int width = surface::TerminalWidth(1, 100);
   bool model = width >= 88;
+  int model_w = ModelWidth(view.snapshot, gpus, width);
   // What the monitor would call each process (`-v`): whose booking covers it now.
   std::vector<monitor::ActiveBooking> bookings_now;
   for (const auto& r : view.reservations)
@@ -291,8 +330,8 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
       bookings_now.push_back(
           {r.id, r.uid, r.username, r.gpus, r.mode == engine::Mode::kExclusive, r.start, r.end});
   std::string out = "GPU status\n";
-  out += model ? fmt::format("{:<4} {:<14} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", "GPU", "Model",
-                             "Util", "VRAM free/total", "Proc", "State", "Used", "Max", "X-free")
+  out += model ? fmt::format("{:<4} {:<{}} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", "GPU", "Model",
+                             model_w, "Util", "VRAM free/total", "Proc", "State", "Used", "Max", "X-free")
                : fmt::format("{:<4} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", "GPU", "Util",
                              "VRAM free/total", "Proc", "State", "Used", "Max", "X-free");
   for (int g : gpus) {
@@ -309,13 +348,14 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
       ++procs;
       if (!pr.uid || !owners.count(*pr.uid)) state = "unreserved";
     }
-    std::string name = Clip14(d.name);
+    std::string name = surface::FitWords(d.name, model_w);
+    name += std::string(model_w - surface::DisplayWidth(name), ' ');
     std::string util = v.utilization_percent ? fmt::format("{}%", *v.utilization_percent) : "-";
     std::string used_text = excl ? "X" : std::to_string(used);
     std::string xfree = WhenText(u.next_free, now, *ctx.zone);
     if (model)
-      out += fmt::format("{:<4} {:<14} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", g, name, util,
-                         MemText(v), procs, state, used_text, p.share_capacity, xfree);
+      out += fmt::format("{:<4} {} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", g, name, util, MemText(v),
+                         procs, state, used_text, p.share_capacity, xfree);
     else
       out += fmt::format("{:<4} {:>5} {:>16} {:>4} {:<10} {:>4} {:>3} {:<11}\n", g, util, MemText(v), procs,
                          state, used_text, p.share_capacity, xfree);
@@ -337,26 +377,26 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   // Your jobs, read once: the wide table's Job column and the worker line.
   BK_ASSIGN_OR_RETURN(auto jobs, ledger->Jobs({true}));
   if (width >= kWideStatusColumns && !mine.empty()) out += WideRows(jobs, mine, view, p, *ctx.zone);
+  std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < mine.size() && i < 8 && width < kWideStatusColumns; ++i) {
     const auto& r = mine[i];
-    std::string req = r.mode == engine::Mode::kShared ? fmt::format("req={} ", r.share_units) : "all   ";
     surface::ShortRange range = surface::ShortRangeText(r.start, r.end, *ctx.zone);
     if (!range.offsets) range.end = WhenText(r.end, r.start, *ctx.zone);
-    out += fmt::format("{:>4} {} {:<9} {}G={:<8} {}->{}\n", i + 1, r.ShortId(), engine::ModeName(r.mode), req,
-                       JoinInts(r.gpus), range.start, range.end);
+    rows.push_back({std::to_string(i + 1), r.ShortId(), std::string(engine::ModeName(r.mode)), "slots",
+                    surface::SlotsText(r, p), "GPU", JoinInts(r.gpus), range.start + "->" + range.end});
   }
+  out += surface::AlignRows(rows, "rlllrlll", "   ");
   if (mine.size() > 8) out += fmt::format("  +{} more; use `bk l` for details\n", mine.size() - 8);
   BK_ASSIGN_OR_RETURN(std::string worker_line, WorkerNotice(ctx, jobs, now));
   out += worker_line;
   if (verbose) {
-    bool header = false;
-    for (const auto& r : active) {
-      if (r.uid == me) continue;
-      if (!header) out += "Other reservations\n", header = true;
-      out += fmt::format("  {} {:<9} {}GPU={:<7} {} {}\n", r.ShortId(), engine::ModeName(r.mode),
-                         surface::ShareText(r, p), JoinInts(r.gpus), r.username,
-                         surface::RangeText(r.start, r.end, *ctx.zone));
-    }
+    std::vector<std::vector<std::string>> others;
+    for (const auto& r : active)
+      if (r.uid != me)
+        others.push_back({r.ShortId(), std::string(engine::ModeName(r.mode)), "slots",
+                          surface::SlotsText(r, p), "GPU", JoinInts(r.gpus), Printable(r.username),
+                          surface::RangeText(r.start, r.end, *ctx.zone)});
+    if (!others.empty()) out += "Other reservations\n" + surface::AlignRows(others, "lllrllll", "  ");
   }
   std::fputs(out.c_str(), ctx.out);
   if (timeline) {
@@ -374,7 +414,10 @@ Result<int> RunTimeline(Context& ctx, const std::vector<std::string>& args) {
   spec.Positional("window", &window_arg, "window length, e.g. 8h (default timeline_hours)");
   spec.Option("-f,--from", &ta.from, "start (friendly time; the past is allowed)", "TIME");
   spec.Option("-w,--window", &ta.window, "window length", "DUR");
-  spec.Option("-s,--step", &ta.step, "cell size (a slot multiple) or auto", "STEP");
+  spec.Option("-s,--step", &ta.step,
+              "cell size (a slot multiple) or auto; default one slot, or a zoom level (5m, 15m, 1h, 6h, 1d) "
+              "that fits the terminal when the window is longer",
+              "STEP");
   spec.Option("-g,--gpu", &gpu, "only these GPUs", "LIST");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!ta.window) ta.window = window_arg;
@@ -438,8 +481,7 @@ Result<int> RunSlots(Context& ctx, const std::vector<std::string>& args) {
     return 3;
   }
   std::string share = req.mode == engine::Mode::kShared
-                          ? fmt::format(" | share {} slot{} (max {})", req.share_units.value_or(1),
-                                        req.share_units.value_or(1) == 1 ? "" : "s", p.share_capacity)
+                          ? fmt::format(" | slots {}/{}", req.share_units.value_or(1), p.share_capacity)
                           : "";
   ctx.Print(fmt::format("Earliest {} options | {} GPU | {}{} | local time | read-only", mode, req.count,
                         engine::FormatDuration(req.duration), share));
@@ -506,15 +548,14 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
     for (const auto& r : running) all.insert(r.gpus.begin(), r.gpus.end());
     ctx.Print(fmt::format("GPU {} | yours now | {} active reservation{}", JoinInts({all.begin(), all.end()}),
                           running.size(), running.size() == 1 ? "" : "s"));
-    ctx.Print(fmt::format("{:>4} {:<8} {:<6} {:<10} {:<8} {:>6} {:>12}", "#", "ID", "Mode", "GPU", "Until",
-                          "Left", "VRAM/GPU"));
+    ctx.Print(fmt::format("{:>4} {:<8} {:<9} {:>5} {:<10} {:<8} {:>6} {:>12}", "#", "ID", "Mode", "Slots",
+                          "GPU", "Until", "Left", "VRAM/GPU"));
     for (size_t i = 0; i < running.size() && i < 8; ++i) {
       const auto& r = running[i];
-      std::string mode =
-          r.mode == engine::Mode::kExclusive ? "X" : fmt::format("S{}/{}", r.share_units, p.share_capacity);
-      ctx.Print(fmt::format("{:>4} {:<8} {:<6} {:<10} {:<8} {:>6} {:>12}", i + 1, r.ShortId(), mode,
-                            JoinInts(r.gpus), engine::FormatLocalClock(r.end, *ctx.zone),
-                            engine::FormatDuration(r.end - now), VramPerGpu(r, view, p)));
+      ctx.Print(fmt::format("{:>4} {:<8} {:<9} {:>5} {:<10} {:<8} {:>6} {:>12}", i + 1, r.ShortId(),
+                            engine::ModeName(r.mode), surface::SlotsText(r, p), JoinInts(r.gpus),
+                            engine::FormatLocalClock(r.end, *ctx.zone), engine::FormatDuration(r.end - now),
+                            VramPerGpu(r, view, p)));
     }
     if (running.size() > 8) ctx.Print(fmt::format("  +{} more; use `bk l`", running.size() - 8));
     ctx.Print("Live GPU state");

@@ -265,10 +265,34 @@ namespace {
 
 std::string BusyText(const GpuView& v) { return fmt::format("GPU {} ({})", v.gpu, v.live_reason); }
 
+// Whether GPU `g`'s live load concerns a booking `booker` makes from `start`:
+// only one that starts in the current slot meets it, and only someone else's
+// processes stand in its way. Load that no process explains has no known
+// owner, so it counts as someone else's.
+bool BusyForBooker(const gpu::Snapshot& live, int g, uint32_t booker, Seconds start, Seconds now,
+                   const engine::Policy& policy) {
+  if (start >= policy.grid().Floor(now) + policy.slot) return false;
+  if (g < 0 || g >= static_cast<int>(live.devices.size())) return true;
+  bool any = false;
+  for (const gpu::ProcessSample& pr : live.devices[g].processes) {
+    if (gpu::IsSystemProcess(pr.command)) continue;
+    any = true;
+    if (!pr.uid || *pr.uid != booker) return true;
+  }
+  return !any;
+}
+
+// Who books, and what the GPUs were doing when they did.
+struct Booker {
+  uint32_t uid;
+  Seconds now;
+  const gpu::Snapshot& live;
+};
+
 // Fills the per-GPU details users and agents see after a placement.
 void Describe(BookingOutcome& out, const engine::Calendar& cal, const Advice& advice,
               const engine::Placement& p, const CreateRequest& req, const engine::Policy& policy,
-              const std::vector<int>& eligible) {
+              const std::vector<int>& eligible, const Booker& booker) {
   out.memory_telemetry = !p.gpus.empty();
   for (size_t i = 0; i < p.gpus.size(); ++i) {
     int g = p.gpus[i];
@@ -286,7 +310,9 @@ void Describe(BookingOutcome& out, const engine::Calendar& cal, const Advice& ad
         out.assumed_memory_mb = out.assumed_memory_mb ? std::min(*out.assumed_memory_mb, a) : a;
       }
     }
-    if (v.live_status == gpu::LiveStatus::kBusy) out.selected_busy.push_back(BusyText(v));
+    if (v.live_status == gpu::LiveStatus::kBusy &&
+        BusyForBooker(booker.live, g, booker.uid, p.start, booker.now, policy))
+      out.selected_busy.push_back(BusyText(v));
     out.selected.push_back(v);
   }
   if (req.gpus.empty()) {
@@ -468,7 +494,8 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
     BK_ASSIGN_OR_RETURN(auto prior, impl_->PriorOperation(*reader, actor, req.op_id, "create", same_create));
     if (prior) return Replay(*prior);
   }
-  Advice advice = impl_->LiveAdvice();
+  gpu::Snapshot live = impl_->Telemetry();
+  Advice advice = BuildAdvice(live, p);
   BK_TRY(CheckVramCanFit(p, advice, req));
 
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
@@ -523,10 +550,9 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   out.reservation = r;
   out.allocator_source = req.gpus.empty() ? "builtin" : "fixed-gpu";
   out.warnings = warnings;
-  Describe(out, cal, advice, *placed, req, p, Eligible(p, req.exclude));
+  Describe(out, cal, advice, *placed, req, p, Eligible(p, req.exclude), {actor.uid, now, live});
   if (placed->queued) out.queued_reason = WhyNotNow(cal, advice, req, start);
-  if (!out.selected_busy.empty())
-    out.warnings.push_back("selected GPU is currently busy; live task end time is unknown");
+  if (!out.selected_busy.empty()) out.warnings.push_back(std::string(kSelectedBusyWarning));
   return out;
 }
 
@@ -655,7 +681,8 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
         "--mem, --share, --cpus or --ram");
   if (!request.gpus.empty() && !request.exclude.empty())
     return Invalid("--gpu and --exclude-gpu cannot be combined");
-  Advice advice = impl_->LiveAdvice();
+  gpu::Snapshot live = impl_->Telemetry();
+  Advice advice = BuildAdvice(live, p);
 
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
@@ -698,7 +725,8 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   out.reservation = next;
   out.allocator_source = req.gpus.empty() ? "builtin" : "fixed-gpu";
   if (plan.placement)
-    Describe(out, cal, advice, *plan.placement, plan.shape, p, Eligible(p, plan.shape.exclude));
+    Describe(out, cal, advice, *plan.placement, plan.shape, p, Eligible(p, plan.shape.exclude),
+             {actor.uid, now, live});
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/result.h"
 #include "config/config.h"
@@ -16,6 +17,11 @@
 #include "sys/clock.h"
 
 namespace bk::service {
+
+// The warning a booking carries when it starts now on a GPU someone else is
+// using; `selected_busy` names the GPUs and processes.
+inline constexpr std::string_view kSelectedBusyWarning =
+    "selected GPU is currently busy; live task end time is unknown";
 
 class BookingService {
  public:

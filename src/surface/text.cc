@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -52,10 +53,10 @@ int Num(std::string_view s, size_t at, size_t n) {
 // The length of a UTC instant "YYYY-MM-DDTHH:MM:SS" + "Z" or "+00:00" at
 // `at` (fractions allowed), or 0.
 size_t UtcInstantAt(std::string_view s, size_t at) {
-  if (!Digits(s, at, 4) || s.substr(at + 4, 1) != "-" || !Digits(s, at + 5, 2) || s.substr(at + 7, 1) != "-" ||
-      !Digits(s, at + 8, 2) || s.substr(at + 10, 1) != "T" || !Digits(s, at + 11, 2) ||
-      s.substr(at + 13, 1) != ":" || !Digits(s, at + 14, 2) || s.substr(at + 16, 1) != ":" ||
-      !Digits(s, at + 17, 2))
+  if (!Digits(s, at, 4) || s.substr(at + 4, 1) != "-" || !Digits(s, at + 5, 2) ||
+      s.substr(at + 7, 1) != "-" || !Digits(s, at + 8, 2) || s.substr(at + 10, 1) != "T" ||
+      !Digits(s, at + 11, 2) || s.substr(at + 13, 1) != ":" || !Digits(s, at + 14, 2) ||
+      s.substr(at + 16, 1) != ":" || !Digits(s, at + 17, 2))
     return 0;
   size_t end = at + 19;
   if (s.substr(end, 1) == ".")
@@ -76,7 +77,7 @@ std::string LocalTimes(std::string_view text, const engine::Zone& zone) {
       out += text[i++];
       continue;
     }
-    CivilTime c{Num(text, i, 4), Num(text, i + 5, 2), Num(text, i + 8, 2),
+    CivilTime c{Num(text, i, 4),      Num(text, i + 5, 2),  Num(text, i + 8, 2),
                 Num(text, i + 11, 2), Num(text, i + 14, 2), Num(text, i + 17, 2)};
     if (!ValidDate(c.year, c.month, c.day) || c.hour > 23 || c.minute > 59 || c.second > 59) {
       out += text.substr(i, n);
@@ -94,6 +95,48 @@ std::string LocalTimes(std::string_view text, const engine::Zone& zone) {
 std::string SlotsText(const engine::Reservation& r, const engine::Policy& p) {
   if (r.mode == engine::Mode::kExclusive) return "all";
   return fmt::format("{}/{}", r.share_units, p.share_capacity);
+}
+
+int DisplayWidth(std::string_view text) {
+  int n = 0;
+  for (char c : text)
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+std::string FitWords(const std::string& text, int width) {
+  if (DisplayWidth(text) <= width) return text;
+  if (width <= 1) return width == 1 ? "\u2026" : "";
+  std::string out;
+  for (const std::string& word : Split(text, ' ')) {
+    std::string next = out.empty() ? word : out + " " + word;
+    if (DisplayWidth(next) > width - 1) break;
+    out = next;
+  }
+  if (out.empty()) out = text.substr(0, width - 1);  // by bytes: the names cut here are ASCII
+  return out + "\u2026";
+}
+
+std::string AlignRows(const std::vector<std::vector<std::string>>& rows, std::string_view align,
+                      std::string_view indent) {
+  std::vector<int> widths;
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (widths.size() <= c) widths.push_back(0);
+      widths[c] = std::max(widths[c], DisplayWidth(row[c]));
+    }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line(indent);
+    for (size_t c = 0; c < row.size(); ++c) {
+      std::string pad(widths[c] - DisplayWidth(row[c]), ' ');
+      bool right = c < align.size() && align[c] == 'r';
+      line += (c ? " " : "") + (right ? pad + row[c] : row[c] + pad);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
 }
 
 std::string ListDuration(engine::Seconds d) {

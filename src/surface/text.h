@@ -29,8 +29,20 @@ ShortRange ShortRangeText(engine::Seconds start, engine::Seconds end, const engi
 // not zero). Messages come from the service in UTC, the same for every
 // client of a daemon; a person reads them in their own zone.
 std::string LocalTimes(std::string_view text, const engine::Zone& zone);
-// "1/2" or "all"
+// "1/2" or "all": the shared slots a booking holds per GPU out of the
+// maximum, the one notation every human view uses ("Slots" in a table,
+// "slots 1/2" in a line).
 std::string SlotsText(const engine::Reservation& r, const engine::Policy& p);
+// The columns `text` takes on a terminal: its UTF-8 code points.
+int DisplayWidth(std::string_view text);
+// `text` as it fits in `width` columns: whole, or its leading words and "…"
+// ("NVIDIA H100…"); a first word too long is cut inside.
+std::string FitWords(const std::string& text, int width);
+// Rows of cells as lines of aligned columns: each column as wide as its
+// widest cell, one space apart, `align` saying 'l' or 'r' per column, each
+// line after `indent` and without trailing spaces.
+std::string AlignRows(const std::vector<std::vector<std::string>>& rows, std::string_view align,
+                      std::string_view indent);
 // "30m", "1h30m", "124h20m (5d4h20m)"
 std::string ListDuration(engine::Seconds d);
 

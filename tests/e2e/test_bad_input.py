@@ -96,7 +96,7 @@ REFUSED_UP_FRONT = [
     (["lg", "--limit", "0"], ["--limit must be between 1 and 1000"]),
     (["n", "--limit", "1001"], ["--limit must be between 1 and 1000"]),
     # views
-    (["tl", "1d"], ["timeline would contain 288 cells; increase --step or use --step auto (maximum 240)"]),
+    (["tl", "1d", "--step", "5m"], ["timeline would contain 288 cells; increase --step or use --step auto (maximum 240)"]),
     (["tl", "--step", "7m"], ["--step must be a multiple of the configured 5-minute slot"]),
     (["tl", "1h", "--step", "25m"], ["--window must be an exact multiple of --step"]),
     (["tl", "--step", "auto", "--window", "2000h"], ["--window is too large for automatic timeline scaling"]),

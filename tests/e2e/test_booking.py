@@ -4,7 +4,7 @@ import os
 import re
 import unittest
 
-from bktest import BkTestCase
+from bktest import BUSY_PROCESS, ME_NAME, ME_UID, BkTestCase, sim_gpu
 
 ID = r"[0-9a-f]{8}"
 NOTE_NO_TELEMETRY = "note: GPU memory telemetry unavailable; shared admission used integer slots only"
@@ -23,7 +23,7 @@ class BookingTest(BkTestCase):
         out = self.ok("1", "30m")
         lines = out.splitlines()
         self.assertRegex(lines[0], result_line("created", "0", "2026-11-29 18:45", "2026-11-29 19:15"))
-        self.assertEqual(lines[1:], [NOTE_NO_TELEMETRY])
+        self.assertEqual(lines[1:], [])  # the details are -v's
         self.assertEqual(self.last.stderr, "")
         self.assertTrue(os.path.exists(os.path.join(self.data_dir, "ledger.db")))
         [r] = self.reservations()
@@ -170,6 +170,7 @@ class BookingTest(BkTestCase):
         self.assertTrue(lines[0].startswith("created: "))
         sel = [l for l in lines if l.startswith("selection: ")]
         self.assertEqual(len(sel), 1, lines)
+        self.assertEqual(lines[1], NOTE_NO_TELEMETRY)
         self.assertRegex(sel[0], r"^selection: GPU 0 score=\d+\.\d now=unknown ")
 
     def test_duration_forms(self):
@@ -195,7 +196,7 @@ class IdempotencyTest(BkTestCase):
         first = self.ok("1", "30m", "--op-id", "experiment-001").splitlines()[0]
         self.assertTrue(first.startswith("created: "))
         before = self.snapshot()
-        again = self.ok("1", "30m", "--op-id", "experiment-001").splitlines()
+        again = self.ok("1", "30m", "--op-id", "experiment-001", "-v").splitlines()
         self.assertEqual(again[0], "exists: " + first[len("created: "):])
         self.assertEqual(again[1], "note: committed operation replayed; live GPU state and allocator were not rerun")
         self.assertEqual(len(self.reservations()), 1)
@@ -362,23 +363,24 @@ class TelemetryTest(BkTestCase):
         self.use_sim()
 
     def test_busy_gpu_is_avoided_and_vram_reported(self):
-        lines = self.ok("1", "30m").splitlines()
+        lines = self.ok("1", "30m", "-v").splitlines()
         self.assertRegex(lines[0], result_line("created", "2", "2026-11-29 18:45", "2026-11-29 19:15"))
         self.assertEqual(lines[1], "note: avoided currently busy GPU 1 (user=alice pid=4242)")
         self.assertEqual(lines[2], "VRAM: GPU 2 physical-free-now=80.0GiB, reservation-budget-after=39.8GiB")
         self.assertEqual(lines[3], "assumption: --mem omitted; budgeted this reservation at 39.8GiB/GPU "
                                    "(based on 1 slot (max 2))")
-        self.assertEqual(len(lines), 4)
+        self.assertRegex(lines[4], r"^selection: GPU 2 ")
+        self.assertEqual(len(lines), 5)
         self.assertNotIn("telemetry unavailable", self.last.stdout)
 
     def test_declared_memory_has_no_assumption_line(self):
-        lines = self.ok("1", "30m", "12g").splitlines()
+        lines = self.ok("1", "30m", "12g", "-v").splitlines()
         self.assertTrue(lines[2].startswith("VRAM: GPU "), lines)
         self.assertIn("reservation-budget-after=67.5GiB", lines[2])
         self.assertFalse(any(l.startswith("assumption:") for l in lines))
 
     def test_exclusive_vram_line_has_no_budget(self):
-        lines = self.ok("x", "1", "30m").splitlines()
+        lines = self.ok("x", "1", "30m", "-v").splitlines()
         self.assertRegex(lines[2], r"^VRAM: GPU \d physical-free-now=\d+\.\dGiB$")
 
     def test_pinning_the_busy_gpu_warns_on_stderr(self):
@@ -387,6 +389,31 @@ class TelemetryTest(BkTestCase):
         self.assertIn("gpu=1 ", p.stdout)
         self.assertIn("warning: selected GPU currently busy: GPU 1 (user=alice pid=4242)", p.stderr.splitlines())
         self.assertNotIn("avoided", p.stdout)
+
+    def test_a_booking_prints_one_line_by_default(self):
+        p = self.bk("1", "30m")
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+        self.assertEqual(len(p.stdout.splitlines()), 1, p.stdout)
+        self.assertRegex(p.stdout, result_line("created", "2", "2026-11-29 18:45", "2026-11-29 19:15"))
+
+    def test_a_busy_gpu_is_one_warning_not_two(self):
+        err = self.bk("1", "30m", "--gpu", "1").stderr
+        self.assertEqual([l for l in err.splitlines() if "busy" in l],
+                         ["warning: selected GPU currently busy: GPU 1 (user=alice pid=4242)"])
+
+    def test_a_later_booking_on_a_busy_gpu_is_not_warned(self):
+        p = self.bk("1", "30m", "--gpu", "1", "-t", "+10h")
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+        self.assertEqual(len(p.stdout.splitlines()), 1, p.stdout)
+        self.assertNotIn("physical-free-now", p.stdout)
+
+    def test_the_bookers_own_process_is_not_warned(self):
+        mine = dict(BUSY_PROCESS, uid=ME_UID, username=ME_NAME)
+        self.use_sim([sim_gpu(0, used=40960, util=85, processes=[mine])])
+        p = self.bk("1", "30m", "--gpu", "0")
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+        self.assertNotIn("selected GPU is currently busy; live task end time is unknown",
+                         self.book("1", "30m", "--gpu", "0")["warnings"])
 
     def test_gpu_count_comes_from_the_file(self):
         self.refused("1", "30m", "--gpu", "4", contains="out of range")

@@ -93,13 +93,13 @@ class InlineImportTest(BkTestCase):
         self.ok("admin", "data", "import", self.path)
         lines = self.ok("l", "--history").splitlines()
         self.assertEqual(lines[2:], [
-            "  2 22222222 shared    1,2        1/2 11-29 20:00 11-29 21:00  1h",
+            "  2 22222222 shared    1,2          1/2 11-29 20:00 11-29 21:00  1h",
             "    status=active edits=1",
-            "  - 33333333 exclusive 3          all 11-29 19:00 11-29 20:00  1h",
+            "  - 33333333 exclusive 3            all 11-29 19:00 11-29 20:00  1h",
             "    status=cancelled edits=0 reason=changed plans",
-            "  1 11111111 shared    0          1/2 11-29 18:45 11-29 19:45  1h",
+            "  1 11111111 shared    0            1/2 11-29 18:45 11-29 19:45  1h",
             "    status=active edits=0",
-            "  - 44444444 shared    0          1/2 11-29 10:00 11-29 11:00  1h",
+            "  - 44444444 shared    0            1/2 11-29 10:00 11-29 11:00  1h",
             "    status=expired edits=0",
         ])
         docs = {r["id"]: r for r in self.reservations("--history")}

@@ -6,14 +6,14 @@ import shutil
 import shlex
 import unittest
 
-from bktest import ME_NAME, BkTestCase, upstream_reservation
+from bktest import ME_NAME, BkTestCase, sim_gpu, upstream_reservation
 
 ALICE = dict(uid=1001, username="alice")
 FREE = "\u00b7\u00b7"
 LEGEND = [
     f"Legend: {FREE} free | ## administrator blackout",
-    "        M1-M9 total units, includes mine",
-    "        S1-S9 total units, others only | MX/XX exclusive",
+    "        M1-M9 slots in use (peak), includes mine",
+    "        S1-S9 slots in use (peak), others only | MX/XX exclusive",
     "Control: --from 20:00 --window 8h --step 15m | --step auto",
 ]
 
@@ -41,7 +41,7 @@ class ReadOnlyViewsDoNotWriteTest(BkTestCase):
 
 class ListTest(BkTestCase):
 
-    HEADER = "  # ID       Mode      GPU        Req Start       End         Dur"
+    HEADER = "  # ID       Mode      GPU        Slots Start       End         Dur"
 
     def test_empty(self):
         self.assertEqual(self.ok("l"), "No active reservations.\n")
@@ -55,10 +55,10 @@ class ListTest(BkTestCase):
         lines = self.ok("l").splitlines()
         self.assertEqual(lines[0], "YOUR RESERVATIONS")
         self.assertEqual(lines[1], self.HEADER)
-        self.assertEqual(lines[2], f"  1 {a[:8]} shared    0          1/2 11-29 18:45 11-29 19:15      30m")
-        self.assertEqual(lines[3], f"  2 {c[:8]} exclusive 3          all 11-29 18:45 11-29 20:45       2h")
-        self.assertRegex(lines[4], rf"^  3 {b[:8]} shared    \d,\d        1/2 11-29 20:00 11-29 21:00       1h$")
-        self.assertEqual(lines[5], f"  4 {d[:8]} shared    1          2/2 11-30 09:00 12-01 09:00 24h (1d)")
+        self.assertEqual(lines[2], f"  1 {a[:8]} shared    0            1/2 11-29 18:45 11-29 19:15      30m")
+        self.assertEqual(lines[3], f"  2 {c[:8]} exclusive 3            all 11-29 18:45 11-29 20:45       2h")
+        self.assertRegex(lines[4], rf"^  3 {b[:8]} shared    \d,\d          1/2 11-29 20:00 11-29 21:00       1h$")
+        self.assertEqual(lines[5], f"  4 {d[:8]} shared    1            2/2 11-30 09:00 12-01 09:00 24h (1d)")
         self.assertEqual(len(lines), 6)
 
     def test_numbers_are_what_d_and_e_accept(self):
@@ -125,6 +125,7 @@ class ListTest(BkTestCase):
 class StatusTest(BkTestCase):
 
     HEADER = "GPU  Model           Util  VRAM free/total Proc State      Used Max X-free     "
+    SIM_HEADER = "GPU  Model                  Util  VRAM free/total Proc State      Used Max X-free     "
 
     def test_without_telemetry(self):
         lines = self.ok("st").splitlines()
@@ -138,12 +139,12 @@ class StatusTest(BkTestCase):
     def test_sim_file_model_util_vram_and_unreserved(self):
         self.use_sim()
         lines = self.ok("st").splitlines()
-        self.assertEqual(lines[1], self.HEADER)
+        self.assertEqual(lines[1], self.SIM_HEADER)
         self.assertEqual(lines[2:6], [
-            "0    NVIDIA A100-S+    0%       79.0/80.0G    0 idle          0   2 now        ",
-            "1    NVIDIA A100-S+   87%       40.0/80.0G    1 unreserved    0   2 now        ",
-            "2    NVIDIA A100-S+    0%       80.0/80.0G    0 idle          0   2 now        ",
-            "3    NVIDIA A100-S+    3%       80.0/80.0G    0 idle          0   2 now        ",
+            "0    NVIDIA A100-SXM4-80GB    0%       79.0/80.0G    0 idle          0   2 now        ",
+            "1    NVIDIA A100-SXM4-80GB   87%       40.0/80.0G    1 unreserved    0   2 now        ",
+            "2    NVIDIA A100-SXM4-80GB    0%       80.0/80.0G    0 idle          0   2 now        ",
+            "3    NVIDIA A100-SXM4-80GB    3%       80.0/80.0G    0 idle          0   2 now        ",
         ])
 
     def test_own_reservations_and_used_column(self):
@@ -152,14 +153,14 @@ class StatusTest(BkTestCase):
         b = self.book_id("x", "1", "1h", "--gpu", "3")
         c = self.book_id("1", "1h", "--gpu", "0", "-s", "2", "-t", "20:00")
         lines = self.ok("st").splitlines()
-        self.assertEqual(lines[4], "2    NVIDIA A100-S+    0%       80.0/80.0G    0 idle          1   2 19:15      ")
-        self.assertEqual(lines[5], "3    NVIDIA A100-S+    3%       80.0/80.0G    0 idle          X   2 19:45      ")
+        self.assertEqual(lines[4], "2    NVIDIA A100-SXM4-80GB    0%       80.0/80.0G    0 idle          1   2 19:15      ")
+        self.assertEqual(lines[5], "3    NVIDIA A100-SXM4-80GB    3%       80.0/80.0G    0 idle          X   2 19:45      ")
         # GPU 0 is free now: the 20:00 booking does not count yet
         self.assertTrue(lines[2].endswith(" 0   2 now        "), lines[2])
         self.assertEqual(lines[6], "Reservations: 3 active, 3 yours | `bk l` details | `bk tl` timeline")
-        self.assertEqual(lines[7], f"   1 {a[:8]} shared    req=1 G=2        11-29 18:45->19:15")
-        self.assertEqual(lines[8], f"   2 {b[:8]} exclusive all   G=3        11-29 18:45->19:45")
-        self.assertEqual(lines[9], f"   3 {c[:8]} shared    req=2 G=0        11-29 20:00->21:00")
+        self.assertEqual(lines[7], f"   1 {a[:8]} shared    slots 1/2 GPU 2 11-29 18:45->19:15")
+        self.assertEqual(lines[8], f"   2 {b[:8]} exclusive slots all GPU 3 11-29 18:45->19:45")
+        self.assertEqual(lines[9], f"   3 {c[:8]} shared    slots 2/2 GPU 0 11-29 20:00->21:00")
 
     def test_own_process_on_a_reserved_gpu_is_not_unreserved(self):
         gpus = [
@@ -183,16 +184,27 @@ class StatusTest(BkTestCase):
                                  "2026-11-29T19:30:00Z", mode="exclusive", **ALICE),
         ])
         lines = self.ok("st", "-v").splitlines()
-        self.assertEqual(lines[3], "1    NVIDIA A100-S+   87%       40.0/80.0G    1 busy          X   2 19:30      ")
+        self.assertEqual(lines[3], "1    NVIDIA A100-SXM4-80GB   87%       40.0/80.0G    1 busy          X   2 19:30      ")
         # Each process says what the monitor would call it: alice's own booking covers GPU 1.
         self.assertEqual(lines[4], "     pid=4242 uid=1001 user=alice sm=85% mem=40960MiB state=ok cmd=python train.py")
         self.assertIn("Reservations: 2 active, 0 yours | `bk l` details | `bk tl` timeline", lines)
         i = lines.index("Other reservations")
-        self.assertEqual(lines[i + 1], "  0be00000 exclusive GPU=1       alice 2026-11-29 18:45 +0000 -> 2026-11-29 19:30 +0000")
-        self.assertEqual(lines[i + 2], "  0be00000 shared    share=1 slot (max 2) GPU=2       alice 2026-11-29 18:45 +0000 "
-                                       "-> 2026-11-29 20:45 +0000")
+        self.assertEqual(lines[i + 1], "  0be00000 exclusive slots all GPU 1 alice 2026-11-29 18:45 +0000 -> "
+                                       "2026-11-29 19:30 +0000")
+        self.assertEqual(lines[i + 2], "  0be00000 shared    slots 1/2 GPU 2 alice 2026-11-29 18:45 +0000 -> "
+                                       "2026-11-29 20:45 +0000")
         self.assertNotIn("Other reservations", self.ok("st"))
         self.assertNotIn("pid=4242", self.ok("st"))
+
+    def test_model_names_in_full_or_cut_at_a_word(self):
+        name = "NVIDIA H100 NVL 94GB HBM3 PCIe Gen5"
+        self.use_sim([sim_gpu(0, name=name)])
+        wide = self.ok("st", env={"COLUMNS": "120"}).splitlines()
+        self.assertTrue(wide[2].startswith(f"0    {name}    0%"), wide[2])
+        narrow = self.ok("st", env={"COLUMNS": "100"}).splitlines()
+        self.assertTrue(narrow[2].startswith("0    NVIDIA H100 NVL 94GB HBM3 PCIe\u2026       0%"), narrow[2])
+        self.assertLessEqual(len(narrow[2]), 100)
+        self.assertEqual(narrow[1].index("Util") + 2, narrow[2].index("0%"))  # aligned
 
     def test_narrow_terminal_drops_the_model_column(self):
         self.use_sim()
@@ -206,15 +218,16 @@ class StatusTest(BkTestCase):
         b = self.book_id("1", "1h", "12g", "--gpu", "0")
         c = self.book_id("x", "1", "2h", "--gpu", "3", "-t", "20:00")
         lines = self.ok("st", "-v", env={"COLUMNS": "130"}).splitlines()
-        at = lines.index("   # ID       Mode      Slots GPU      User             VRAM/GPU Job        Start       End"
-                         "             Dur")
+        user = "User".ljust(len(ME_NAME))  # every column as wide as its widest cell
+        me = ME_NAME.ljust(4)
+        at = lines.index(f"   # ID       Mode      Slots GPU {user}     VRAM/GPU Job Start       End         Dur")
         self.assertEqual(lines[at + 1:at + 4], [
-            f"   1 {a[:8]} shared      1/2 2        {ME_NAME:<12} auto~39.8GiB -          11-29 18:45 11-29 19:15     30m",
-            f"   2 {b[:8]} shared      1/2 0        {ME_NAME:<12}      12.0GiB -          11-29 18:45 11-29 19:45      1h",
-            f"   3 {c[:8]} exclusive   all 3        {ME_NAME:<12}          all -          11-29 20:00 11-29 22:00      2h",
+            f"   1 {a[:8]} shared      1/2 2   {me} auto~39.8GiB -   11-29 18:45 11-29 19:15 30m",
+            f"   2 {b[:8]} shared      1/2 0   {me}      12.0GiB -   11-29 18:45 11-29 19:45  1h",
+            f"   3 {c[:8]} exclusive   all 3   {me}          all -   11-29 20:00 11-29 22:00  2h",
         ])
-        self.assertNotIn("req=", self.ok("st", env={"COLUMNS": "130"}))
-        self.assertIn("req=1 G=2", self.ok("st", "-v", env={"COLUMNS": "109"}))
+        self.assertNotIn("slots 1/2 GPU", self.ok("st", env={"COLUMNS": "130"}))
+        self.assertIn("shared    slots 1/2 GPU 2 11-29 18:45->19:15", self.ok("st", "-v", env={"COLUMNS": "109"}))
 
     def test_gpu_filter(self):
         lines = self.ok("st", "--gpu", "1,3").splitlines()
@@ -274,7 +287,7 @@ class BrokenSimulationFileTest(BkTestCase):
                 self.assertIn(path, reason)
                 self.assertTrue(reason.endswith("fix the file or unset BK_GPU_SIM_FILE"), reason)
                 why = reason[len("telemetry: unavailable: "):]
-                out = self.ok("1", "30m")
+                out = self.ok("1", "30m", "-v")
                 self.assertTrue(out.startswith("created: "), out)
                 self.assertIn("note: GPU memory telemetry unavailable; shared admission used integer slots only", out)
                 self.assertEqual(self.json("1", "30m", "-t", "20:00", "--json")["status"], "created")
@@ -323,7 +336,7 @@ class TimelineTest(BkTestCase):
         self.ok("1", "30m", "--gpu", "0", "-t", "19:00", "-q")
         lines = self.ok("tl", "1h").splitlines()
         self.assertEqual(lines[0], "Timeline | Sun 11-29 18:45->19:45 | 5m/cell | 12 cells")
-        # the cell shows the sum of all shared units; M when any of them is mine
+        # the cell shows the shared slots in use; M when any of them is mine
         self.assertEqual(lines[4], row("G0", ["S1"] * 3 + ["M2"] * 3 + ["M1"] * 3 + [FREE] * 3))
         self.assertEqual(lines[5], row("G1", [FREE] * 3 + ["XX"] * 6 + [FREE] * 3))
 
@@ -353,6 +366,27 @@ class TimelineTest(BkTestCase):
         self.assertEqual(lines[0], "Timeline | Sun 11-29 20:00->21:00 | 10m/cell | 6 cells")
         self.assertEqual(lines[3], "Min   00 10 20 30 40 50")
 
+    def test_a_span_without_a_step_picks_a_zoom_level_that_fits(self):
+        self.assertEqual(self.ok("tl", "24h").splitlines()[0],
+                         "Timeline | Sun 11-29 18:00->11-30 18:00 | 1h/cell | 24 cells")
+        self.assertEqual(self.ok("tl", "7d").splitlines()[0],
+                         "Timeline | Sun 11-29 18:00->12-06 18:00 | 6h/cell | 28 cells")
+        self.assertEqual(self.ok("tl", "-w", "24h", env={"COLUMNS": "300"}).splitlines()[0],
+                         "Timeline | Sun 11-29 18:45->11-30 18:45 | 15m/cell | 96 cells")
+        # what fits in the slot's cells keeps them
+        self.assertEqual(self.ok("tl", "8h").splitlines()[0],
+                         "Timeline | Sun 11-29 18:45->11-30 02:45 | 5m/cell | 96 cells")
+
+    def test_a_coarse_cell_shows_the_peak_not_the_sum(self):
+        self.ok("1", "30m", "--gpu", "0", "-q")                  # 18:45-19:15
+        self.ok("1", "30m", "--gpu", "0", "-t", "19:15", "-q")   # 19:15-19:45: never both at once
+        self.ok("1", "30m", "--gpu", "1", "-q")                  # 18:45-19:15
+        self.ok("1", "30m", "--gpu", "1", "-t", "19:00", "-q")   # 19:00-19:30: both at 19:00
+        lines = self.ok("tl", "4h", "--step", "1h").splitlines()
+        self.assertEqual(lines[0], "Timeline | Sun 11-29 18:00->22:00 | 1h/cell | 4 cells")
+        self.assertEqual(lines[4], row("G0", ["M1", "M1", FREE, FREE]))
+        self.assertEqual(lines[5], row("G1", ["M1", "M2", FREE, FREE]))
+
     def test_step_auto_for_a_day(self):
         lines = self.ok("tl", "--step", "auto", "1d").splitlines()
         # a 1h step aligns the start to the hour
@@ -361,7 +395,7 @@ class TimelineTest(BkTestCase):
         self.assertEqual(lines[3], "Min   " + " ".join(["00"] * 24))
 
     def test_one_day_of_5m_cells_is_too_many(self):
-        self.assertEqual(self.refused("tl", "1d"),
+        self.assertEqual(self.refused("tl", "1d", "--step", "5m"),
                          "timeline would contain 288 cells; increase --step or use --step auto (maximum 240)")
 
     def test_past_from_shows_expired_but_not_cancelled(self):
@@ -379,7 +413,7 @@ class SlotsTest(BkTestCase):
         self.ok("x", "1", "1h", "--gpu", "0", "-q")
         self.ok("1", "2h", "--gpu", "1", "-s", "2", "-q")
         lines = self.ok("slots", "2", "1h").splitlines()
-        self.assertEqual(lines[0], "Earliest shared options | 2 GPU | 1h | share 1 slot (max 2) | local time | read-only")
+        self.assertEqual(lines[0], "Earliest shared options | 2 GPU | 1h | slots 1/2 | local time | read-only")
         self.assertEqual(lines[1], " # GPUs         Start                  End                    Live       Free now")
         self.assertRegex(lines[2], r"^ 1 2,3          2026-11-29 18:45 \+0000 2026-11-29 19:45 \+0000 unknown     unknown$")
         self.assertTrue(all(re.match(r"^ \d \d,\d ", l) for l in lines[2:-1]), lines)
@@ -401,7 +435,7 @@ class SlotsTest(BkTestCase):
 
     def test_mem_and_share_are_echoed_in_the_book_line(self):
         out = self.ok("slots", "1", "30m", "--mem", "12g", "-s", "2", "-f", "+1h")
-        self.assertIn("share 2 slots (max 2)", out.splitlines()[0])
+        self.assertIn("| slots 2/2 |", out.splitlines()[0])
         self.assertEqual(out.splitlines()[-1], 'Book option 1: bk 1 30m --gpu 0 --at "11-29 19:50" --mem 12g --share 2')
 
     def test_the_book_line_books_what_was_asked(self):
@@ -460,9 +494,9 @@ class GpuTest(BkTestCase):
         lines = self.ok("g").splitlines()
         self.assertEqual(lines, [
             "GPU 2,3 | yours now | 2 active reservations",
-            "   # ID       Mode   GPU        Until      Left     VRAM/GPU",
-            f"   1 {a[:8]} S1/2   2          19:15       26m auto~39.8GiB",
-            f"   2 {b[:8]} X      3          19:45       56m          all",
+            "   # ID       Mode      Slots GPU        Until      Left     VRAM/GPU",
+            f"   1 {a[:8]} shared      1/2 2          19:15       26m auto~39.8GiB",
+            f"   2 {b[:8]} exclusive   all 3          19:45       56m          all",
             "Live GPU state",
             "  GPU 2: idle, 0% util, 80.0GiB free",
             "  GPU 3: idle, 3% util, 80.0GiB free",

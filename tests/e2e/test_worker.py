@@ -405,7 +405,7 @@ class WorkerStatusTest(WorkerCase):
         later = self.reservations()[1]["id"][:8]
         lines = self.ok("st").splitlines()
         self.assertEqual(self.last.stderr, "warning: " + warning + "\n")
-        self.assertEqual(lines[lines.index("   2 %s shared    req=1 G=0        11-29 20:00->20:30" % later) + 1],
+        self.assertEqual(lines[lines.index("   2 %s shared slots 1/2 GPU 0 11-29 20:00->20:30" % later) + 1],
                          "worker: not seen (`bk w` checks status; `bk w start` launches it)")
         doc = self.json("1", "30m", "-t", "21:00", "--json", "--", "true")
         self.assertEqual(doc["warnings"], [warning])
