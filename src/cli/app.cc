@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -142,19 +142,23 @@ const std::map<std::string, Command>& Commands() {
 // The original's commands that this version does not have yet, and what
 // does the job meanwhile: they are known words, not typing mistakes.
 const std::map<std::string, std::string>& NotYet() {
-  static const std::string kTui = "`bk st` and `bk tl` show the GPUs and the calendar, plain `bk` opens a prompt";
-  static const std::string kAdd = "book with `bk COUNT DURATION`, e.g. `bk 1 30m`; `bk book -h` lists the options";
-  static const std::string kPreset = "write the booking out, e.g. `bk 2 1h --mem 12g`; a shell alias can keep it";
+  static const std::string kTui =
+      "`bk st` and `bk tl` show the GPUs and the calendar, plain `bk` opens a prompt";
+  static const std::string kAdd =
+      "book with `bk COUNT DURATION`, e.g. `bk 1 30m`; `bk book -h` lists the options";
+  static const std::string kPreset =
+      "write the booking out, e.g. `bk 2 1h --mem 12g`; a shell alias can keep it";
   static const std::string kTutorial = "`bk -h` starts with the basics (START HERE)";
   static const std::string kLogin = "`bk st` shows your bookings and `bk n` your notifications";
-  static const std::string kUpdate = "install the newer bk the way this one was installed; `bk --version` says which this is";
+  static const std::string kUpdate =
+      "install the newer bk the way this one was installed; `bk --version` says which this is";
   static const std::string kCluster = "run `bk` on the host whose GPUs you want";
   static const std::string kBroker = "share one ledger with `bk server` (`bk server -h`)";
   static const std::map<std::string, std::string> table = {
-      {"tui", kTui},          {"t", kTui},           {"add", kAdd},           {"a", kAdd},
-      {"preset", kPreset},    {"presets", kPreset},  {"p", kPreset},          {"tutorial", kTutorial},
-      {"tour", kTutorial},    {"intro", kTutorial},  {"login", kLogin},       {"notice", kLogin},
-      {"update", kUpdate},    {"upgrade", kUpdate},  {"cluster", kCluster},   {"c", kCluster},
+      {"tui", kTui},       {"t", kTui},          {"add", kAdd},         {"a", kAdd},
+      {"preset", kPreset}, {"presets", kPreset}, {"p", kPreset},        {"tutorial", kTutorial},
+      {"tour", kTutorial}, {"intro", kTutorial}, {"login", kLogin},     {"notice", kLogin},
+      {"update", kUpdate}, {"upgrade", kUpdate}, {"cluster", kCluster}, {"c", kCluster},
       {"broker", kBroker},
   };
   return table;
@@ -163,8 +167,9 @@ const std::map<std::string, std::string>& NotYet() {
 // `bk admin` subcommands of the original beyond `admin data`.
 bool AdminNotYet(const std::vector<std::string>& args) {
   static const std::set<std::string> subcommands = {
-      "install",  "init",      "transfer", "gpu-policy", "cancel",     "notice",  "blackout",          "maintain",
-      "uninstall", "services", "login-hook", "worker-persistence", "cluster", "update", "upgrade"};
+      "install",  "init",     "transfer",  "gpu-policy", "cancel",     "notice",
+      "blackout", "maintain", "uninstall", "services",   "login-hook", "worker-persistence",
+      "cluster",  "update",   "upgrade"};
   return args.size() >= 2 && args[0] == "admin" && subcommands.contains(args[1]);
 }
 
@@ -178,8 +183,9 @@ std::optional<Error> NotInThisVersion(const std::vector<std::string>& args) {
     instead = NotYet().at("cluster");
   } else if (AdminNotYet(args)) {
     words = "admin " + args[1];
-    instead = args[1] == "update" || args[1] == "upgrade" ? NotYet().at("update")
-                                                          : "`bk admin -h` lists what this version administers";
+    instead = args[1] == "update" || args[1] == "upgrade"
+                  ? NotYet().at("update")
+                  : "`bk admin -h` lists what this version administers";
   } else {
     return std::nullopt;
   }

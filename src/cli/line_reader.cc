@@ -134,7 +134,9 @@ class Editing : public LineReader {
 
 }  // namespace
 
-std::unique_ptr<LineReader> PlainLineReader(std::istream& in, FILE* out) { return std::make_unique<Plain>(in, out); }
+std::unique_ptr<LineReader> PlainLineReader(std::istream& in, FILE* out) {
+  return std::make_unique<Plain>(in, out);
+}
 
 std::unique_ptr<LineReader> EditingLineReader(const std::string& history_path, std::vector<std::string> words,
                                               Warning warn) {

@@ -25,6 +25,7 @@ constexpr const char* kPromptHelp = R"(Commands (the same as `bk COMMAND ...`):
   d N | cancel N             cancel            history N     one reservation
   g [COUNT]                  your GPU now      n             notifications
   help                       this list         quit          leave (also Ctrl-D)
+At a terminal: Up and Down recall earlier lines, Tab completes a command.
 )";
 
 // Splits like a POSIX shell would for plain words: spaces separate, '...' and
