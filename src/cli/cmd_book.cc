@@ -115,8 +115,8 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
         e.message.find("nearest available") != std::string::npos) {
       auto nearest = (*ledger_or)->Slots(req, req.start.value_or((*ledger_or)->Now()), 1);
       if (nearest && !nearest->options.empty())
-        e.message += "; book it with: " +
-                     BookCommand(a, req, nearest->options[0].gpus, nearest->options[0].start, *ctx.zone);
+        e.message += "; book it with: " + BookCommand(a, req, nearest->options[0].gpus,
+                                                       nearest->options[0].start, *ctx.zone);
     }
     return std::unexpected(e);
   }
