@@ -1,11 +1,14 @@
 #include "cli/args.h"
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "base/strings.h"
+#include "surface/text.h"
 
 namespace bk::cli {
 
@@ -21,11 +24,19 @@ class Formatter : public CLI::Formatter {
     return " " + opt->get_type_name();
   }
 
+  // Wrapped to the terminal (COLUMNS, else 100) beside the names' column;
+  // the description's own line breaks stay.
   std::string make_option_desc(const CLI::Option* opt) const override {
     std::string desc = opt->get_description();
     std::string others;
     for (const CLI::Option* o : opt->get_excludes()) others += (others.empty() ? "" : ", ") + o->get_name();
-    return others.empty() ? desc : desc + " (not with " + others + ")";
+    if (!others.empty()) desc += " (not with " + others + ")";
+    int width =
+        std::max(30, surface::TerminalWidth(STDOUT_FILENO, 100) - static_cast<int>(get_column_width()) - 1);
+    std::string out;
+    for (const auto& paragraph : Split(desc, '\n'))
+      for (const auto& line : surface::WrapWords(paragraph, width)) out += (out.empty() ? "" : "\n") + line;
+    return out;
   }
 
   std::string make_option_usage(const CLI::Option* opt) const override {

@@ -108,9 +108,17 @@ class CommandHelpTest(BkTestCase):
                 self.assertNotIn("see `bk --help`", out)
 
     def test_excluded_options_say_so_in_words(self):
-        out = self.ok("book", "-h")
-        self.assertRegex(out, r"\n  --start TIME +exact start: .* \(not with --at\)\n")
-        self.assertRegex(out, r"\n  -t,--at TIME +exact friendly start: .* \(not with --start\)\n")
+        out = " ".join(self.ok("book", "-h").split())
+        self.assertIn(" --start TIME exact start: now, ISO 8601 (naive = UTC) or the -t grammar (not with --at) ", out)
+        self.assertIn(" -t,--at TIME exact friendly start: now, +30m, 20:00, \"tomorrow 09:00\", 12-24 09:00 "
+                      "(not with --start) ", out)
+
+    def test_option_descriptions_wrap_to_the_terminal(self):
+        out = self.ok("book", "-h", env={"COLUMNS": "80"})
+        options = out[out.index("Options:\n"):out.index("Examples:")]
+        self.assertEqual([line for line in options.splitlines() if len(line) > 80], [])
+        self.assertIn("\n  --start TIME                exact start: now, ISO 8601 (naive = UTC) or the\n"
+                      "                              -t grammar (not with --at)\n", options)
 
     def test_needed_positionals_show_without_brackets(self):
         self.assertIn("Usage: bk book [OPTIONS] count duration [memory]\n", self.ok("book", "-h"))
