@@ -52,10 +52,10 @@ int Num(std::string_view s, size_t at, size_t n) {
 // The length of a UTC instant "YYYY-MM-DDTHH:MM:SS" + "Z" or "+00:00" at
 // `at` (fractions allowed), or 0.
 size_t UtcInstantAt(std::string_view s, size_t at) {
-  if (!Digits(s, at, 4) || s.substr(at + 4, 1) != "-" || !Digits(s, at + 5, 2) ||
-      s.substr(at + 7, 1) != "-" || !Digits(s, at + 8, 2) || s.substr(at + 10, 1) != "T" ||
-      !Digits(s, at + 11, 2) || s.substr(at + 13, 1) != ":" || !Digits(s, at + 14, 2) ||
-      s.substr(at + 16, 1) != ":" || !Digits(s, at + 17, 2))
+  if (!Digits(s, at, 4) || s.substr(at + 4, 1) != "-" || !Digits(s, at + 5, 2) || s.substr(at + 7, 1) != "-" ||
+      !Digits(s, at + 8, 2) || s.substr(at + 10, 1) != "T" || !Digits(s, at + 11, 2) ||
+      s.substr(at + 13, 1) != ":" || !Digits(s, at + 14, 2) || s.substr(at + 16, 1) != ":" ||
+      !Digits(s, at + 17, 2))
     return 0;
   size_t end = at + 19;
   if (s.substr(end, 1) == ".")
@@ -76,7 +76,7 @@ std::string LocalTimes(std::string_view text, const engine::Zone& zone) {
       out += text[i++];
       continue;
     }
-    CivilTime c{Num(text, i, 4),      Num(text, i + 5, 2),  Num(text, i + 8, 2),
+    CivilTime c{Num(text, i, 4), Num(text, i + 5, 2), Num(text, i + 8, 2),
                 Num(text, i + 11, 2), Num(text, i + 14, 2), Num(text, i + 17, 2)};
     if (!ValidDate(c.year, c.month, c.day) || c.hour > 23 || c.minute > 59 || c.second > 59) {
       out += text.substr(i, n);
