@@ -4,8 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "base/strings.h"
 #include "base/version.h"
@@ -37,7 +39,8 @@ void Context::PrintDoc(const std::string& compact_json) const {
 }
 
 void Context::Warn(const std::string& text) const {
-  std::fprintf(err, "warning: %s\n", Local(text).c_str());
+  std::fprintf(err, "%s %s\n", surface::Paint("warning:", surface::Style::kWarning, color.err).c_str(),
+               Local(text).c_str());
 }
 
 std::string Context::Local(std::string_view text) const {
@@ -137,6 +140,113 @@ const std::map<std::string, Command>& Commands() {
   return table;
 }
 
+// The original's commands that this version does not have yet, and what
+// does the job meanwhile: they are known words, not typing mistakes.
+const std::map<std::string, std::string>& NotYet() {
+  static const std::string kTui =
+      "`bk st` and `bk tl` show the GPUs and the calendar, plain `bk` opens a prompt";
+  static const std::string kAdd =
+      "book with `bk COUNT DURATION`, e.g. `bk 1 30m`; `bk book -h` lists the options";
+  static const std::string kPreset =
+      "write the booking out, e.g. `bk 2 1h --mem 12g`; a shell alias can keep it";
+  static const std::string kTutorial = "`bk -h` starts with the basics (START HERE)";
+  static const std::string kLogin = "`bk st` shows your bookings and `bk n` your notifications";
+  static const std::string kUpdate =
+      "install the newer bk the way this one was installed; `bk --version` says which this is";
+  static const std::string kCluster = "run `bk` on the host whose GPUs you want";
+  static const std::string kBroker = "share one ledger with `bk server` (`bk server -h`)";
+  static const std::map<std::string, std::string> table = {
+      {"tui", kTui},       {"t", kTui},          {"add", kAdd},         {"a", kAdd},
+      {"preset", kPreset}, {"presets", kPreset}, {"p", kPreset},        {"tutorial", kTutorial},
+      {"tour", kTutorial}, {"intro", kTutorial}, {"login", kLogin},     {"notice", kLogin},
+      {"update", kUpdate}, {"upgrade", kUpdate}, {"cluster", kCluster}, {"c", kCluster},
+      {"broker", kBroker},
+  };
+  return table;
+}
+
+// `bk admin` subcommands of the original beyond `admin data`.
+bool AdminNotYet(const std::vector<std::string>& args) {
+  static const std::set<std::string> subcommands = {
+      "install",  "init",     "transfer",  "gpu-policy", "cancel",     "notice",
+      "blackout", "maintain", "uninstall", "services",   "login-hook", "worker-persistence",
+      "cluster",  "update",   "upgrade"};
+  return args.size() >= 2 && args[0] == "admin" && subcommands.contains(args[1]);
+}
+
+// Nothing for a command that exists; else why the words are refused.
+std::optional<Error> NotInThisVersion(const std::vector<std::string>& args) {
+  const std::string& w = args[0];
+  std::string words = w, instead;
+  if (auto it = NotYet().find(w); it != NotYet().end()) {
+    instead = it->second;
+  } else if (w.size() > 1 && w[0] == '@') {
+    instead = NotYet().at("cluster");
+  } else if (AdminNotYet(args)) {
+    words = "admin " + args[1];
+    instead = args[1] == "update" || args[1] == "upgrade"
+                  ? NotYet().at("update")
+                  : "`bk admin -h` lists what this version administers";
+  } else {
+    return std::nullopt;
+  }
+  return Error{ErrorKind::kInvalid, fmt::format("bk {} is not in this version yet; {}", words, instead)};
+}
+
+// The number of single-character edits between `a` and `b`.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown command: X; `bk -h` lists the commands", naming the nearest
+// command word when one is a typo or two away (words of three letters or more).
+std::string UnknownCommand(const std::string& w) {
+  std::string best;
+  size_t best_distance = 3;
+  if (w.size() >= 3)
+    for (const auto& [name, _] : Commands()) {
+      size_t d = EditDistance(w, name);
+      if (name.size() >= 3 && d < best_distance && d * 3 <= name.size()) best = name, best_distance = d;
+    }
+  std::string hint = best.empty() ? "" : fmt::format("did you mean `bk {}`? ", best);
+  return fmt::format("unknown command: {}; {}`bk -h` lists the commands", w, hint);
+}
+
+// --color=WHEN or --color WHEN anywhere before `--`, taken out of `args`
+// (commands parse their own options without it); auto when absent.
+Result<surface::ColorMode> TakeColorOption(std::vector<std::string>& args) {
+  surface::ColorMode mode = surface::ColorMode::kAuto;
+  for (size_t i = 0; i < args.size() && args[i] != "--";) {
+    std::optional<std::string> value;
+    size_t taken = 1;
+    if (args[i].starts_with("--color=")) {
+      value = args[i].substr(8);
+    } else if (args[i] == "--color") {
+      if (i + 1 < args.size()) value = args[i + 1];
+      taken = 2;
+    } else {
+      ++i;
+      continue;
+    }
+    auto parsed = value ? surface::ParseColorMode(*value) : std::nullopt;
+    if (!parsed) return UsageError("--color must be auto, always or never");
+    mode = *parsed;
+    args.erase(args.begin() + i, args.begin() + i + taken);
+  }
+  return mode;
+}
+
 // stdin is a pipe or a regular file: commands for the prompt.
 bool ScriptedInput() {
   struct stat st {};
@@ -172,7 +282,8 @@ int Report(Context& ctx, const Error& e) {
   if (ctx.json && (e.kind != ErrorKind::kUsage || ctx.agent)) {
     ctx.PrintDoc(surface::ErrorDoc(e));
   } else {
-    std::fprintf(ctx.err, "bk: %s%s\n", Printable(ctx.Local(e.message)).c_str(), WhereSearched(ctx, e).c_str());
+    std::fprintf(ctx.err, "%s %s%s\n", surface::Paint("bk:", surface::Style::kError, ctx.color.err).c_str(),
+                 Printable(ctx.Local(e.message)).c_str(), WhereSearched(ctx, e).c_str());
   }
   return ExitCode(e.kind);
 }
@@ -210,8 +321,11 @@ void NoteOriginalData(const Context& ctx, const std::vector<std::string>& args) 
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   Context ctx;
+  Result<surface::ColorMode> color = TakeColorOption(args);
   ctx.json = WantsJson(args);
   ctx.agent = IsAgent(args);
+  if (!color) return Report(ctx, color.error());
+  ctx.color = {surface::UseColor(STDOUT_FILENO, *color), surface::UseColor(STDERR_FILENO, *color)};
 
   if (!args.empty() && (args[0] == "-V" || args[0] == "--version" || args[0] == "version")) {
     std::printf("bk %s\n", kVersion);
@@ -264,15 +378,23 @@ int Main(int argc, char** argv) {
 
 Result<int> Dispatch(Context& ctx, const std::vector<std::string>& args) {
   if (args.size() >= 2 && AllDigits(args[0])) return RunBook(ctx, args, "bk", false);
+  if (auto refused = NotInThisVersion(args)) return std::unexpected(*refused);
   auto it = Commands().find(args[0]);
   if (it == Commands().end()) {
     std::string msg = AllDigits(args[0])
                           ? fmt::format("`bk {}` needs a duration too, e.g. `bk {} 30m`", args[0], args[0])
-                          : fmt::format("unknown command: {}; `bk -h` lists the commands", args[0]);
+                          : UnknownCommand(args[0]);
     return Invalid(msg);
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
   return it->second(ctx, rest);
+}
+
+std::vector<std::string> CommandNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, _] : Commands())
+    if (name != "gpu-probe") names.push_back(name);
+  return names;
 }
 
 }  // namespace bk::cli

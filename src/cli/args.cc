@@ -1,16 +1,60 @@
 #include "cli/args.h"
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "base/strings.h"
+#include "surface/text.h"
 
 namespace bk::cli {
 
+// CLI11's help, reworded: "Excludes: --at" would run into the option's
+// description, so the description says "(not with --at)" instead; a
+// positional the command needs shows without brackets.
+class Formatter : public CLI::Formatter {
+ public:
+  explicit Formatter(const std::set<const CLI::Option*>* needed) : needed_(needed) {}
+
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    if (opt->get_type_size() == 0 || opt->get_type_name().empty()) return "";
+    return " " + opt->get_type_name();
+  }
+
+  // Wrapped to the terminal (COLUMNS, else 100) beside the names' column;
+  // the description's own line breaks stay.
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    std::string desc = opt->get_description();
+    std::string others;
+    for (const CLI::Option* o : opt->get_excludes()) others += (others.empty() ? "" : ", ") + o->get_name();
+    if (!others.empty()) desc += " (not with " + others + ")";
+    int width =
+        std::max(30, surface::TerminalWidth(STDOUT_FILENO, 100) - static_cast<int>(get_column_width()) - 1);
+    std::string out;
+    for (const auto& paragraph : Split(desc, '\n'))
+      for (const auto& line : surface::WrapWords(paragraph, width)) out += (out.empty() ? "" : "\n") + line;
+    return out;
+  }
+
+  std::string make_option_usage(const CLI::Option* opt) const override {
+    std::string usage = CLI::Formatter::make_option_usage(opt);
+    if (needed_->contains(opt) && usage.starts_with("[") && usage.ends_with("]"))
+      return usage.substr(1, usage.size() - 2);
+    return usage;
+  }
+
+ private:
+  const std::set<const CLI::Option*>* needed_;
+};
+
 struct ArgSpec::Impl {
   CLI::App app;
+  // Positionals shown as needed in the usage line.
+  std::set<const CLI::Option*> needed;
+  std::shared_ptr<Formatter> formatter = std::make_shared<Formatter>(&needed);
   std::string prog;
   // CLI11 binds plain strings; presence is read back after parsing.
   std::vector<std::pair<CLI::Option*, std::pair<std::string*, std::optional<std::string>*>>> values;
@@ -78,6 +122,7 @@ ArgSpec::ArgSpec(std::string prog, std::string description) : impl_(std::make_un
   impl_->app.name(prog);
   impl_->prog = std::move(prog);
   impl_->app.set_help_flag("-h,--help", "show this help");
+  impl_->app.formatter(impl_->formatter);
   impl_->app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
@@ -101,6 +146,12 @@ void ArgSpec::Option(const std::string& names, std::optional<std::string>* out, 
 
 void ArgSpec::Positional(const std::string& name, std::optional<std::string>* out, const std::string& help) {
   Option(name, out, help, "");
+}
+
+void ArgSpec::NeededPositional(const std::string& name, std::optional<std::string>* out,
+                               const std::string& help) {
+  Positional(name, out, help);
+  impl_->needed.insert(impl_->values.back().first);
 }
 
 void ArgSpec::Excludes(const std::string& a, const std::string& b) {
@@ -130,6 +181,13 @@ Status ArgSpec::Parse(const std::vector<std::string>& args) {
 }
 
 std::string ArgSpec::Help() const { return impl_->app.help(); }
+
+std::string ArgSpec::OptionsHelp() const {
+  std::string groups = impl_->formatter->make_groups(&impl_->app, CLI::AppFormatMode::Normal);
+  // The caller heads the list in its own words.
+  size_t heading = groups.find("Options:\n");
+  return heading == std::string::npos ? groups : groups.substr(heading + 9);
+}
 
 Result<int64_t> WholeNumberOption(const std::optional<std::string>& text, int64_t lo, int64_t hi, int64_t def,
                                   const std::string& error) {

@@ -25,6 +25,9 @@ class ArgSpec {
               const std::string& metavar = "VALUE");
   // An optional positional, filled in order.
   void Positional(const std::string& name, std::optional<std::string>* out, const std::string& help);
+  // A positional the command needs: the usage shows it without brackets. It
+  // parses as Positional does; the command says what is missing in its own words.
+  void NeededPositional(const std::string& name, std::optional<std::string>* out, const std::string& help);
   void Excludes(const std::string& a, const std::string& b);
   void Footer(const std::string& text);
 
@@ -32,6 +35,8 @@ class ArgSpec {
   Status Parse(const std::vector<std::string>& args);
   bool help_requested() const { return help_; }
   std::string Help() const;
+  // Only the options part of Help(), for a command that writes its own usage.
+  std::string OptionsHelp() const;
 
  private:
   struct Impl;

@@ -313,5 +313,29 @@ TEST(LimitOptionTest, OneToAThousand) {
   EXPECT_EQ(over.error().message, "--limit must be between 1 and 1000");
 }
 
+TEST(ArgSpecTest, HelpSaysWhichOptionsExcludeEachOtherInWords) {
+  std::string help = Demo().spec.Help();
+  EXPECT_THAT(help, Not(HasSubstr("Excludes")));
+  EXPECT_THAT(help, HasSubstr("  -g,--gpu LIST               GPU list (not with --exclude)\n"));
+  EXPECT_THAT(help, HasSubstr("  --start TIME                exact start (not with --at)\n"));
+}
+
+TEST(ArgSpecTest, NeededPositionalsShowWithoutBrackets) {
+  std::optional<std::string> count, memory;
+  ArgSpec spec("bk demo", "A demonstration command.");
+  spec.NeededPositional("count", &count, "how many");
+  spec.Positional("memory", &memory, "how much");
+  EXPECT_THAT(spec.Help(), HasSubstr("Usage: bk demo [OPTIONS] count [memory]\n"));
+  // Parsing is the command's business: absent, it stays unset.
+  ASSERT_TRUE(spec.Parse({}).has_value());
+  EXPECT_FALSE(count.has_value());
+}
+
+TEST(ArgSpecTest, OptionsHelpIsTheOptionsList) {
+  std::string options = Demo().spec.OptionsHelp();
+  EXPECT_THAT(options, StartsWith("  -h,--help"));
+  EXPECT_THAT(options, AllOf(HasSubstr("--verbose"), Not(HasSubstr("Options:")), Not(HasSubstr("Usage"))));
+}
+
 }  // namespace
 }  // namespace bk::cli

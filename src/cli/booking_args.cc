@@ -57,8 +57,8 @@ void AddResourceOptions(ArgSpec& spec, Args& a, const ResourceHelp& help) {
 }  // namespace
 
 void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with_op_id) {
-  spec.Positional("count", &a.count, "number of GPUs (a count, not a GPU index)");
-  spec.Positional("duration", &a.duration, "30m, 1h30m, 2d (multiples of the booking slot)");
+  spec.NeededPositional("count", &a.count, "number of GPUs (a count, not a GPU index)");
+  spec.NeededPositional("duration", &a.duration, "30m, 1h30m, 2d (multiples of the booking slot)");
   spec.Positional("memory", &a.memory, "expected VRAM per GPU, e.g. 12g (same as --mem)");
   if (with_start)
     AddStartOptions(spec, a.start, a.at, "exact start: now, ISO 8601 (naive = UTC) or the -t grammar",

@@ -42,7 +42,7 @@ Result<int> RunHistory(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> ref;
   JsonOutput out;
   ArgSpec spec("bk history", "Lifecycle of one of your reservations: creation, edits, cancellation.");
-  spec.Positional("reservation", &ref, "list number, short ID or full ID (any status)");
+  spec.NeededPositional("reservation", &ref, "list number, short ID or full ID (any status)");
   out.AddTo(spec, "print the gpubk.reservation-history.v1 document");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!ref) return Invalid("which reservation? e.g. `bk history 3dee5b08`");

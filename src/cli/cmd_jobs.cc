@@ -158,7 +158,7 @@ Result<int> RunJobRetry(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> ref;
   bool risk = false;
   ArgSpec spec("bk job-retry", "Queue a failed, interrupted or uncertain job again while its booking lasts.");
-  spec.Positional("id", &ref, "job number in `bk j` or booking ID prefix");
+  spec.NeededPositional("id", &ref, "job number in `bk j` or booking ID prefix");
   spec.Flag("--accept-duplicate-risk", &risk,
             "retry an uncertain job (its earlier run may have done part of the work)");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;

@@ -161,8 +161,8 @@ Result<int> RunRenew(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> ref, duration, op_id;
   JsonOutput out;
   ArgSpec spec("bk renew", "Extend a reservation's end by DURATION on the same GPUs, with the same checks.");
-  spec.Positional("reservation", &ref, "list number from `bk l`, short ID or full ID");
-  spec.Positional("duration", &duration, "how much longer, e.g. 30m or 1h");
+  spec.NeededPositional("reservation", &ref, "list number from `bk l`, short ID or full ID");
+  spec.NeededPositional("duration", &duration, "how much longer, e.g. 30m or 1h");
   spec.Option("--op-id", &op_id, "operation ID for a retry-safe renewal", "ID");
   out.AddTo(spec, "print the booking_result document");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;

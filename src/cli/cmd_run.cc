@@ -18,6 +18,7 @@
 
 #include "base/exit_codes.h"
 #include "base/strings.h"
+#include "cli/args.h"
 #include "cli/booking_args.h"
 #include "cli/context.h"
 #include "engine/parse.h"
@@ -49,7 +50,19 @@ constexpr const char* kHelp =
     "A booking made for the command is given back from the next slot boundary once the command exits\n"
     "(succeeded or failed); --keep holds all of it. A command run on a current booking releases nothing.\n"
     "Its program must be found before anything is booked (PATH, or a path to an executable file).\n"
-    "Booking options: see bk --help (same as `bk COUNT DURATION`), and --keep.\n";
+    "\n"
+    "Booking options (the same as `bk COUNT DURATION`, -v and -q too):\n";
+
+// The usage above, then the booking options, from the booking grammar itself.
+std::string Help() {
+  BookingArgs a;
+  ArgSpec spec("bk run", "");
+  AddBookingOptions(spec, a, true, true);
+  bool flag = false;
+  spec.Flag("--keep", &flag, "hold the whole booking after the command exits");
+  spec.Flag("--wait", &flag, "a later booking: wait here and run it at the start (no worker)");
+  return kHelp + spec.OptionsHelp();
+}
 
 bool IsModeWord(const std::string& a) {
   return a == "s" || a == "shared" || a == "auto" || a == "x" || a == "exclusive";
@@ -292,7 +305,7 @@ Result<int> RunRun(Context& ctx, const std::vector<std::string>& all) {
   bool with_command = std::find(all.begin(), all.end(), std::string("--")) != all.end();
   for (const auto& a : args)
     if (a == "-h" || a == "--help") {
-      std::fputs(kHelp, ctx.out);
+      std::fputs(Help().c_str(), ctx.out);
       return 0;
     }
   if (with_command && command.empty()) return Invalid("-- must be followed by a job command");

@@ -50,7 +50,7 @@ Result<int> RunShell(Context& ctx, const std::vector<std::string>& args) {
                "Make a shell see only the GPUs you have booked now.\n"
                "  eval \"$(bk shell init)\"   in ~/.bashrc or ~/.zshrc\n"
                "  bk shell env [--json]     the raw values the prompt hook reads");
-  spec.Positional("action", &action, "init | env");
+  spec.NeededPositional("action", &action, "init | env");
   spec.Positional("shell", &shell_name, "bash | zsh (init; default: from $SHELL)");
   spec.Flag("--json", &json, "env: the gpubk.shell-env.v1 document");
   spec.Footer(

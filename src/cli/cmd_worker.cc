@@ -112,8 +112,8 @@ Result<int> RunService(Context& ctx, const std::vector<std::string>& args) {
   ArgSpec spec("bk service",
                "Write, show or remove the systemd user unit of your worker or (private ledger) your monitor. "
                "bk never runs systemctl.");
-  spec.Positional("action", &action, "install | show | uninstall");
-  spec.Positional("unit", &what, "worker | monitor");
+  spec.NeededPositional("action", &action, "install | show | uninstall");
+  spec.NeededPositional("unit", &what, "worker | monitor");
   spec.Option("--target-dir", &target, "where the unit goes (default ~/.config/systemd/user)", "DIR");
   spec.Flag("--force", &force, "replace an existing unit");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;

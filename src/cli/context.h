@@ -28,6 +28,12 @@ struct Context {
   // `bk agent`: usage errors become documents too (elsewhere they stay on
   // stderr, as argparse's do, so a script sees the usage it got wrong).
   bool agent = false;
+  // Whether what goes to `out` and to `err` is coloured (--color, NO_COLOR,
+  // TERM, whether each is a terminal); see surface::Paint.
+  struct Color {
+    bool out = false;
+    bool err = false;
+  } color;
   // Why the configuration could not be loaded, for the commands that run
   // anyway (`bk server`, `bk shell`); `config` then holds only defaults.
   std::optional<Error> config_error;
@@ -97,6 +103,8 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args);    // 
 Result<int> Dispatch(Context& ctx, const std::vector<std::string>& args);
 // Plain `bk` at a terminal: a `bk> ` prompt running one command per line.
 int RunPrompt(Context& ctx);
+// Every command word Dispatch knows, aliases included, for completion.
+std::vector<std::string> CommandNames();
 
 // `bk u`'s rendering of a usage query (text or JSON), for this user and deployment.
 Result<std::string> UsageDocument(Context& ctx, const monitor::UsageQuery& q, bool text);

@@ -78,6 +78,7 @@ TIME AND POLICY
   No start: the earliest legal slot. -t/--at: exact, never moved.
   GPU 1 is a device index (--gpu 1); the first number is a count.
   --json prints the document; errors become kind "error".
+  --color=auto|always|never: colour for terminals (NO_COLOR: none).
 
 Run `bk COMMAND --help` or `bk help COMMAND` for options.
 )help";

@@ -2,13 +2,17 @@
 // per line until quit, exit, q, EOF or Ctrl-C (the original's interactive mode).
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/context.h"
+#include "cli/line_reader.h"
+#include "surface/text.h"
 
 namespace bk::cli {
 namespace {
@@ -21,6 +25,7 @@ constexpr const char* kPromptHelp = R"(Commands (the same as `bk COMMAND ...`):
   d N | cancel N             cancel            history N     one reservation
   g [COUNT]                  your GPU now      n             notifications
   help                       this list         quit          leave (also Ctrl-D)
+At a terminal: Up and Down recall earlier lines, Tab completes a command.
 )";
 
 // Splits like a POSIX shell would for plain words: spaces separate, '...' and
@@ -56,21 +61,32 @@ bool SplitWords(const std::string& line, std::vector<std::string>* out) {
   return true;
 }
 
+// libedit at a terminal; a script piped in is read as it is.
+std::unique_ptr<LineReader> Reader(Context& ctx) {
+  if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) return PlainLineReader(std::cin, ctx.out);
+  std::vector<std::string> words = CommandNames();
+  for (const char* w : {"help", "quit", "exit", "refresh"}) words.push_back(w);
+  std::sort(words.begin(), words.end());
+  return EditingLineReader(HistoryPath(config::ProcessEnv()), std::move(words),
+                           [&ctx](const std::string& text) { ctx.Warn(text); });
+}
+
 }  // namespace
 
 int RunPrompt(Context& ctx) {
   std::fputs("Type a command such as `1 30m` or `l`; `help` lists them, `quit` leaves.\n", ctx.out);
-  std::string line;
+  std::unique_ptr<LineReader> reader = Reader(ctx);
+  const std::string prompt = surface::Paint("bk>", surface::Style::kPrompt, ctx.color.out) + " ";
+  const std::string error = surface::Paint("bk:", surface::Style::kError, ctx.color.out) + " ";
   while (true) {
-    std::fputs("bk> ", ctx.out);
-    std::fflush(ctx.out);
-    if (!std::getline(std::cin, line)) {
+    std::optional<std::string> line = reader->Read(prompt);
+    if (!line) {
       std::fputc('\n', ctx.out);
       return 0;
     }
     std::vector<std::string> words;
-    if (!SplitWords(line, &words)) {
-      std::fputs("bk: no closing quotation\n", ctx.out);
+    if (!SplitWords(*line, &words)) {
+      std::fprintf(ctx.out, "%sno closing quotation\n", error.c_str());
       continue;
     }
     if (words.empty()) continue;
@@ -85,7 +101,7 @@ int RunPrompt(Context& ctx) {
     ctx.ledger.reset();
     Result<int> rc = Dispatch(ctx, words);
     std::fflush(stdout);
-    if (!rc) std::fprintf(ctx.out, "bk: %s\n", rc.error().message.c_str());
+    if (!rc) std::fprintf(ctx.out, "%s%s\n", error.c_str(), rc.error().message.c_str());
   }
 }
 

@@ -162,6 +162,31 @@ bool UseColor(int fd) {
   return isatty(fd);
 }
 
+std::optional<ColorMode> ParseColorMode(std::string_view text) {
+  if (text == "auto") return ColorMode::kAuto;
+  if (text == "always") return ColorMode::kAlways;
+  if (text == "never") return ColorMode::kNever;
+  return std::nullopt;
+}
+
+bool UseColor(int fd, ColorMode mode) {
+  if (mode == ColorMode::kAuto) return UseColor(fd);
+  return mode == ColorMode::kAlways;
+}
+
+std::string Paint(std::string_view text, Style style, bool on) {
+  if (!on) return std::string(text);
+  const char* code = "";
+  switch (style) {
+    case Style::kError: code = "\033[1;31m"; break;
+    case Style::kWarning: code = "\033[33m"; break;
+    case Style::kPrompt: code = "\033[1m"; break;
+    case Style::kGood: code = "\033[32m"; break;
+    case Style::kPending: code = "\033[36m"; break;
+  }
+  return code + std::string(text) + "\033[0m";
+}
+
 std::vector<std::string> WrapWords(const std::string& text, int width) {
   std::vector<std::string> lines;
   std::string line;

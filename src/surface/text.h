@@ -1,6 +1,7 @@
 #pragma once
 // Human-readable rendering helpers shared by the CLI and the TUI.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,5 +54,22 @@ int TerminalWidth(int fd, int fallback);
 std::vector<std::string> WrapWords(const std::string& text, int width);
 // ANSI colour when the stream is a terminal, NO_COLOR is unset and TERM != dumb.
 bool UseColor(int fd);
+
+// --color=auto|always|never: a choice on the command line outranks NO_COLOR
+// and TERM; auto leaves it to UseColor.
+enum class ColorMode { kAuto, kAlways, kNever };
+std::optional<ColorMode> ParseColorMode(std::string_view text);
+bool UseColor(int fd, ColorMode mode);
+
+// What a piece of text says, and so its colour.
+enum class Style {
+  kError,    // the `bk:` of an error (red)
+  kWarning,  // the `warning:` of a warning (yellow)
+  kPrompt,   // the `bk>` prompt (bold)
+  kGood,     // a status that went through: created, updated (green)
+  kPending,  // a status still waiting: queued, pending (cyan)
+};
+// `text` in `style`'s ANSI colour when `on`; unchanged otherwise.
+std::string Paint(std::string_view text, Style style, bool on);
 
 }  // namespace bk::surface

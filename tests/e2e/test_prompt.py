@@ -46,12 +46,24 @@ class PromptTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="bk-prompt-")
         self.session = "bkprompt%d" % os.getpid()
-        self.sock = os.path.join(self.tmp, "tmux.sock")
+        self.starts = 0
+        self.history = os.path.join(self.tmp, ".local", "state", "bk", "history")
+        self.start()
+
+    def start(self, env_extra="", args=""):
+        # A server of its own each time: a killed one may still hold its socket.
+        self.starts += 1
+        self.sock = os.path.join(self.tmp, "tmux%d.sock" % self.starts)
         env = ("env -i PATH=/usr/bin:/bin HOME=%s TERM=xterm BK_DATA_DIR=%s/data BK_GPU_COUNT=4 "
-               "BK_TEST_NOW=2026-11-29T18:49:00Z TZ=UTC COLUMNS=100 %s; echo bk-exited=$?; sleep 30"
-               % (self.tmp, self.tmp, BK))
+               "BK_TEST_NOW=2026-11-29T18:49:00Z TZ=UTC COLUMNS=100 %s %s %s; echo bk-exited=$?; sleep 30"
+               % (self.tmp, self.tmp, env_extra, BK, args))
         subprocess.run(["tmux", "-S", self.sock, "new-session", "-d", "-s", self.session, "-x", "120", "-y", "50",
                         "sh", "-c", env], check=True)
+
+    def restart(self, env_extra="", args=""):
+        """A new bk in a new terminal; the files of the last one stay."""
+        subprocess.run(["tmux", "-S", self.sock, "kill-server"], capture_output=True)
+        self.start(env_extra, args)
 
     def tearDown(self):
         subprocess.run(["tmux", "-S", self.sock, "kill-server"], capture_output=True)
@@ -71,6 +83,9 @@ class PromptTest(unittest.TestCase):
                 return s
             time.sleep(0.05)
         self.fail("%r never appeared; screen:\n%s" % (text, self.screen()))
+
+    def keys(self, *keys):
+        subprocess.run(["tmux", "-S", self.sock, "send-keys", "-t", self.session, *keys], check=True)
 
     def send(self, line):
         subprocess.run(["tmux", "-S", self.sock, "send-keys", "-t", self.session, "-l", line], check=True)
@@ -106,6 +121,89 @@ class PromptTest(unittest.TestCase):
         self.wait_for("Job number or ID (Enter: the latest):")
         self.send("9")
         self.wait_for("bk: job not found for current user: 9")
+        self.send("quit")
+        self.wait_for("bk-exited=0")
+
+    def test_up_recalls_the_last_command(self):
+        self.wait_for("bk>")
+        self.send("1 30m")
+        self.wait_for("created: ")
+        self.keys("Up")
+        self.wait_for("bk> 1 30m\n")  # the line is back, not "^[[A"
+        self.keys("C-u")
+        self.send("l")
+        self.wait_for("YOUR RESERVATIONS")
+        self.send("quit")
+        self.wait_for("bk-exited=0")
+        self.assertNotIn("^[[A", self.screen())
+        with open(self.history) as f:
+            self.assertEqual(f.read(), "1 30m\nl\nquit\n")
+        self.assertEqual(os.stat(self.history).st_mode & 0o777, 0o600)
+        self.assertEqual(os.stat(os.path.dirname(self.history)).st_mode & 0o777, 0o700)
+        # The next session starts with it.
+        self.restart()
+        self.wait_for("bk>")
+        self.keys("Up")
+        self.keys("Up")
+        self.wait_for("bk> l\n")
+
+    def test_tab_completes_a_command_word(self):
+        self.wait_for("bk>")
+        self.keys("-l", "timel")
+        self.keys("Tab")
+        self.wait_for("bk> timeline")
+        self.keys("Enter")
+        self.wait_for("Timeline")
+        self.send("quit")
+        self.wait_for("bk-exited=0")
+
+    def test_history_is_bounded_and_follows_xdg_state_home(self):
+        state = os.path.join(self.tmp, "state")
+        path = os.path.join(state, "bk", "history")
+        os.makedirs(os.path.dirname(path), mode=0o700)
+        with open(path, "w") as f:
+            f.writelines("st %d\n" % i for i in range(1005))
+        self.restart("XDG_STATE_HOME=" + state)
+        self.wait_for("bk>")
+        self.keys("Up")
+        self.wait_for("bk> st 1004")
+        self.keys("C-u")
+        self.send("l")
+        self.wait_for("No active reservations.")
+        self.send("quit")
+        self.wait_for("bk-exited=0")
+        with open(path) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(len(lines), 1000)
+        self.assertEqual(lines[-2:], ["l", "quit"])
+        self.assertEqual(lines[0], "st 7")
+        self.assertFalse(os.path.exists(self.history))
+
+    def test_a_symlinked_history_file_is_never_followed(self):
+        target = os.path.join(self.tmp, "elsewhere")
+        with open(target, "w") as f:
+            f.write("secret\n")
+        os.makedirs(os.path.dirname(self.history), mode=0o700)
+        os.symlink(target, self.history)
+        self.restart()
+        self.wait_for("warning: history is not saved")
+        self.send("l")
+        self.wait_for("No active reservations.")
+        self.keys("Up")  # this session still remembers
+        self.wait_for("bk> l\n")
+        self.keys("C-u")
+        self.send("quit")
+        self.wait_for("bk-exited=0")
+        with open(target) as f:
+            self.assertEqual(f.read(), "secret\n")
+        self.assertTrue(os.path.islink(self.history))
+
+    def test_color_always_paints_the_prompt(self):
+        self.restart(args="--color=always")
+        self.wait_for("bk>")
+        screen = subprocess.run(["tmux", "-S", self.sock, "capture-pane", "-p", "-e", "-t", self.session],
+                                capture_output=True, text=True).stdout
+        self.assertIn("\x1b[1mbk>", screen)
         self.send("quit")
         self.wait_for("bk-exited=0")
 

@@ -616,7 +616,7 @@ class ConfigVersionHelpTest(BkTestCase):
     def test_command_help(self):
         out = self.ok("book", "--help")
         self.assertTrue(out.startswith("Book shared GPU slots at the earliest legal slot.\n"))
-        self.assertIn("Usage: bk book [OPTIONS] [count] [duration] [memory]", out)
+        self.assertIn("Usage: bk book [OPTIONS] count duration [memory]", out)
         for opt in ("--start", "-t,--at", "-g,--gpu", "-e,--exclude-gpu,--exclude", "-m,--mem", "-s,--share",
                     "--cpus", "--ram", "--op-id", "--json", "-q,--quiet", "-v,--verbose"):
             self.assertIn(opt, out)
@@ -637,7 +637,7 @@ class ConfigVersionHelpTest(BkTestCase):
         self.assertNoDataDir()
 
     def test_count_then_help_is_booking_help(self):
-        self.assertIn("Usage: bk [OPTIONS] [count] [duration] [memory]", self.ok("2", "--help"))
+        self.assertIn("Usage: bk [OPTIONS] count duration [memory]", self.ok("2", "--help"))
         self.assertNoDataDir()
 
 
