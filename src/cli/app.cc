@@ -24,7 +24,15 @@ namespace bk::cli {
 
 Result<client::Ledger*> Context::Ledger() {
   if (!ledger) {
-    BK_ASSIGN_OR_RETURN(ledger, client::Open(config, *clock));
+    // A person hears why a write pauses; a JSON reader gets one document and
+    // an untouched stderr.
+    client::LockWaitNotice notice;
+    if (!json)
+      notice = [this](const std::string& holder) {
+        std::fprintf(err, "bk: waiting for the ledger lock (held by %s)...\n",
+                     holder.empty() ? "another process" : holder.c_str());
+      };
+    BK_ASSIGN_OR_RETURN(ledger, client::Open(config, *clock, std::move(notice)));
   }
   return ledger.get();
 }

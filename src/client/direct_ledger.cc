@@ -1,6 +1,5 @@
 // Direct mode: the BookingService runs in this process; identity is getuid().
 
-#include <cstdio>
 #include <memory>
 
 #include "client/method_ledger.h"
@@ -12,20 +11,13 @@
 namespace bk::client {
 namespace {
 
-// This process is the writer, so the person who started it hears why it
-// pauses; stderr keeps stdout (JSON, the MCP protocol) clean.
-void SayWaiting(const std::string& holder) {
-  std::fprintf(stderr, "bk: waiting for the ledger lock (held by %s)...\n",
-               holder.empty() ? "another process" : holder.c_str());
-}
-
 class DirectLedger : public MethodLedger<DirectLedger> {
  public:
-  DirectLedger(const config::Config& config, const sys::Clock& clock)
+  DirectLedger(const config::Config& config, const sys::Clock& clock, LockWaitNotice notice)
       : config_(config),
         clock_(clock),
         source_(gpu::OpenSource(config.gpu_sim_file).source),
-        service_({&config, &clock, source_.get(), sys::CurrentUid(), false, 0, "", &SayWaiting}) {
+        service_({&config, &clock, source_.get(), sys::CurrentUid(), false, 0, "", std::move(notice)}) {
     actor_.uid = sys::CurrentUid();
     actor_.username = sys::UserName(actor_.uid);
     // The private ledger belongs to this user, who administers it.
@@ -60,8 +52,9 @@ class DirectLedger : public MethodLedger<DirectLedger> {
 
 }  // namespace
 
-Result<std::unique_ptr<Ledger>> OpenDirect(const config::Config& config, const sys::Clock& clock) {
-  return std::unique_ptr<Ledger>(std::make_unique<DirectLedger>(config, clock));
+Result<std::unique_ptr<Ledger>> OpenDirect(const config::Config& config, const sys::Clock& clock,
+                                           LockWaitNotice notice) {
+  return std::unique_ptr<Ledger>(std::make_unique<DirectLedger>(config, clock, std::move(notice)));
 }
 
 }  // namespace bk::client

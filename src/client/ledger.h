@@ -3,6 +3,7 @@
 // Direct runs the BookingService in this process on the private ledger; a
 // remote ledger sends the same calls to `bk server serve` over its socket.
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -67,11 +68,17 @@ class Ledger {
   }
 };
 
+// Told who holds the private ledger's write lock once a write has waited half
+// a second (a person at a terminal should hear why it pauses).
+using LockWaitNotice = std::function<void(const std::string& holder)>;
+
 // The private ledger of this user, identity from getuid().
-Result<std::unique_ptr<Ledger>> OpenDirect(const config::Config& config, const sys::Clock& clock);
+Result<std::unique_ptr<Ledger>> OpenDirect(const config::Config& config, const sys::Clock& clock,
+                                           LockWaitNotice notice = {});
 // A server's daemon over its Unix socket; fails when it is not running.
 Result<std::unique_ptr<Ledger>> OpenRemote(const config::Config& config, const sys::Clock& clock);
 // Whichever the configuration names.
-Result<std::unique_ptr<Ledger>> Open(const config::Config& config, const sys::Clock& clock);
+Result<std::unique_ptr<Ledger>> Open(const config::Config& config, const sys::Clock& clock,
+                                     LockWaitNotice notice = {});
 
 }  // namespace bk::client

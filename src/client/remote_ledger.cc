@@ -166,8 +166,9 @@ Result<std::unique_ptr<Ledger>> OpenRemote(const config::Config& config, const s
   return std::unique_ptr<Ledger>(std::move(ledger));
 }
 
-Result<std::unique_ptr<Ledger>> Open(const config::Config& config, const sys::Clock& clock) {
-  if (config.deployment == config::Deployment::kPrivate) return OpenDirect(config, clock);
+Result<std::unique_ptr<Ledger>> Open(const config::Config& config, const sys::Clock& clock,
+                                     LockWaitNotice notice) {
+  if (config.deployment == config::Deployment::kPrivate) return OpenDirect(config, clock, std::move(notice));
   return OpenRemote(config, clock);
 }
 

@@ -6,6 +6,7 @@ lock, so the PID is the holder's, here this test process), and the final
 refusal names the holder too.
 """
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -51,6 +52,13 @@ class LockWaitTest(BkTestCase):
         self.assertEqual(p.returncode, 0, err)
         self.assertTrue(out.startswith("created: "), out)
         self.assertEqual(len(self.reservations()), 2)
+
+    def test_json_callers_get_one_document_and_a_quiet_stderr(self):
+        self.hold_write_lock()
+        p = self.bk("1", "1h", "--json", env={"BK_LOCK_TIMEOUT_SECONDS": "1.5"})
+        self.assertEqual(p.returncode, 75)
+        self.assertEqual(p.stderr, "")
+        self.assertIn(f"held by PID {os.getpid()}", json.loads(p.stdout)["error"]["message"])
 
     def test_no_notice_when_the_lock_is_free(self):
         self.book("1", "1h")
