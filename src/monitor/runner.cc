@@ -1,6 +1,7 @@
 #include "monitor/runner.h"
 
 #include <fmt/format.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -148,6 +149,11 @@ Status Runner::Start(service::BookingService& service, uid_t owner) {
   sampler_ = std::make_unique<Sampler>(so);
   Publish();  // before the first sample: it may already fall in an exclusive window
   BK_TRY(sampler_->Start());
+  // The first sample is taken at once; ingesting it before the daemon answers
+  // anyone means its first bookings are placed with the GPUs' live state, not
+  // "unknown". A source that hangs delays the start by at most five seconds.
+  pollfd first{sampler_->fd(), POLLIN, 0};
+  if (poll(&first, 1, 5000) == 1) OnReadable();
   log_(fmt::format("monitor started: interval={}s reclaim_after={}s pause_during_exclusive={} usage={}",
                    config_.monitor_interval_seconds, config_.reclaim_after_seconds,
                    o.pause_during_exclusive ? "true" : "false", uo.path));

@@ -793,7 +793,7 @@ TEST_F(DispatcherTest, UsageQueryIsCheckedAndAskedAsTheCaller) {
   EXPECT_FALSE(asked[1].second);
   const std::vector<std::pair<json, std::string>> bad = {
       {json::object(), "view must be a non-empty string"},
-      {{{"view", "all"}}, "view must be me, users, events or samples"},
+      {{{"view", "all"}}, "view must be me, users, events, samples or storage"},
       {{{"view", "me"}, {"bogus", 1}}, "params contain unknown field(s): bogus"},
       {{{"view", "me"}, {"from", 20}, {"to", 20}}, "from must be before to"},
       {{{"view", "me"}, {"from", kT0 + 500}}, "from must be before to"},

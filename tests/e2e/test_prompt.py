@@ -73,13 +73,15 @@ class PromptTest(unittest.TestCase):
         return subprocess.run(["tmux", "-S", self.sock, "capture-pane", "-p", "-t", self.session, "-S", "-50"],
                               capture_output=True, text=True).stdout
 
-    def wait_for(self, text, timeout=10.0):
-        # Polls the terminal until `text` shows (bounded); the prompt is an
-        # interactive program, so its screen is the only synchronisation.
+    def wait_for(self, text, timeout=10.0, count=1):
+        # Polls the terminal until `text` shows `count` times (bounded); the
+        # prompt is an interactive program, so its screen is the only
+        # synchronisation, and a text already on screen from an earlier step
+        # must not count for a later one.
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             s = self.screen()
-            if text in s:
+            if s.count(text) >= count:
                 return s
             time.sleep(0.05)
         self.fail("%r never appeared; screen:\n%s" % (text, self.screen()))
@@ -111,14 +113,14 @@ class PromptTest(unittest.TestCase):
         self.send("1 30m -t 21:00 -- echo first")
         self.wait_for("job: pending")
         self.send("1 30m -t 22:00 -- echo second")
-        self.wait_for("echo (+1 args)")
+        self.wait_for("echo (+1 args)", count=2)
         self.send("jl")  # two jobs at a terminal: the list, then the question
         screen = self.wait_for("Job number or ID (Enter: the latest):")
         self.assertIn("#  ID       State", screen)
         self.send("1")
         self.wait_for("job log unavailable")
         self.send("jl")
-        self.wait_for("Job number or ID (Enter: the latest):")
+        self.wait_for("Job number or ID (Enter: the latest):", count=2)
         self.send("9")
         self.wait_for("bk: job not found for current user: 9")
         self.send("quit")
