@@ -16,6 +16,7 @@ std::string WithUnreadCount(Context& ctx, const std::string& compact_json) {
   if (auto ledger = ctx.Ledger()) {
     if (auto unread = (*ledger)->UnreadNotifications(1)) count = unread->count;
   }
+  if (count == 0) return compact_json;
   nlohmann::json doc = nlohmann::json::parse(compact_json);
   doc["unread_notifications"] = count;
   return doc.dump();

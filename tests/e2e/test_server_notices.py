@@ -24,7 +24,7 @@ class ServerNotices(users.ServerCase):
     def test_admin_cancel_is_announced_until_read(self):
         self.ok(self.a, "n")  # whatever earlier tests left unread
         self.assertEqual(self.notice_lines(self.ok(self.a, "st")), [])
-        self.assertEqual(self.json_ok(self.a, "l", "--json")["unread_notifications"], 0)
+        self.assertNotIn("unread_notifications", self.json_ok(self.a, "l", "--json"))
         victim = self.book(self.a, "1", "45m")
         ref = victim["id"][:8]
         self.ok(self.owner, "d", ref, "--reason", "GPU maintenance")
@@ -44,7 +44,7 @@ class ServerNotices(users.ServerCase):
         self.assertIn(ref, text)
         for args in (("st",), ("l",)):
             self.assertEqual(self.notice_lines(self.ok(self.a, *args)), [], args)
-        self.assertEqual(self.json_ok(self.a, "l", "--json")["unread_notifications"], 0)
+        self.assertNotIn("unread_notifications", self.json_ok(self.a, "l", "--json"))
         self.assertIn("BK_UNREAD_NOTICE=\n", self.ok(self.a, "shell", "env"))
         # Read ones stay in the archive.
         again = self.ok(self.a, "n")
