@@ -102,25 +102,38 @@ Result<int> RunLog(Context& ctx, const std::vector<std::string>& args) {
   return 0;
 }
 
+// Plain `bk n` shows what is unread and marks it read; with nothing unread,
+// or with --all, the newest of every notification, read or not (the
+// original's listing). The JSON document is the original's listing and marks
+// nothing: scripts read it, people read the table.
 Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> limit;
+  bool all = false;
   JsonOutput out;
   ArgSpec spec("bk notifications",
-               "Notices about your reservations (administrator cancellations, reclaims).");
+               "Notices about your reservations (administrator cancellations, reclaims): the unread ones, "
+               "which are then marked read.");
   spec.Option("--limit", &limit, "how many, newest first (1-1000, default 20)", "N");
-  out.AddTo(spec, "print the gpubk.notifications.v1 document");
+  spec.Flag("--all", &all, "the archive: read ones too");
+  out.AddTo(spec, "print the gpubk.notifications.v1 document (every notification; marks nothing)");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   BK_ASSIGN_OR_RETURN(int n, LimitOption(limit, 20));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
-  BK_ASSIGN_OR_RETURN(auto items, ledger->Notifications(n));
   if (out.wanted()) {
+    BK_ASSIGN_OR_RETURN(auto items, ledger->Notifications(n));
     ctx.PrintDoc(surface::NotificationsDoc(items));
     return 0;
+  }
+  BK_ASSIGN_OR_RETURN(service::UnreadNotifications unread, ledger->UnreadNotifications(n));
+  std::vector<store::Notification> items = unread.newest;
+  if (all || items.empty()) {
+    BK_ASSIGN_OR_RETURN(items, ledger->Notifications(n));
   }
   if (items.empty()) {
     ctx.Print("No notifications.");
     return 0;
   }
+  if (unread.count == 0 && !all) ctx.Print("No unread notifications; the newest read ones:");
   ctx.Print(fmt::format("{:<23} {:<8} {:<9} {}", "When", "Ref", "Level", "Event"));
   // The message wraps under its column, as the original's does.
   const int width = std::max(20, surface::TerminalWidth(fileno(ctx.out), 80) - 43);
@@ -130,6 +143,19 @@ Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args)
                           it.reservation_id.substr(0, 8), "action", lines[0]));
     for (size_t i = 1; i < lines.size(); ++i) ctx.Print(std::string(43, ' ') + lines[i]);
   }
+  std::vector<std::string> shown;
+  for (const auto& it : unread.newest) shown.push_back(it.id);
+  // Only what the table showed: unread ones past --limit stay unread.
+  std::erase_if(shown, [&](const std::string& id) {
+    return std::none_of(items.begin(), items.end(),
+                        [&](const store::Notification& it) { return it.id == id; });
+  });
+  if (!shown.empty()) {
+    BK_TRY(ledger->MarkNotificationsRead(shown));
+  }
+  if (unread.count > static_cast<int64_t>(shown.size()))
+    ctx.Print(fmt::format("{} more unread; `bk n` again shows them",
+                          unread.count - static_cast<int64_t>(shown.size())));
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "cli/booking_args.h"
 #include "cli/context.h"
+#include "cli/notices.h"
 #include "cli/output.h"
 #include "engine/parse.h"
 #include "surface/documents.h"
@@ -50,11 +51,12 @@ Result<int> RunList(Context& ctx, const std::vector<std::string>& args) {
   const engine::Policy& p = ledger->policy();
   engine::Seconds now = ledger->Now();
   if (out.wanted()) {
-    ctx.PrintDoc(CallerDoc(*ledger, r));
+    ctx.PrintDoc(WithUnreadCount(ctx, CallerDoc(*ledger, r)));
     return 0;
   }
   if (r.reservations.empty()) {
     ctx.Print(history ? "No reservation history." : "No active reservations.");
+    PrintUnreadNotice(ctx);
     return 0;
   }
   // Numbers are the positions in the own-active list that `bk e`/`bk d` accept.
@@ -105,6 +107,7 @@ Result<int> RunList(Context& ctx, const std::vector<std::string>& args) {
   if (r.truncated)
     ctx.Print(fmt::format("showing {} of {}; use `bk l --no-limit` or `bk l -n N`", r.reservations.size(),
                           r.total));
+  PrintUnreadNotice(ctx);
   return 0;
 }
 

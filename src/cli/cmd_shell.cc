@@ -37,8 +37,12 @@ shell::ShellEnv Compute(Context& ctx) {
   // Sampling (NVML) only when some GPU is to be shown: the UUIDs.
   if (shell::NeedsSnapshot(mine->reservations, now))
     snapshot = worker::Sampler(ctx.config, **ledger).Sample((*ledger)->policy().gpu_count);
-  return shell::ComputeShellEnv(mine->reservations, now, snapshot,
-                                [&](engine::Seconds t) { return engine::FormatLocalClock(t, *ctx.zone); });
+  shell::ShellEnv env = shell::ComputeShellEnv(mine->reservations, now, snapshot, [&](engine::Seconds t) {
+    return engine::FormatLocalClock(t, *ctx.zone);
+  });
+  // One indexed count; a failure only leaves the line out.
+  if (auto unread = (*ledger)->UnreadNotifications(1)) env.unread = service::UnreadNoticeLine(*unread);
+  return env;
 }
 
 }  // namespace

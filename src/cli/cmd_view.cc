@@ -11,6 +11,7 @@
 #include "cli/args.h"
 #include "cli/booking_args.h"
 #include "cli/context.h"
+#include "cli/notices.h"
 #include "engine/parse.h"
 #include "monitor/classify.h"
 #include "surface/documents.h"
@@ -399,6 +400,7 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
     if (!others.empty()) out += "Other reservations\n" + surface::AlignRows(others, "lllrllll", "  ");
   }
   std::fputs(out.c_str(), ctx.out);
+  PrintUnreadNotice(ctx);
   if (timeline) {
     BK_ASSIGN_OR_RETURN(std::string tl,
                         Timeline(ctx, view, me, p, ta, gpus, ctx.config.timeline_hours * 3600));

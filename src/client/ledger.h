@@ -39,6 +39,10 @@ class Ledger {
   virtual Result<service::HistoryView> History(const std::string& ref) = 0;
   virtual Result<std::vector<store::Event>> Log(int limit) = 0;
   virtual Result<std::vector<store::Notification>> Notifications(int limit) = 0;
+  // Not yet read with `bk n`: how many and the newest `limit` of them.
+  virtual Result<service::UnreadNotifications> UnreadNotifications(int limit) = 0;
+  // `bk n` showed these; returns how many were unread.
+  virtual Result<int64_t> MarkNotificationsRead(const std::vector<std::string>& ids) = 0;
   virtual Result<service::OperationView> Operation(const std::string& op_id) = 0;
   virtual Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to) = 0;
   virtual Result<service::PolicyStatus> CheckPolicy() = 0;

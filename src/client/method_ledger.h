@@ -47,6 +47,13 @@ class MethodLedger : public Ledger {
   Result<std::vector<store::Notification>> Notifications(int limit) override {
     return Run(rpc::methods::kNotifications, {limit});
   }
+  Result<service::UnreadNotifications> UnreadNotifications(int limit) override {
+    return Run(rpc::methods::kUnreadNotifications, {limit});
+  }
+  Result<int64_t> MarkNotificationsRead(const std::vector<std::string>& ids) override {
+    BK_ASSIGN_OR_RETURN(rpc::MarkReadReply reply, Run(rpc::methods::kMarkNotificationsRead, {ids}));
+    return reply.marked;
+  }
   Result<service::OperationView> Operation(const std::string& op_id) override {
     return Run(rpc::methods::kOperation, {op_id});
   }

@@ -64,6 +64,7 @@ struct Config {
   int64_t reclaim_after_seconds = 3600;
   bool pause_sampling_during_exclusive = false;
   double monitor_interval_seconds = 2.0;
+  std::string usage_visibility = "self";  // self | lab: whose usage rows a server's users see
   WorkerSettings worker;
   std::optional<std::string> test_now;  // BK_TEST_NOW (test builds, private mode)
 

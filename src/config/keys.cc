@@ -172,6 +172,16 @@ Result<std::vector<engine::Blackout>> BlackoutsValue(const std::string& key, con
   return out;
 }
 
+Result<std::string> ChoiceValue(const std::string& key, const json& v,
+                                std::span<const std::string_view> choices) {
+  std::string words = Join(std::vector<std::string>(choices.begin(), choices.end()), ", ");
+  if (!v.is_string()) return Invalid(fmt::format("{} must be one of: {}", key, words));
+  std::string s = ToLower(Trim(v.get<std::string>()));
+  if (std::find(choices.begin(), choices.end(), s) == choices.end())
+    return Invalid(fmt::format("{} must be one of: {}", key, words));
+  return s;
+}
+
 // Integer keys keep their bounds in the table's doubles, exactly (below 2^53).
 int64_t Lo(const KeySpec& k) { return static_cast<int64_t>(k.lo); }
 int64_t Hi(const KeySpec& k) { return static_cast<int64_t>(k.hi); }
@@ -220,6 +230,8 @@ constexpr int64_t kMaxSizeMb = int64_t{1} << 40;
 
 // The order matters twice: the first near miss is the suggestion, and the
 // first bad environment variable is the one reported.
+constexpr std::string_view kUsageVisibilities[] = {"self", "lab"};
+
 const KeySpec kKeys[] = {
     {.name = "gpu_count",
      .type = kInteger,
@@ -447,6 +459,14 @@ const KeySpec kKeys[] = {
      .hi = 3600,
      .doc = "the monitor's sampling period",
      .slot = Of<&Config::monitor_interval_seconds>()},
+    {.name = "usage_visibility",
+     .type = kChoice,
+     .default_text = "\"self\"",
+     .choices = kUsageVisibilities,
+     .default_doc = "self",
+     .doc = "on a server, whose usage history (`bk u users`, `events`, `samples`) a user sees: `self` their "
+            "own rows, `lab` everyone's; the owner and administrators always see everyone's",
+     .slot = Of<&Config::usage_visibility>()},
 };
 
 const EnvVar kEnvironment[] = {
@@ -473,6 +493,7 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 std::string AcceptedValues(const KeySpec& k) {
   if (!k.accepted.empty()) return std::string(k.accepted);
   if (k.type == kBoolean) return "boolean";
+  if (k.type == kChoice) return Join(std::vector<std::string>(k.choices.begin(), k.choices.end()), ", ");
   if (k.divides_hour) return JoinInts(HourDivisors(k), ", ");
   std::string range =
       k.type == kNumber ? fmt::format("{}-{}", k.lo, k.hi) : fmt::format("{}-{}", Lo(k), Hi(k));
@@ -545,6 +566,11 @@ Status ApplyKey(const KeySpec& k, const json& v, Config& c) {
     case kBlackouts: {
       BK_ASSIGN_OR_RETURN(auto windows, BlackoutsValue(name, v));
       Store(k, c, std::move(windows));
+      break;
+    }
+    case kChoice: {
+      BK_ASSIGN_OR_RETURN(std::string word, ChoiceValue(name, v, k.choices));
+      Store(k, c, std::move(word));
       break;
     }
   }

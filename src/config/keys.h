@@ -24,7 +24,8 @@ namespace bk::config {
 
 struct Config;
 
-enum class KeyType { kInteger, kNumber, kBoolean, kSize, kGpuList, kGpuPriority, kBlackouts };
+// kChoice: one word of `choices`.
+enum class KeyType { kInteger, kNumber, kBoolean, kSize, kGpuList, kGpuPriority, kBlackouts, kChoice };
 
 // Whose setting a key is, which decides where its BK_<KEY> variable applies.
 enum class KeyScope {
@@ -35,9 +36,9 @@ enum class KeyScope {
 // Where a key's value is stored: a reference into Config of the parsed type.
 template <class T>
 using Field = T& (*)(Config&);
-using KeySlot =
-    std::variant<Field<int>, Field<int64_t>, Field<std::optional<int64_t>>, Field<double>, Field<bool>,
-                 Field<std::vector<int>>, Field<std::map<int, int>>, Field<std::vector<engine::Blackout>>>;
+using KeySlot = std::variant<Field<int>, Field<int64_t>, Field<std::optional<int64_t>>, Field<double>,
+                             Field<bool>, Field<std::vector<int>>, Field<std::map<int, int>>,
+                             Field<std::vector<engine::Blackout>>, Field<std::string>>;
 
 struct KeySpec {
   std::string_view name;  // in config.json; the environment variable is BK_<NAME>
@@ -46,13 +47,14 @@ struct KeySpec {
   // JSON text, as `bk config` shows it and as it is applied before any file;
   // "detected" when Load finds the value itself (gpu_count).
   std::string_view default_text;
-  double lo = 0, hi = 0;         // kInteger, kNumber, kSize: the accepted range
-  int64_t scale = 1;             // kInteger: stored as value * scale (hours as seconds)
-  bool nullable = false;         // null switches the setting off
-  bool divides_hour = false;     // kInteger: only divisors of 60 (slot lengths)
-  std::string_view accepted;     // documentation, when the type and range do not say it all
-  std::string_view default_doc;  // documentation, when default_text alone would mislead
-  std::string_view doc;          // one line: what it does
+  double lo = 0, hi = 0;                      // kInteger, kNumber, kSize: the accepted range
+  int64_t scale = 1;                          // kInteger: stored as value * scale (hours as seconds)
+  bool nullable = false;                      // null switches the setting off
+  bool divides_hour = false;                  // kInteger: only divisors of 60 (slot lengths)
+  std::span<const std::string_view> choices;  // kChoice: the accepted words
+  std::string_view accepted;                  // documentation, when the type and range do not say it all
+  std::string_view default_doc;               // documentation, when default_text alone would mislead
+  std::string_view doc;                       // one line: what it does
   KeySlot slot;
   void (*on_set)(Config&) = nullptr;  // after a value from a file or the environment
 };

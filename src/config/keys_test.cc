@@ -68,6 +68,17 @@ TEST(KeysTest, ValuesLandInTheirTypedFields) {
             "job_log_max_mb must be between 0 and 1048576");
 }
 
+TEST(KeysTest, ChoiceKeysTakeOneOfTheirWords) {
+  Config c;
+  EXPECT_EQ(c.usage_visibility, "self");
+  ASSERT_TRUE(ApplyKey(*FindKey("usage_visibility"), json(" Lab "), c).has_value());
+  EXPECT_EQ(c.usage_visibility, "lab");
+  EXPECT_EQ(ApplyKey(*FindKey("usage_visibility"), json("everyone"), c).error().message,
+            "usage_visibility must be one of: self, lab");
+  EXPECT_EQ(ApplyKey(*FindKey("usage_visibility"), json(1), c).error().message,
+            "usage_visibility must be one of: self, lab");
+}
+
 TEST(KeysTest, RowsDocumentEveryKeyOnce) {
   auto deployment = KeyRows(KeyScope::kDeployment);
   auto user = KeyRows(KeyScope::kUser);

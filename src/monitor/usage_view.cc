@@ -366,6 +366,19 @@ std::string UsageCapabilitiesText() {
   return out;
 }
 
+Result<UsageQuery> UsageVisibleTo(UsageQuery q, const std::string& visibility, uint32_t caller, bool admin) {
+  bool per_user =
+      q.kind == UsageKind::kUsers || q.kind == UsageKind::kEvents || q.kind == UsageKind::kSamples;
+  if (visibility == "lab" || admin || !per_user) return q;
+  if (q.uid && *q.uid != caller)
+    return Fail(ErrorKind::kPermission,
+                "this server shows each user only their own usage (usage_visibility is self); its owner sees "
+                "everyone's or can set usage_visibility to lab");
+  q.uid = caller;
+  q.own_rows_only = true;
+  return q;
+}
+
 Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int64_t now_ms,
                               const std::string& not_recording) {
   BK_ASSIGN_OR_RETURN(Collector collector, ReadCollector(store, now_ms, not_recording));
@@ -434,6 +447,7 @@ Result<std::string> UsageJson(store::UsageStore* store, const UsageQuery& q, int
     }
     case UsageKind::kStorage: break;  // its own document, above
   }
+  if (q.own_rows_only) doc["visibility"] = "self";
   doc["query"] = query;
   doc["truncated"] = truncated;
   return doc.dump(2, ' ', false, json::error_handler_t::replace);
@@ -450,6 +464,10 @@ Result<std::string> UsageText(store::UsageStore* store, const UsageQuery& q, int
   }
   out += fmt::format("history: {} -> {} (sampled past only)\n", engine::FormatLocal(q.from, zone),
                      engine::FormatLocal(q.to, zone));
+  if (q.own_rows_only)
+    out +=
+        "visibility: your own rows only (this server's usage_visibility is self; its owner sees "
+        "everyone's)\n";
   switch (q.kind) {
     case UsageKind::kMe: {
       BK_ASSIGN_OR_RETURN(std::string me, MeText(*store, q, zone));

@@ -32,7 +32,18 @@ struct UsageQuery {
   // me, as text: append the ACTIVITY TREND (usage_trend.h). Off unless asked
   // for, so a caller that does not know about it gets the summary alone.
   bool chart = false;
+  // Set by UsageVisibleTo, never taken from a request: the rows were narrowed
+  // to the caller's own, which the answer says.
+  bool own_rows_only = false;
 };
+
+// A server's usage_visibility for a query of `caller`: with "lab" everyone
+// sees everyone's rows, as do administrators always; otherwise ("self") an
+// ordinary user's users, events and samples are narrowed to their own rows
+// (own_rows_only), and asking for someone else's (--user) is refused with a
+// line naming the setting. `me` is the caller's already; storage describes
+// the store, not anyone's use.
+Result<UsageQuery> UsageVisibleTo(UsageQuery q, const std::string& visibility, uint32_t caller, bool admin);
 
 // The sample resolutions `bk u samples -r` offers, as the original: usage.db
 // keeps minute and hourly rollups, and the others are merged from those.

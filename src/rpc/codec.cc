@@ -651,6 +651,19 @@ json Encode(const std::vector<store::Notification>& items) {
   return out;
 }
 
+json Encode(const service::UnreadNotifications& u) {
+  return {{"count", u.count}, {"newest", Encode(u.newest)}};
+}
+
+Result<service::UnreadNotifications> DecodeUnreadNotifications(const json& j) {
+  return Guard([&]() -> Result<service::UnreadNotifications> {
+    service::UnreadNotifications u;
+    u.count = j.at("count").get<int64_t>();
+    for (const auto& n : j.at("newest")) u.newest.push_back(DecodeNotification(n));
+    return u;
+  });
+}
+
 Result<std::vector<store::Notification>> DecodeNotifications(const json& j) {
   return Guard([&]() -> Result<std::vector<store::Notification>> {
     std::vector<store::Notification> out;
@@ -1075,6 +1088,25 @@ json Encode(const NotificationsRequest& r) { return {{"limit", r.limit}}; }
 Result<NotificationsRequest> DecodeNotificationsRequest(const json& j) {
   BK_ASSIGN_OR_RETURN(int limit, OnlyLimit(j, NotificationsRequest{}.limit));
   return NotificationsRequest{limit};
+}
+
+json Encode(const MarkReadRequest& r) { return {{"ids", r.ids}}; }
+
+Result<MarkReadRequest> DecodeMarkReadRequest(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Known({"ids"}));
+  if (!j.contains("ids")) return Invalid("ids is required");
+  BK_ASSIGN_OR_RETURN(auto ids, f.StrList("ids"));
+  if (ids.size() > 1000) return Invalid("ids may list at most 1000 notifications");
+  return MarkReadRequest{ids};
+}
+
+json Encode(const MarkReadReply& r) { return {{"marked", r.marked}}; }
+
+Result<MarkReadReply> DecodeMarkReadReply(const json& j) {
+  if (!j.is_object() || !j.contains("marked") || !j["marked"].is_number_integer())
+    return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed mark_read reply");
+  return MarkReadReply{j["marked"].get<int64_t>()};
 }
 
 json Encode(const OperationRequest& r) { return {{"op_id", r.op_id}}; }

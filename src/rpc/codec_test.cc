@@ -1264,5 +1264,28 @@ TEST(CodecErrorTest, ErrorObjectWithoutKindAndOddErrors) {
   EXPECT_EQ(unknown.message, "m");
 }
 
+TEST(CodecNotificationsTest, UnreadAndMarkReadRoundTrip) {
+  service::UnreadNotifications u;
+  u.count = 3;
+  u.newest.push_back(
+      store::Notification{"n1", 7, "r1", "reservation-reclaimed", 100, 0, "root", "why", "msg"});
+  auto back = DecodeUnreadNotifications(json::parse(Encode(u).dump()));
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(back->count, 3);
+  ASSERT_EQ(back->newest.size(), 1u);
+  EXPECT_EQ(back->newest[0].id, "n1");
+  EXPECT_EQ(back->newest[0].reason, "why");
+  EXPECT_FALSE(DecodeUnreadNotifications(json{{"count", "x"}}).has_value());
+
+  auto ids = DecodeMarkReadRequest(Encode(MarkReadRequest{{"a", "b"}}));
+  ASSERT_TRUE(ids.has_value());
+  EXPECT_EQ(ids->ids, (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(DecodeMarkReadRequest(json::object()).has_value());
+  EXPECT_FALSE(DecodeMarkReadRequest(json{{"ids", {1}}}).has_value());
+  EXPECT_FALSE(DecodeMarkReadRequest(json{{"ids", json::array()}, {"uid", 0}}).has_value());
+  EXPECT_EQ(DecodeMarkReadReply(Encode(MarkReadReply{2})).value_or(MarkReadReply{}).marked, 2);
+  EXPECT_FALSE(DecodeMarkReadReply(json::object()).has_value());
+}
+
 }  // namespace
 }  // namespace bk::rpc

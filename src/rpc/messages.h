@@ -47,6 +47,15 @@ struct NotificationsRequest {
   int limit = 20;
 };
 
+// notifications.mark_read: the notifications `bk n` showed.
+struct MarkReadRequest {
+  std::vector<std::string> ids;
+};
+
+struct MarkReadReply {
+  int64_t marked = 0;
+};
+
 struct OperationRequest {
   std::string op_id;
 };

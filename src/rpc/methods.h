@@ -122,6 +122,22 @@ inline constexpr Method<NotificationsRequest, std::vector<store::Notification>> 
       return c.service.Notifications(c.actor, r.limit);
     }};
 
+// What the caller has not read yet: the count every summary shows, and the
+// newest few (`bk n`). One indexed count, cheap enough for the shell hook.
+inline constexpr Method<NotificationsRequest, UnreadNotifications> kUnreadNotifications{
+    "notifications.unread", kRead, kCacheable, Caller::kAnyone,
+    &Encode, &DecodeNotificationsRequest, &Encode, &DecodeUnreadNotifications,
+    [](const Context& c, const NotificationsRequest& r) { return c.service.Unread(c.actor, r.limit); }};
+
+// Anyone may ask; the service marks only the caller's own notifications.
+inline constexpr Method<MarkReadRequest, MarkReadReply> kMarkNotificationsRead{
+    "notifications.mark_read", kWrite, kFresh, Caller::kAnyone,
+    &Encode, &DecodeMarkReadRequest, &Encode, &DecodeMarkReadReply,
+    [](const Context& c, const MarkReadRequest& r) -> Result<MarkReadReply> {
+      BK_ASSIGN_OR_RETURN(int64_t marked, c.service.MarkNotificationsRead(c.actor, r.ids));
+      return MarkReadReply{marked};
+    }};
+
 inline constexpr Method<OperationRequest, OperationView> kOperation{
     "operation.get", kRead, kCacheable, Caller::kAnyone,
     &Encode, &DecodeOperationRequest, &Encode, &DecodeOperation,
@@ -188,6 +204,7 @@ inline constexpr Method<UsageRequest, UsageReply> kUsage{
         if (q.from >= q.to) return Invalid("from must be before to");
       }
       if (q.kind == monitor::UsageKind::kMe) q.uid = c.actor.uid;
+      BK_ASSIGN_OR_RETURN(q, monitor::UsageVisibleTo(q, c.config.usage_visibility, c.actor.uid, c.actor.admin));
       BK_ASSIGN_OR_RETURN(std::string document, (*c.usage)(q, r.text));
       return UsageReply{document};
     }};
@@ -195,10 +212,13 @@ inline constexpr Method<UsageRequest, UsageReply> kUsage{
 // clang-format on
 
 // Every method the daemon answers.
+// clang-format off
 inline constexpr std::tuple kAll{kPing,      kCreate, kEdit,        kRenew,   kCancel,    kRelease,
                                  kRecommend, kSlots,  kList,        kHistory, kLog,       kNotifications,
+                                 kUnreadNotifications,  kMarkNotificationsRead,
                                  kOperation, kStatus, kCheckPolicy, kJobs,    kUpdateJob, kRetryJob,
                                  kVerify,    kBackup, kImport,      kUsage};
+// clang-format on
 
 }  // namespace methods
 

@@ -781,6 +781,9 @@ TEST_F(DispatcherTest, UsageQueryIsCheckedAndAskedAsTheCaller) {
   EXPECT_EQ(asked[0].first.resolution, 60);
   EXPECT_EQ(asked[0].first.limit, 1000);
   EXPECT_TRUE(asked[0].second);
+  // Everyone's rows, as on a server whose usage_visibility is lab (under the
+  // default, self, alice's are narrowed: the next test).
+  config_.usage_visibility = "lab";
   Ok(alice_, "usage.query",
      {{"view", "samples"}, {"from", 10}, {"to", 20}, {"gpu", 3}, {"resolution", 3600}, {"limit", 7}});
   ASSERT_THAT(asked, SizeIs(2));
@@ -807,6 +810,26 @@ TEST_F(DispatcherTest, UsageQueryIsCheckedAndAskedAsTheCaller) {
     EXPECT_EQ(reply["error"]["message"], message) << params.dump();
   }
   EXPECT_THAT(asked, SizeIs(2));
+}
+
+// usage_visibility self (the default): an ordinary caller's per-user views are
+// narrowed to their own rows and someone else's are refused; the owner's are not.
+TEST_F(DispatcherTest, UsageQueryShowsOrdinaryUsersOnlyTheirOwnRows) {
+  std::vector<monitor::UsageQuery> asked;
+  dispatcher_->SetUsage([&](const monitor::UsageQuery& q, bool) -> Result<std::string> {
+    asked.push_back(q);
+    return std::string("rendered");
+  });
+  Ok(alice_, "usage.query", {{"view", "users"}});
+  ASSERT_THAT(asked, SizeIs(1));
+  EXPECT_EQ(asked[0].uid, alice_.uid);
+  EXPECT_TRUE(asked[0].own_rows_only);
+  ExpectError(Call(alice_, "usage.query", {{"view", "events"}, {"uid", alice_.uid + 1}}),
+              rpc::kApplicationError, "permission", "usage_visibility is self");
+  Ok(admin_, "usage.query", {{"view", "samples"}});
+  ASSERT_THAT(asked, SizeIs(2));
+  EXPECT_EQ(asked[1].uid, std::nullopt);
+  EXPECT_FALSE(asked[1].own_rows_only);
 }
 
 }  // namespace

@@ -66,6 +66,7 @@ class BookingService {
   Result<HistoryView> History(const Actor& actor, const std::string& ref);
   Result<std::vector<store::Event>> Log(const Actor& actor, int limit);
   Result<std::vector<store::Notification>> Notifications(const Actor& actor, int limit);
+  Result<UnreadNotifications> Unread(const Actor& actor, int limit);
   Result<OperationView> Operation(const Actor& actor, const std::string& op_id);
   Result<StatusView> Status(const Actor& actor, engine::Seconds from, engine::Seconds to);
   Result<PolicyStatus> CheckPolicy();
@@ -75,6 +76,9 @@ class BookingService {
 
   // Jobs bound to bookings (`bk N DUR -- CMD`), always the caller's own.
   Result<std::vector<JobView>> Jobs(const Actor& actor, const JobsQuery& query);
+  // `bk n` read these: marks those of `ids` that are the caller's own and
+  // unread. Returns how many it marked; when none is unread it writes nothing.
+  Result<int64_t> MarkNotificationsRead(const Actor& actor, const std::vector<std::string>& ids);
   // A worker's compare-and-swap change; only the booking's owner may make it.
   Result<JobPatchResult> UpdateJob(const Actor& actor, const JobPatch& patch);
   // `bk jr`: a failed, interrupted or uncertain job becomes pending again.

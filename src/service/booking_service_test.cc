@@ -635,6 +635,28 @@ TEST_F(BookingServiceTest, AnotherUserCannotChangeMyReservation) {
   EXPECT_EQ(still.end, mine.end);
 }
 
+// An admin cancel is unread until its owner marks it; the unread line names
+// the newest. Someone else's mark, or a second one, changes nothing.
+TEST_F(BookingServiceTest, NotificationsStayUnreadUntilTheirOwnerMarksThem) {
+  engine::Reservation theirs = Book(other_, At(Req(1, 1 * kH), T("2026-11-29T20:00:00Z")));
+  ASSERT_TRUE(
+      service_->Cancel(me_, CancelRequest{.ref = theirs.id, .reason = "GPU maintenance"}).has_value());
+  auto unread = service_->Unread(other_, 5);
+  ASSERT_TRUE(unread.has_value()) << unread.error().message;
+  EXPECT_EQ(unread->count, 1);
+  ASSERT_THAT(unread->newest, SizeIs(1));
+  EXPECT_EQ(UnreadNoticeLine(*unread), "notice: 1 unread (admin cancelled " + theirs.ShortId() +
+                                           ": GPU maintenance); read it with `bk n`");
+  EXPECT_EQ(service_->Unread(me_, 5).value_or(UnreadNotifications{.count = -1}).count, 0);
+  EXPECT_EQ(UnreadNoticeLine(UnreadNotifications{}), "");
+  const std::string id = unread->newest[0].id;
+  EXPECT_EQ(service_->MarkNotificationsRead(me_, {id}).value_or(-1), 0);
+  EXPECT_EQ(service_->MarkNotificationsRead(other_, {id}).value_or(-1), 1);
+  EXPECT_EQ(service_->MarkNotificationsRead(other_, {id}).value_or(-1), 0);
+  EXPECT_EQ(service_->Unread(other_, 5).value_or(UnreadNotifications{.count = -1}).count, 0);
+  EXPECT_THAT(service_->Notifications(other_, 5).value_or(std::vector<store::Notification>{}), SizeIs(1));
+}
+
 TEST_F(BookingServiceTest, AdminCancelNeedsAReasonAndNotifiesTheOwner) {
   engine::Reservation theirs = Book(other_, At(Req(1, 1 * kH), T("2026-11-29T20:00:00Z")));
   auto no_reason = service_->Cancel(me_, CancelRequest{.ref = theirs.id});

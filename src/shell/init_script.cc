@@ -10,7 +10,7 @@ namespace {
 // boundary known (only a bk command or bk_gpu_refresh refreshes).
 constexpr const char* kCommon = R"sh(
 bk_gpu_refresh() {
-  local __out __line __key __val __state= __cvd= __gpus= __ids= __next= __notice=
+  local __out __line __key __val __state= __cvd= __gpus= __ids= __next= __notice= __unread=
   __out=$("$__bk_gpu_bin" shell env 2>/dev/null)
   while IFS= read -r __line; do
     __key=${__line%%=*}
@@ -22,6 +22,7 @@ bk_gpu_refresh() {
       BK_RESERVATION_IDS) __ids=$__val ;;
       BK_NEXT_BOUNDARY) __next=$__val ;;
       BK_SHELL_NOTICE) __notice=$__val ;;
+      BK_UNREAD_NOTICE) __unread=$__val ;;
     esac
   done <<< "$__out"
   if [[ -z $__state ]]; then
@@ -46,6 +47,11 @@ bk_gpu_refresh() {
     printf '%s\n' "$__notice" >&2
   fi
   __bk_gpu_notice=$__notice
+  # Unread notifications: said once, again only when the line changes.
+  if [[ -n $__unread && $__unread != "$__bk_gpu_unread" ]]; then
+    printf '%s\n' "$__unread" >&2
+  fi
+  __bk_gpu_unread=$__unread
   return 0
 }
 __bk_gpu_hook() {
@@ -86,6 +92,7 @@ Result<std::string> InitScript(const std::string& shell, const std::string& bk_p
       "__bk_gpu_bin={}\n"
       "__bk_gpu_next=0\n"
       "__bk_gpu_notice=\n"
+      "__bk_gpu_unread=\n"
       "__bk_gpu_state=\n"
       "__bk_gpu_t=0\n",
       shell, shell, ShellQuote(bk_path));

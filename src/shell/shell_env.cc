@@ -94,9 +94,9 @@ std::string RenderPlain(const ShellEnv& e) {
   return fmt::format(
       "BK_SHELL_STATE={}\nCUDA_VISIBLE_DEVICES={}\nBK_RESERVED_GPUS={}\nBK_RESERVATION_IDS={}\nBK_NEXT_"
       "BOUNDARY={}\n"
-      "BK_SHELL_NOTICE={}\n",
+      "BK_SHELL_NOTICE={}\nBK_UNREAD_NOTICE={}\n",
       e.state, Join(e.tokens, ","), JoinInts(e.gpus), Join(e.reservation_ids, ","),
-      e.next_boundary ? std::to_string(*e.next_boundary) : "", Printable(e.notice));
+      e.next_boundary ? std::to_string(*e.next_boundary) : "", Printable(e.notice), Printable(e.unread));
 }
 
 std::string RenderJson(const ShellEnv& e) {
@@ -113,7 +113,8 @@ std::string RenderJson(const ShellEnv& e) {
             {"next_boundary", e.next_boundary ? json(*e.next_boundary) : json()},
             {"next_boundary_at", when(e.next_boundary)},
             {"until", when(e.until)},
-            {"notice", e.notice}};
+            {"notice", e.notice},
+            {"unread_notice", e.unread}};
   return j.dump();
 }
 

@@ -23,6 +23,7 @@ struct ShellEnv {
   std::optional<engine::Seconds> next_boundary;  // the next start or end, or a retry time
   std::optional<engine::Seconds> until;          // earliest end of the active ones
   std::string notice;                            // one short line for the terminal
+  std::string unread;                            // the unread-notifications line, "" when none (or not known)
 };
 
 // Retry an unreachable service this long after the failure.

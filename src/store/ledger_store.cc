@@ -27,13 +27,16 @@ CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
   BEGIN SELECT RAISE(ABORT, 'the event history is append-only'); END;
 )sql";
 
+constexpr std::string_view kNotificationReadsTable = "notification_reads";
+
 // `bk reset`: every row goes, the schema stays. The history's append-only
 // rules are lifted only inside the reset's own transaction. Jobs go before
 // the reservations they reference.
 std::string ResetSql() {
   std::string sql = "DROP TRIGGER events_append_only_update;\nDROP TRIGGER events_append_only_delete;\n";
-  for (std::string_view table : {kJobTable.info.name, kNotificationTable.info.name, kEventTable.info.name,
-                                 kOperationTable.info.name, kReservationTable.info.name})
+  for (std::string_view table :
+       {kJobTable.info.name, kNotificationReadsTable, kNotificationTable.info.name, kEventTable.info.name,
+        kOperationTable.info.name, kReservationTable.info.name})
     sql += fmt::format("DELETE FROM {};\n", table);
   return sql + "DELETE FROM meta;\n" + kEventRules;
 }
@@ -56,6 +59,18 @@ CREATE INDEX IF NOT EXISTS reservations_by_owner_active ON reservations(uid, sta
 
 std::string SchemaV2() { return CreateTableSql(kJobTable, "CREATE TABLE IF NOT EXISTS") + kJobIndexes; }
 
+// Version 3: which notifications their recipient has read (`bk n`). A row per
+// read notification rather than a per-user high-water mark: notifications
+// carry second timestamps, so one written in the second of a read would
+// otherwise count as read unseen. IF NOT EXISTS as in version 2.
+constexpr const char* kNotificationReadsSql = R"sql(CREATE TABLE IF NOT EXISTS notification_reads (
+  uid INTEGER NOT NULL,
+  notification_id TEXT NOT NULL,
+  read_at INTEGER NOT NULL,
+  PRIMARY KEY (uid, notification_id)
+) WITHOUT ROWID;
+)sql";
+
 // The statements every caller shares, built once from the tables.
 const std::string& SelectReservations() {  // without FROM: queries may name an index
   static const std::string sql = "SELECT " + ColumnList(kReservationTable);
@@ -65,6 +80,10 @@ const std::string& SelectEvents() {
   static const std::string sql = SelectSql(kEventTable);
   return sql;
 }
+// A notification's condition: its recipient has not read it.
+constexpr const char* kUnread =
+    "NOT EXISTS (SELECT 1 FROM notification_reads r WHERE r.uid = notifications.uid AND "
+    "r.notification_id = notifications.id)";
 const std::string& SelectNotifications() {
   static const std::string sql = SelectSql(kNotificationTable);
   return sql;
@@ -112,8 +131,9 @@ Result<std::unique_ptr<LedgerStore>> LedgerStore::Open(const OpenOptions& o) {
   }
   // Look before touching: a file that is not ours is refused unchanged, so
   // the journal mode is switched only after OpenDataFile's schema check.
-  BK_ASSIGN_OR_RETURN(DataFile f, OpenDataFile(o.path, o.create, o.owner, {o.busy_timeout_ms, o.on_lock_wait}, "a GPUBK ledger",
-                                               o.vfs, o.fs != nullptr ? *o.fs : sys::RealFileSystem()));
+  BK_ASSIGN_OR_RETURN(DataFile f,
+                      OpenDataFile(o.path, o.create, o.owner, {o.busy_timeout_ms, o.on_lock_wait},
+                                   "a GPUBK ledger", o.vfs, o.fs != nullptr ? *o.fs : sys::RealFileSystem()));
   std::unique_ptr<LedgerStore> store(new LedgerStore(std::move(f.db), o.path, false));
   if (o.exclusive) BK_TRY(store->db_->Exec("PRAGMA locking_mode=EXCLUSIVE"));
   BK_TRY(UseWal(*store->db_, o.busy_timeout_ms));
@@ -147,6 +167,12 @@ Status LedgerStore::Migrate() {
   }
   if (*again < 2) {
     if (auto s = db_->Exec(SchemaV2()); !s) {
+      (void)db_->Exec("ROLLBACK");
+      return s;
+    }
+  }
+  if (*again < 3) {
+    if (auto s = db_->Exec(kNotificationReadsSql); !s) {
       (void)db_->Exec("ROLLBACK");
       return s;
     }
@@ -343,6 +369,39 @@ Result<std::vector<Notification>> LedgerStore::NotificationsForUid(uint32_t uid,
       Stmt st, db_->Cached(SelectNotifications() + " WHERE uid = ? ORDER BY created_at DESC, id LIMIT ?"));
   st.Bind(1, int64_t{uid}).Bind(2, int64_t{limit});
   return ReadRows(st, kNotificationTable);
+}
+
+Result<std::vector<Notification>> LedgerStore::UnreadNotificationsForUid(uint32_t uid, int limit) {
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(SelectNotifications() + " WHERE uid = ? AND " + kUnread +
+                                           " ORDER BY created_at DESC, id LIMIT ?"));
+  st.Bind(1, int64_t{uid}).Bind(2, int64_t{limit});
+  return ReadRows(st, kNotificationTable);
+}
+
+Result<int64_t> LedgerStore::CountUnreadNotifications(uint32_t uid) {
+  BK_ASSIGN_OR_RETURN(
+      Stmt st, db_->Cached(std::string("SELECT count(*) FROM notifications WHERE uid = ? AND ") + kUnread));
+  st.Bind(1, int64_t{uid});
+  BK_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.Int(0) : 0;
+}
+
+Result<int64_t> LedgerStore::MarkNotificationsRead(uint32_t uid, const std::vector<std::string>& ids,
+                                                   engine::Seconds now) {
+  // Only the recipient's own unread notifications: IDs of someone else's, or
+  // of none, change nothing.
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(std::string("INSERT INTO notification_reads(uid, notification_id, "
+                                                       "read_at) SELECT uid, id, ? FROM notifications "
+                                                       "WHERE id = ? AND uid = ? AND ") +
+                                           kUnread));
+  int64_t marked = 0;
+  for (const auto& id : ids) {
+    st.Reset();
+    st.Bind(1, now).Bind(2, id).Bind(3, int64_t{uid});
+    BK_TRY(st.Run());
+    marked += sqlite3_changes(db_->raw());
+  }
+  return marked;
 }
 
 Result<std::vector<Notification>> LedgerStore::NotificationsForReservation(const std::string& id) {

@@ -64,7 +64,7 @@ class LedgerStore {
   // A missing ledger opened without `create` reads as empty and writes nothing
   // to disk (an in-memory database with the schema).
   static Result<std::unique_ptr<LedgerStore>> Open(const OpenOptions& options);
-  static constexpr int kSchemaVersion = 2;  // 2: jobs
+  static constexpr int kSchemaVersion = 3;  // 2: jobs, 3: notification read marks
 
   Result<WriteTxn> BeginWrite();
   bool in_memory() const { return in_memory_; }
@@ -100,6 +100,14 @@ class LedgerStore {
   Status InsertNotification(const Notification& n);
   Result<std::vector<Notification>> NotificationsForUid(uint32_t uid, int limit);
   Result<std::vector<Notification>> NotificationsForReservation(const std::string& id);
+  // Read marks (schema v3): what the recipient has not yet read with `bk n`,
+  // newest first, and how many there are.
+  Result<std::vector<Notification>> UnreadNotificationsForUid(uint32_t uid, int limit);
+  Result<int64_t> CountUnreadNotifications(uint32_t uid);
+  // Marks those of `ids` that are `uid`'s own and unread as read at `now`;
+  // returns how many it marked.
+  Result<int64_t> MarkNotificationsRead(uint32_t uid, const std::vector<std::string>& ids,
+                                        engine::Seconds now);
 
   // Jobs (schema v2): at most one per reservation.
   Status InsertJob(const JobRecord& job);

@@ -681,6 +681,52 @@ TEST_F(LedgerStoreTest, EventsForUidReturnsNewestNOldestFirst) {
   EXPECT_TRUE(none->empty());
 }
 
+// Read marks are per recipient and per notification: marking someone
+// else's, or one already read, changes nothing.
+TEST_F(LedgerStoreTest, NotificationReadMarks) {
+  auto s = OpenOrDie();
+  ASSERT_TRUE(s);
+  auto note = [](const std::string& id, uint32_t uid, engine::Seconds at) {
+    return Notification{id, uid, "r-" + id, "reservation-reclaimed", at, 0, "root", "why", "msg"};
+  };
+  ASSERT_TRUE(s->InsertNotification(note("n1", 1, 100)).has_value());
+  ASSERT_TRUE(s->InsertNotification(note("n2", 1, 200)).has_value());
+  ASSERT_TRUE(s->InsertNotification(note("other", 2, 300)).has_value());
+  EXPECT_EQ(s->CountUnreadNotifications(1).value_or(-1), 2);
+  EXPECT_EQ(s->MarkNotificationsRead(1, {"n2", "other", "missing"}, 500).value_or(-1), 1);
+  EXPECT_EQ(s->MarkNotificationsRead(1, {"n2"}, 600).value_or(-1), 0);
+  EXPECT_EQ(s->CountUnreadNotifications(1).value_or(-1), 1);
+  EXPECT_EQ(s->CountUnreadNotifications(2).value_or(-1), 1);
+  auto unread = s->UnreadNotificationsForUid(1, 10);
+  ASSERT_TRUE(unread.has_value());
+  ASSERT_EQ(unread->size(), 1u);
+  EXPECT_EQ((*unread)[0].id, "n1");
+  // The archive keeps read ones.
+  EXPECT_EQ(s->NotificationsForUid(1, 10).value_or(std::vector<Notification>{}).size(), 2u);
+}
+
+// A version 2 ledger (before read marks) gains the table on open, with every
+// notification it holds unread.
+TEST_F(LedgerStoreTest, VersionTwoLedgerGainsReadMarks) {
+  {
+    auto s = OpenOrDie();
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(
+        s->InsertNotification(Notification{"n1", 1, "r1", "reservation-reclaimed", 100, 0, "root", "", ""})
+            .has_value());
+    ASSERT_TRUE(s->db().Exec("DROP TABLE notification_reads; PRAGMA user_version=2").has_value());
+  }
+  auto s = OpenOrDie(false);
+  ASSERT_TRUE(s);
+  auto st = s->db().Prepare("PRAGMA user_version");
+  ASSERT_TRUE(st.has_value());
+  ASSERT_TRUE(st->Step().value_or(false));
+  EXPECT_EQ(st->Int(0), 3);
+  EXPECT_EQ(s->CountUnreadNotifications(1).value_or(-1), 1);
+  EXPECT_EQ(s->MarkNotificationsRead(1, {"n1"}, 200).value_or(-1), 1);
+  EXPECT_EQ(s->CountUnreadNotifications(1).value_or(-1), 0);
+}
+
 TEST_F(LedgerStoreTest, NotificationsPerUidNewestFirst) {
   auto s = OpenOrDie();
   ASSERT_TRUE(s);
