@@ -280,8 +280,8 @@ bool WantsJson(const std::vector<std::string>& args) {
 // the user has not connected to: the one refusal where saying which ledger
 // was searched changes what the user does next.
 std::string WhereSearched(Context& ctx, const Error& e) {
-  bool unknown_ref = e.kind == ErrorKind::kNotFound &&
-                     (e.message.starts_with("reservation not found") || e.message.starts_with("job not found"));
+  bool unknown_ref = e.kind == ErrorKind::kNotFound && (e.message.starts_with("reservation not found") ||
+                                                        e.message.starts_with("job not found"));
   if (!unknown_ref || !ctx.ledger || ctx.ledger->Transport() != "direct") return {};
   return client::PrivateLedgerHint(sys::Dirname(ctx.config.ledger_path), client::RunningServerConfigs());
 }

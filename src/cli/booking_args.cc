@@ -77,9 +77,9 @@ void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with
 
 std::string BookCommand(const BookingArgs& a, const service::CreateRequest& req, const std::vector<int>& gpus,
                         engine::Seconds start, const engine::Zone& zone) {
-  std::string cmd = fmt::format("bk {}{} {} --gpu {} --at \"{}\"", req.mode == engine::Mode::kExclusive ? "x " : "",
-                                req.count, engine::FormatDuration(req.duration), JoinInts(gpus),
-                                engine::FormatLocalShort(start, zone));
+  std::string cmd = fmt::format(
+      "bk {}{} {} --gpu {} --at \"{}\"", req.mode == engine::Mode::kExclusive ? "x " : "", req.count,
+      engine::FormatDuration(req.duration), JoinInts(gpus), engine::FormatLocalShort(start, zone));
   if (a.mem || a.memory) cmd += " --mem " + (a.mem ? *a.mem : *a.memory);
   if (a.share) cmd += " --share " + *a.share;
   if (a.cpus) cmd += " --cpus " + *a.cpus;

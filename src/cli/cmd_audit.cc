@@ -138,7 +138,7 @@ Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args)
   // The message wraps under its column, as the original's does.
   const int width = std::max(20, surface::TerminalWidth(fileno(ctx.out), 80) - 43);
   for (const auto& it : items) {
-    std::vector<std::string> lines = surface::WrapWords(Printable(it.message), width);
+    std::vector<std::string> lines = surface::WrapWords(Printable(ctx.Local(it.message)), width);
     ctx.Print(fmt::format("{:<23} {:<8} {:<9} {}", engine::FormatLocal(it.created_at, *ctx.zone),
                           it.reservation_id.substr(0, 8), "action", lines[0]));
     for (size_t i = 1; i < lines.size(); ++i) ctx.Print(std::string(43, ' ') + lines[i]);

@@ -65,11 +65,13 @@ std::vector<std::string> RunningServerConfigs(const std::string& proc_root) {
 
 std::string PrivateLedgerHint(const std::string& data_dir, const std::vector<std::string>& servers) {
   if (servers.empty())
-    return fmt::format(" (looked in your private ledger {}; for a server's bookings, run "
-                       "`bk server connect DIR/config.json` first)",
-                       data_dir);
-  return fmt::format(" (looked in your private ledger {}; a server runs here: `bk server connect {}`, then retry)",
-                     data_dir, servers.front());
+    return fmt::format(
+        " (looked in your private ledger {}; for a server's bookings, run "
+        "`bk server connect DIR/config.json` first)",
+        data_dir);
+  return fmt::format(
+      " (looked in your private ledger {}; a server runs here: `bk server connect {}`, then retry)", data_dir,
+      servers.front());
 }
 
 }  // namespace bk::client

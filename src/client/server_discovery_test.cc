@@ -40,9 +40,10 @@ TEST(PrivateLedgerHintTest, NamesTheLedgerAndTheServer) {
   EXPECT_EQ(PrivateLedgerHint("/d", {}),
             " (looked in your private ledger /d; for a server's bookings, run "
             "`bk server connect DIR/config.json` first)");
-  EXPECT_EQ(PrivateLedgerHint("/d", {"/s/config.json", "/t/config.json"}),
-            " (looked in your private ledger /d; a server runs here: `bk server connect /s/config.json`, then "
-            "retry)");
+  EXPECT_EQ(
+      PrivateLedgerHint("/d", {"/s/config.json", "/t/config.json"}),
+      " (looked in your private ledger /d; a server runs here: `bk server connect /s/config.json`, then "
+      "retry)");
 }
 
 }  // namespace

@@ -323,7 +323,8 @@ class Importer {
                    [&](int64_t v) { return Setting("max_shared_users", v); }));
     if (diffs.empty()) return Ok();
     return Bad(fmt::format("{}; the imported calendar would be inconsistent; {} or edit the file",
-                           Join(diffs, "; "), settings.empty() ? "configure bk like the original" : Fix(settings)));
+                           Join(diffs, "; "),
+                           settings.empty() ? "configure bk like the original" : Fix(settings)));
   }
 
   // How this deployment is configured like the original: the environment of
@@ -368,9 +369,9 @@ class Importer {
     BK_ASSIGN_OR_RETURN(r.gpus, GpusOf(rec, path));
     for (size_t i = 0; i < r.gpus.size(); ++i) {
       if (r.gpus[i] < policy_.gpu_count) continue;
-      return Bad(fmt::format(
-          "{} is GPU {} but this ledger has {} GPU{}; {} or edit the file", Index(Key(path, "gpus"), i),
-          r.gpus[i], policy_.gpu_count, policy_.gpu_count == 1 ? "" : "s", Fix({Setting("gpu_count", needed_gpus_)})));
+      return Bad(fmt::format("{} is GPU {} but this ledger has {} GPU{}; {} or edit the file",
+                             Index(Key(path, "gpus"), i), r.gpus[i], policy_.gpu_count,
+                             policy_.gpu_count == 1 ? "" : "s", Fix({Setting("gpu_count", needed_gpus_)})));
     }
     BK_ASSIGN_OR_RETURN(r.start, NeedTime(rec, path, "start_at"));
     BK_ASSIGN_OR_RETURN(r.end, NeedTime(rec, path, "end_at"));
@@ -385,10 +386,10 @@ class Importer {
       BK_ASSIGN_OR_RETURN(auto units, OptPositive(rec, path, "share_units", std::numeric_limits<int>::max()));
       r.share_units = static_cast<int>(units.value_or(1));
       if (r.share_units > policy_.share_capacity)
-        return Bad(
-            fmt::format("{} is {} but this ledger allows {} share slot{} per GPU; {} or edit the file",
-                        Key(path, "share_units"), r.share_units, policy_.share_capacity,
-                        policy_.share_capacity == 1 ? "" : "s", Fix({Setting("max_shared_users", r.share_units)})));
+        return Bad(fmt::format("{} is {} but this ledger allows {} share slot{} per GPU; {} or edit the file",
+                               Key(path, "share_units"), r.share_units, policy_.share_capacity,
+                               policy_.share_capacity == 1 ? "" : "s",
+                               Fix({Setting("max_shared_users", r.share_units)})));
     } else {
       r.share_units = policy_.share_capacity;
     }

@@ -68,9 +68,10 @@ Status CheckVramCanFit(const engine::Policy& p, const Advice& advice, const Crea
   if (fits >= r.count || largest_gpu < 0) return Ok();
   std::string want = engine::FormatSizeMb(*r.memory_mb);
   if (fits > 0)
-    return Invalid(fmt::format("{} of VRAM per GPU fits only {} of the {} eligible GPU(s), and {} were requested; "
-                               "ask for {} GPU(s) or less memory",
-                               want, fits, candidates.size(), r.count, fits));
+    return Invalid(
+        fmt::format("{} of VRAM per GPU fits only {} of the {} eligible GPU(s), and {} were requested; "
+                    "ask for {} GPU(s) or less memory",
+                    want, fits, candidates.size(), r.count, fits));
   int64_t total = *advice.views[largest_gpu].memory_total_mb;
   std::string where =
       shared ? fmt::format("GPU {} has {}, {} for shared bookings after the {} reserve", largest_gpu,
@@ -78,10 +79,10 @@ Status CheckVramCanFit(const engine::Policy& p, const Advice& advice, const Crea
                            engine::FormatSizeMb(p.shared_memory_reserve_mb))
              : fmt::format("GPU {} has {}", largest_gpu, engine::FormatSizeMb(total));
   std::string which = candidates.size() == p.EnabledGpus().size() ? "any GPU here"
-                      : candidates.size() == 1                     ? fmt::format("GPU {}", candidates[0])
-                                                                   : "any of GPUs " + JoinInts(candidates);
-  return Invalid(fmt::format("{} of VRAM per GPU is more than {} can hold ({}); ask for at most {}", want, which,
-                             where, RequestSize(largest)));
+                      : candidates.size() == 1                    ? fmt::format("GPU {}", candidates[0])
+                                                                  : "any of GPUs " + JoinInts(candidates);
+  return Invalid(fmt::format("{} of VRAM per GPU is more than {} can hold ({}); ask for at most {}", want,
+                             which, where, RequestSize(largest)));
 }
 
 Status ValidateCreate(const engine::Policy& p, CreateRequest& r, std::vector<std::string>* warnings) {

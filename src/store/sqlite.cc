@@ -1,9 +1,8 @@
 #include "store/sqlite.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
-
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -97,10 +96,11 @@ Error SqliteError(sqlite3* db, int rc, const std::string& path) {
   int primary = rc & 0xff;
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
     std::string holder = path.empty() ? "" : LockHolder(path);
-    return Error{ErrorKind::kBusy,
-                 holder.empty() ? fmt::format("ledger {} is busy ({}); another bk is writing, retry", path, what)
-                                : fmt::format("ledger {} is busy ({}; held by {}); retry when it is done", path,
-                                              what, holder)};
+    return Error{
+        ErrorKind::kBusy,
+        holder.empty()
+            ? fmt::format("ledger {} is busy ({}); another bk is writing, retry", path, what)
+            : fmt::format("ledger {} is busy ({}; held by {}); retry when it is done", path, what, holder)};
   }
   if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT)
     return Error{
@@ -161,7 +161,8 @@ pid_t WriteLockHolder(const std::string& path, uint64_t start, uint64_t len) {
     uint64_t lo = std::strtoull(from.c_str(), nullptr, 10);
     uint64_t hi = to == "EOF" ? UINT64_MAX : std::strtoull(to.c_str(), nullptr, 10);
     long holder = std::strtol(pid.c_str(), nullptr, 10);
-    if (lo < start + len && hi >= start && holder > 0 && holder != getpid()) return static_cast<pid_t>(holder);
+    if (lo < start + len && hi >= start && holder > 0 && holder != getpid())
+      return static_cast<pid_t>(holder);
   }
   return 0;
 }

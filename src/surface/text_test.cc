@@ -53,9 +53,9 @@ TEST(LocalTimesTest, WritesUtcInstantsInTheZone) {
 
 TEST(LocalTimesTest, LeavesEverythingElse) {
   FixedZone z(3600);
-  for (const char* text : {"no time here", "2026-11-29T18:49:00+08:00 has an offset", "2026-11-29 18:49",
-                           "x2026-11-29T18:49:00Z glued to a word", "2026-13-40T25:00:00Z is no date",
-                           "2026-11-29T18:49:00"})
+  for (const char* text :
+       {"no time here", "2026-11-29T18:49:00+08:00 has an offset", "2026-11-29 18:49",
+        "x2026-11-29T18:49:00Z glued to a word", "2026-13-40T25:00:00Z is no date", "2026-11-29T18:49:00"})
     EXPECT_EQ(LocalTimes(text, z), text);
 }
 
