@@ -121,8 +121,8 @@ class PromptTest(unittest.TestCase):
         self.wait_for("job log unavailable")
         self.send("jl")
         self.wait_for("Job number or ID (Enter: the latest):", count=2)
-        self.send("9")
-        self.wait_for("bk: job not found for current user: 9")
+        self.send("x9")  # not a list number, and no hexadecimal ID starts with it
+        self.wait_for("bk: job not found for current user: x9")
         self.send("quit")
         self.wait_for("bk-exited=0")
 
