@@ -239,6 +239,7 @@ Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& con
   std::vector<GpuHistory> history =
       ReadGpuHistory(config, ledger.Transport() == "direct", actor.uid, p.gpu_count, now * 1000);
 
+  auto unread = ledger.UnreadNotifications(1);
   json reservations = json::parse(surface::ReservationsDoc(active, actor.uid, p, now))["reservations"];
   json policy = PolicyJson(p, config, ledger.Transport());
   AddDeploymentPolicy(config, policy);
@@ -263,6 +264,10 @@ Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& con
       {"host_budget", {{"cpus", Budget(p.host_cpus, cpus_now)}, {"ram_mb", Budget(p.host_ram_mb, ram_now)}}},
       {"gpu_advice", GpuAdviceJson(status, history, p)},
       {"reservations", reservations},
+      // Admin cancels and reclaims the caller has not read with `bk n`
+      // (counted, never marked read here: an agent reading the context is
+      // not a person reading the notice).
+      {"unread_notifications", unread ? json(unread->count) : json()},
       {"worker", WorkerJson(config, now, actor.username)},
       {"capabilities", CapabilitiesObject(ledger)}};
   return DumpLine(d);

@@ -32,6 +32,7 @@ class ServerNotices(users.ServerCase):
         for args in (("st",), ("l",), ()):
             self.assertEqual(self.notice_lines(self.ok(self.a, *args)), [line], args)
         self.assertEqual(self.json_ok(self.a, "l", "--json")["unread_notifications"], 1)
+        self.assertEqual(self.json_ok(self.a, "agent", "context")["unread_notifications"], 1)
         env = self.ok(self.a, "shell", "env")
         self.assertIn("BK_UNREAD_NOTICE=" + line, env.splitlines())
         # The bystander has nothing unread about it; the JSON listing marks nothing.
@@ -45,6 +46,7 @@ class ServerNotices(users.ServerCase):
         for args in (("st",), ("l",)):
             self.assertEqual(self.notice_lines(self.ok(self.a, *args)), [], args)
         self.assertNotIn("unread_notifications", self.json_ok(self.a, "l", "--json"))
+        self.assertEqual(self.json_ok(self.a, "agent", "context")["unread_notifications"], 0)
         self.assertIn("BK_UNREAD_NOTICE=\n", self.ok(self.a, "shell", "env"))
         # Read ones stay in the archive.
         again = self.ok(self.a, "n")
