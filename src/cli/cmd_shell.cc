@@ -12,6 +12,7 @@
 #include "engine/parse.h"
 #include "shell/init_script.h"
 #include "shell/shell_env.h"
+#include "surface/text.h"
 #include "worker/live_clock.h"
 
 namespace bk::cli {
@@ -41,7 +42,8 @@ shell::ShellEnv Compute(Context& ctx) {
     return engine::FormatLocalClock(t, *ctx.zone);
   });
   // One indexed count; a failure only leaves the line out.
-  if (auto unread = (*ledger)->UnreadNotifications(1)) env.unread = service::UnreadNoticeLine(*unread);
+  if (auto unread = (*ledger)->UnreadNotifications(1))
+    env.unread = ctx.Local(surface::UnreadNoticeLine(*unread));
   return env;
 }
 

@@ -2,13 +2,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "surface/text.h"
+
 namespace bk::cli {
 
 void PrintUnreadNotice(Context& ctx) {
   auto ledger = ctx.Ledger();
   if (!ledger) return;
   auto unread = (*ledger)->UnreadNotifications(1);
-  if (unread && unread->count > 0) ctx.Print(service::UnreadNoticeLine(*unread));
+  if (unread && unread->count > 0) ctx.Print(ctx.Local(surface::UnreadNoticeLine(*unread)));
 }
 
 std::string WithUnreadCount(Context& ctx, const std::string& compact_json) {

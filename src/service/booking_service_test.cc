@@ -645,10 +645,9 @@ TEST_F(BookingServiceTest, NotificationsStayUnreadUntilTheirOwnerMarksThem) {
   ASSERT_TRUE(unread.has_value()) << unread.error().message;
   EXPECT_EQ(unread->count, 1);
   ASSERT_THAT(unread->newest, SizeIs(1));
-  EXPECT_EQ(UnreadNoticeLine(*unread), "notice: 1 unread (admin cancelled " + theirs.ShortId() +
-                                           ": GPU maintenance); read it with `bk n`");
+  EXPECT_EQ(unread->newest[0].type, "reservation-admin-cancelled");
+  EXPECT_EQ(unread->newest[0].reason, "GPU maintenance");
   EXPECT_EQ(service_->Unread(me_, 5).value_or(UnreadNotifications{.count = -1}).count, 0);
-  EXPECT_EQ(UnreadNoticeLine(UnreadNotifications{}), "");
   const std::string id = unread->newest[0].id;
   EXPECT_EQ(service_->MarkNotificationsRead(me_, {id}).value_or(-1), 0);
   EXPECT_EQ(service_->MarkNotificationsRead(other_, {id}).value_or(-1), 1);

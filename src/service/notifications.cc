@@ -5,30 +5,9 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
-#include "base/strings.h"
 #include "service/impl.h"
 
 namespace bk::service {
-
-std::string UnreadNoticeLine(const UnreadNotifications& u) {
-  if (u.count <= 0) return "";
-  std::string what;
-  if (!u.newest.empty()) {
-    const store::Notification& n = u.newest.front();
-    std::string verb = n.type == "reservation-admin-cancelled" ? "admin cancelled"
-                       : n.type.starts_with("reservation-")    ? n.type.substr(12)
-                                                               : n.type;
-    std::replace(verb.begin(), verb.end(), '-', ' ');
-    // A reclaim's reason is a paragraph; the line stays one line.
-    std::string reason = Printable(n.reason);
-    if (reason.size() > 60) reason = reason.substr(0, 57) + "...";
-    what = fmt::format(" ({} {}{})", Printable(verb), n.reservation_id.substr(0, 8),
-                       reason.empty() ? "" : ": " + reason);
-  }
-  return fmt::format("notice: {} unread{}; read {} with `bk n`", u.count, what, u.count == 1 ? "it" : "them");
-}
 
 Result<UnreadNotifications> BookingService::Unread(const Actor& actor, int limit) {
   if (limit < 1 || limit > 1000) return Invalid("--limit must be between 1 and 1000");

@@ -219,10 +219,6 @@ struct UnreadNotifications {
   int64_t count = 0;
   std::vector<store::Notification> newest;
 };
-// The one line every summary shows while some are unread ("" when none):
-// `notice: 2 unread (admin cancelled 3f2a19c0: GPU maintenance); read them
-// with `bk n``, describing the newest.
-std::string UnreadNoticeLine(const UnreadNotifications& u);
 
 struct OperationView {
   bool found = false;

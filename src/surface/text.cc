@@ -92,6 +92,24 @@ std::string LocalTimes(std::string_view text, const engine::Zone& zone) {
   return out;
 }
 
+std::string UnreadNoticeLine(const service::UnreadNotifications& u) {
+  if (u.count <= 0) return "";
+  std::string what;
+  if (!u.newest.empty()) {
+    const store::Notification& n = u.newest.front();
+    std::string verb = n.type == "reservation-admin-cancelled" ? "admin cancelled"
+                       : n.type.starts_with("reservation-")    ? n.type.substr(12)
+                                                               : n.type;
+    std::replace(verb.begin(), verb.end(), '-', ' ');
+    // A reclaim's reason is a paragraph; the line stays one line.
+    std::string reason = Printable(n.reason);
+    if (reason.size() > 60) reason = reason.substr(0, 57) + "...";
+    what = fmt::format(" ({} {}{})", Printable(verb), n.reservation_id.substr(0, 8),
+                       reason.empty() ? "" : ": " + reason);
+  }
+  return fmt::format("notice: {} unread{}; read {} with `bk n`", u.count, what, u.count == 1 ? "it" : "them");
+}
+
 std::string SlotsText(const engine::Reservation& r, const engine::Policy& p) {
   if (r.mode == engine::Mode::kExclusive) return "all";
   return fmt::format("{}/{}", r.share_units, p.share_capacity);

@@ -9,6 +9,7 @@
 #include "engine/civil_time.h"
 #include "engine/policy.h"
 #include "engine/reservation.h"
+#include "service/types.h"
 
 namespace bk::surface {
 
@@ -30,6 +31,10 @@ ShortRange ShortRangeText(engine::Seconds start, engine::Seconds end, const engi
 // not zero). Messages come from the service in UTC, the same for every
 // client of a daemon; a person reads them in their own zone.
 std::string LocalTimes(std::string_view text, const engine::Zone& zone);
+// The one line every summary shows while notices are unread ("" when none):
+// `notice: 2 unread (admin cancelled 3f2a19c0: GPU maintenance); read them
+// with `bk n``, describing the newest.
+std::string UnreadNoticeLine(const service::UnreadNotifications& u);
 // "1/2" or "all": the shared slots a booking holds per GPU out of the
 // maximum, the one notation every human view uses ("Slots" in a table,
 // "slots 1/2" in a line).

@@ -59,6 +59,20 @@ TEST(LocalTimesTest, LeavesEverythingElse) {
     EXPECT_EQ(LocalTimes(text, z), text);
 }
 
+TEST(UnreadNoticeLineTest, DescribesTheNewest) {
+  store::Notification n;
+  n.reservation_id = "3f2a19c0-0000-4000-8000-000000000000";
+  n.type = "reservation-admin-cancelled";
+  n.reason = "GPU maintenance";
+  EXPECT_EQ(UnreadNoticeLine({1, {n}}),
+            "notice: 1 unread (admin cancelled 3f2a19c0: GPU maintenance); read it with `bk n`");
+  n.type = "reservation-reclaimed";
+  n.reason = std::string(80, 'x');
+  EXPECT_EQ(UnreadNoticeLine({2, {n}}),
+            "notice: 2 unread (reclaimed 3f2a19c0: " + std::string(57, 'x') + "...); read them with `bk n`");
+  EXPECT_EQ(UnreadNoticeLine(service::UnreadNotifications{}), "");
+}
+
 TEST(ColorTest, ParsesTheThreeModes) {
   EXPECT_EQ(ParseColorMode("auto"), ColorMode::kAuto);
   EXPECT_EQ(ParseColorMode("always"), ColorMode::kAlways);
