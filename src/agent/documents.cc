@@ -230,7 +230,7 @@ json TimeZoneJson(engine::Seconds now) {
 
 Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& config) {
   engine::Seconds now = ledger.Now();
-  BK_ASSIGN_OR_RETURN(service::StatusView status, ledger.Status(now, now + 1));
+  BK_ASSIGN_OR_RETURN(service::StatusView status, ledger.Status(now, now + 1, 0));
   service::ListQuery everyone;
   everyone.everyone = true;
   BK_ASSIGN_OR_RETURN(service::ListResult active, ledger.List(everyone));

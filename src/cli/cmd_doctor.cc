@@ -102,7 +102,7 @@ void MonitorCheck(Context& ctx, client::Ledger& l, DoctorReport& r) {
                                          : "; the server's daemon should be sampling: see its log"));
   if (issue) r.policy_issues.push_back(*issue);
   // A failed sample leaves bookings on integer slots and the worker's guard waiting: say why.
-  if (auto view = l.Status(l.Now(), l.Now() + 1); view && !view->snapshot.ok())
+  if (auto view = l.Status(l.Now(), l.Now() + 1, 0); view && !view->snapshot.ok())
     AddCheck(r, "gpu-telemetry", "warn", "unavailable: " + Printable(view->snapshot.error));
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "base/strings.h"
 #include "cli/args.h"
@@ -128,11 +129,18 @@ struct TimelineArgs {
   std::optional<std::string> from, window, step;
 };
 
-// Renders the aligned timeline of `bk tl`: day, hour and minute header rows, one row per GPU.
-Result<std::string> Timeline(const Context& ctx, const service::StatusView& view, uint32_t me,
-                             const engine::Policy& p, const TimelineArgs& a, const std::vector<int>& gpus,
-                             Seconds default_window) {
-  Seconds now = view.now;
+// What a timeline shows: its cells [start, start + cells * step).
+struct TimelineShape {
+  Seconds start = 0;
+  Seconds step = 0;
+  Seconds cells = 0;
+  Seconds end() const { return start + cells * step; }
+};
+
+// The timeline's window and cell size from its options, before anything is
+// read: the view then asks only for the reservations it shows.
+Result<TimelineShape> ShapeTimeline(const Context& ctx, const engine::Policy& p, const TimelineArgs& a,
+                                    Seconds now, Seconds default_window) {
   Seconds window = default_window;
   if (a.window) {
     BK_ASSIGN_OR_RETURN(window, engine::ParseDuration(*a.window));
@@ -169,8 +177,20 @@ Result<std::string> Timeline(const Context& ctx, const service::StatusView& view
   if (a.from) {
     BK_ASSIGN_OR_RETURN(from, engine::ParseViewTime(*a.from, now, *ctx.zone));
   }
-  Seconds start = from - ((from % step) + step) % step;
-  Seconds end = start + window;
+  return TimelineShape{from - ((from % step) + step) % step, step, cells};
+}
+
+// Renders the aligned timeline of `bk tl`: day, hour and minute header rows, one row per GPU.
+std::string Timeline(const Context& ctx, const service::StatusView& view, uint32_t me,
+                     const engine::Policy& p, const TimelineShape& shape, const std::vector<int>& gpus) {
+  const Seconds start = shape.start, step = shape.step, cells = shape.cells, end = shape.end();
+  int width = surface::TerminalWidth(1, 100);
+  // Each GPU's reservations, once: a cell then looks at its own GPU's only.
+  std::map<int, std::vector<const Reservation*>> on_gpu;
+  for (const auto& r : view.reservations)
+    if (r.status != engine::Status::kCancelled && r.start < end && r.end > start)
+      for (int g : gpus)
+        if (OnGpu(r, g)) on_gpu[g].push_back(&r);
 
   const engine::Zone& z = *ctx.zone;
   static const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
@@ -211,14 +231,13 @@ Result<std::string> Timeline(const Context& ctx, const service::StatusView& view
           if (bo.start < ce && bo.end > cs) blackout = true;
         bool mine = false, excl_me = false, excl_other = false;
         std::vector<const Reservation*> shared;
-        for (const auto& r : view.reservations) {
-          if (r.status == engine::Status::kCancelled || !OnGpu(r, g) || !(r.start < ce && r.end > cs))
-            continue;
-          if (r.mode == engine::Mode::kExclusive) {
-            (r.uid == me ? excl_me : excl_other) = true;
+        for (const Reservation* r : on_gpu[g]) {
+          if (!(r->start < ce && r->end > cs)) continue;
+          if (r->mode == engine::Mode::kExclusive) {
+            (r->uid == me ? excl_me : excl_other) = true;
           } else {
-            shared.push_back(&r);
-            if (r.uid == me) mine = true;
+            shared.push_back(r);
+            if (r->uid == me) mine = true;
           }
         }
         int slots = PeakSlots(shared, cs);
@@ -265,6 +284,8 @@ std::string VramPerGpu(const engine::Reservation& r, const service::StatusView& 
 // From this width `bk st` lists your bookings as a table, as the original
 // does: slots, owner, VRAM per GPU, job, start, end and duration.
 constexpr int kWideStatusColumns = 110;
+// How many of your reservations `bk st` lists (`bk l` lists them all).
+constexpr int kStatusRows = 8;
 
 std::string WideRows(const std::vector<service::JobView>& jobs, const std::vector<Reservation>& mine,
                      const service::StatusView& view, const engine::Policy& p, const engine::Zone& zone) {
@@ -275,7 +296,7 @@ std::string WideRows(const std::vector<service::JobView>& jobs, const std::vecto
   };
   std::vector<std::vector<std::string>> rows = {
       {"#", "ID", "Mode", "Slots", "GPU", "User", "VRAM/GPU", "Job", "Start", "End", "Dur"}};
-  for (size_t i = 0; i < mine.size() && i < 8; ++i) {
+  for (size_t i = 0; i < mine.size() && std::cmp_less(i, kStatusRows); ++i) {
     const auto& r = mine[i];
     surface::ShortRange range = surface::ShortRangeText(r.start, r.end, zone);
     rows.push_back({std::to_string(i + 1), r.ShortId(), std::string(engine::ModeName(r.mode)),
@@ -305,21 +326,17 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   const engine::Policy& p = ledger->policy();
   BK_ASSIGN_OR_RETURN(std::vector<int> gpus, GpuFilter(gpu, p.gpu_count));
   Seconds now = ledger->Now();
-  // Plain `bk st` needs only what covers now; the timeline and -v need more.
-  Seconds to = now + 1;
+  // Plain `bk st` needs only what covers now and the first of your
+  // reservations it lists; the timeline and -v need more.
+  Seconds from = now, to = now + 1;
   if (verbose) to = now + p.horizon + p.max_duration;
+  std::optional<TimelineShape> shape;
   if (timeline) {
-    Seconds window = ctx.config.timeline_hours * 3600;
-    if (ta.window) {
-      BK_ASSIGN_OR_RETURN(window, engine::ParseDuration(*ta.window));
-    }
-    Seconds from = now;
-    if (ta.from) {
-      BK_ASSIGN_OR_RETURN(from, engine::ParseViewTime(*ta.from, now, *ctx.zone));
-    }
-    to = std::max(to, from + window + engine::kDay);
+    BK_ASSIGN_OR_RETURN(shape, ShapeTimeline(ctx, p, ta, now, ctx.config.timeline_hours * 3600));
+    from = std::min(from, shape->start);
+    to = std::max(to, shape->end());
   }
-  BK_ASSIGN_OR_RETURN(service::StatusView view, ledger->Status(now - 2 * engine::kDay, to));
+  BK_ASSIGN_OR_RETURN(service::StatusView view, ledger->Status(from, to, kStatusRows));
   uint32_t me = ledger->actor().uid;
   int width = surface::TerminalWidth(1, 100);
   bool model = width >= 88;
@@ -374,12 +391,12 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
     if (r.ActiveAt(now)) active.push_back(r);
   const std::vector<Reservation>& mine = view.mine;
   out += fmt::format("Reservations: {} active, {} yours | `bk l` details | `bk tl` timeline\n",
-                     view.active_count, mine.size());
+                     view.active_count, view.mine_total);
   // Your jobs, read once: the wide table's Job column and the worker line.
   BK_ASSIGN_OR_RETURN(auto jobs, ledger->Jobs({true}));
   if (width >= kWideStatusColumns && !mine.empty()) out += WideRows(jobs, mine, view, p, *ctx.zone);
   std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < mine.size() && i < 8 && width < kWideStatusColumns; ++i) {
+  for (size_t i = 0; i < mine.size() && std::cmp_less(i, kStatusRows) && width < kWideStatusColumns; ++i) {
     const auto& r = mine[i];
     surface::ShortRange range = surface::ShortRangeText(r.start, r.end, *ctx.zone);
     if (!range.offsets) range.end = WhenText(r.end, r.start, *ctx.zone);
@@ -387,7 +404,8 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
                     surface::SlotsText(r, p), "GPU", JoinInts(r.gpus), range.start + "->" + range.end});
   }
   out += surface::AlignRows(rows, "rlllrlll", "   ");
-  if (mine.size() > 8) out += fmt::format("  +{} more; use `bk l` for details\n", mine.size() - 8);
+  if (view.mine_total > kStatusRows)
+    out += fmt::format("  +{} more; use `bk l` for details\n", view.mine_total - kStatusRows);
   BK_ASSIGN_OR_RETURN(std::string worker_line, WorkerNotice(ctx, jobs, now));
   out += worker_line;
   if (verbose) {
@@ -401,11 +419,7 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
   }
   std::fputs(out.c_str(), ctx.out);
   PrintUnreadNotice(ctx);
-  if (timeline) {
-    BK_ASSIGN_OR_RETURN(std::string tl,
-                        Timeline(ctx, view, me, p, ta, gpus, ctx.config.timeline_hours * 3600));
-    std::fputs(("\n" + tl).c_str(), ctx.out);
-  }
+  if (shape) std::fputs(("\n" + Timeline(ctx, view, me, p, *shape, gpus)).c_str(), ctx.out);
   return 0;
 }
 
@@ -426,20 +440,10 @@ Result<int> RunTimeline(Context& ctx, const std::vector<std::string>& args) {
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   const engine::Policy& p = ledger->policy();
   BK_ASSIGN_OR_RETURN(std::vector<int> gpus, GpuFilter(gpu, p.gpu_count));
-  Seconds now = ledger->Now();
-  Seconds from = now;
-  if (ta.from) {
-    BK_ASSIGN_OR_RETURN(from, engine::ParseViewTime(*ta.from, now, *ctx.zone));
-  }
-  Seconds window = ctx.config.timeline_hours * 3600;
-  if (ta.window) {
-    BK_ASSIGN_OR_RETURN(window, engine::ParseDuration(*ta.window));
-  }
-  BK_ASSIGN_OR_RETURN(service::StatusView view,
-                      ledger->Status(from - 2 * engine::kDay, from + window + engine::kDay));
-  BK_ASSIGN_OR_RETURN(std::string tl, Timeline(ctx, view, ledger->actor().uid, p, ta, gpus,
-                                               ctx.config.timeline_hours * 3600));
-  std::fputs(tl.c_str(), ctx.out);
+  BK_ASSIGN_OR_RETURN(TimelineShape shape,
+                      ShapeTimeline(ctx, p, ta, ledger->Now(), ctx.config.timeline_hours * 3600));
+  BK_ASSIGN_OR_RETURN(service::StatusView view, ledger->Status(shape.start, shape.end(), 0));
+  std::fputs(Timeline(ctx, view, ledger->actor().uid, p, shape, gpus).c_str(), ctx.out);
   return 0;
 }
 
@@ -524,7 +528,8 @@ Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args) {
                       WholeNumberOption(count_text, 1, p.gpu_count, 1,
                                         fmt::format("count must be between 1 and {}", p.gpu_count)));
   Seconds now = ledger->Now();
-  BK_ASSIGN_OR_RETURN(service::StatusView view, ledger->Status(now, now + p.horizon));
+  // What runs now is all this page shows.
+  BK_ASSIGN_OR_RETURN(service::StatusView view, ledger->Status(now, now + 1, 0));
   uint32_t me = ledger->actor().uid;
   // Other users' running exclusive reservations first: stay off those GPUs.
   int shown = 0, more = 0;

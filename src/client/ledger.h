@@ -44,7 +44,10 @@ class Ledger {
   // `bk n` showed these; returns how many were unread.
   virtual Result<int64_t> MarkNotificationsRead(const std::vector<std::string>& ids) = 0;
   virtual Result<service::OperationView> Operation(const std::string& op_id) = 0;
-  virtual Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to) = 0;
+  // Live state, the reservations overlapping [from, to) and the first
+  // `mine_limit` of yours (all when absent): ask for what the view shows.
+  virtual Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to,
+                                             std::optional<int> mine_limit) = 0;
   virtual Result<service::PolicyStatus> CheckPolicy() = 0;
   virtual Result<service::ImportSummary> ImportUpstream(const std::string& json_text) = 0;
   virtual Result<service::VerifyReport> Verify(const std::string& path) = 0;

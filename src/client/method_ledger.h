@@ -57,8 +57,9 @@ class MethodLedger : public Ledger {
   Result<service::OperationView> Operation(const std::string& op_id) override {
     return Run(rpc::methods::kOperation, {op_id});
   }
-  Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to) override {
-    return Run(rpc::methods::kStatus, {from, to});
+  Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to,
+                                     std::optional<int> mine_limit) override {
+    return Run(rpc::methods::kStatus, {from, to, mine_limit});
   }
   Result<service::PolicyStatus> CheckPolicy() override { return Run(rpc::methods::kCheckPolicy, {}); }
   Result<service::VerifyReport> Verify(const std::string& path) override {

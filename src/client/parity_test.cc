@@ -95,7 +95,7 @@ Transcript Script(Ledger& l, const std::string& data_dir) {
   step("operation create a", Text(l.Operation("parity-create-a")));
   step("operation cancel b", Text(l.Operation("parity-cancel-b")));
   step("operation unknown", Text(l.Operation("parity-none")));
-  step("status", Text(l.Status(kNow, kNow + 24 * kHour)));
+  step("status", Text(l.Status(kNow, kNow + 24 * kHour, std::nullopt)));
   service::CreateRequest with_job{.count = 1,
                                   .duration = kHour,
                                   .start = kNow + 10 * kHour,

@@ -74,45 +74,25 @@ std::optional<std::string> PolicyConflict(const Policy& policy, Seconds now, Sec
   return std::nullopt;
 }
 
-Calendar::Calendar(const Policy& policy, std::vector<Footprint> active, Seconds now)
-    : policy_(policy), now_(now), active_(std::move(active)) {
-  std::erase_if(active_, [now](const Footprint& f) { return f.end <= now; });
-  Index();
+Calendar::Calendar(const Policy& policy, const std::vector<Footprint>& active, Seconds now)
+    : policy_(policy), now_(now) {
+  std::vector<Footprint> counted;
+  counted.reserve(active.size());
+  for (const Footprint& f : active)
+    if (f.end > now) counted.push_back(f);
+  owned_ = std::make_shared<const Occupancy>(policy_.gpu_count, policy_.BudgetsOn(), counted);
+  occupancy_ = owned_.get();
+  IndexBlackouts();
 }
 
-void Calendar::Index() {
-  const auto gpu_count = static_cast<std::size_t>(std::max(0, policy_.gpu_count));
-  gpu_steps_.assign(gpu_count, {});
-  gpu_memory_.assign(gpu_count, {});
-  const bool budgets = policy_.BudgetsOn();
-  for (const Footprint& f : active_) {
-    if (f.start >= f.end) continue;
-    if (budgets) host_steps_.Add(f.start, f.end, {f.cpus, f.ram_mb});
-    const bool exclusive = f.mode == Mode::kExclusive;
-    for (std::size_t i = 0; i < f.gpus.size(); ++i) {
-      const int g = f.gpus[i];
-      if (g < 0 || static_cast<std::size_t>(g) >= gpu_count) continue;  // GPU no longer configured
-      // A GPU listed twice is still one claim (lists are tiny: quadratic is fine).
-      if (std::find(f.gpus.begin(), f.gpus.begin() + static_cast<std::ptrdiff_t>(i), g) !=
-          f.gpus.begin() + static_cast<std::ptrdiff_t>(i)) {
-        continue;
-      }
-      const auto gi = static_cast<std::size_t>(g);
-      gpu_steps_[gi].Add(f.start, f.end, {exclusive ? 0 : f.share_units, 1, exclusive ? 1 : 0});
-      if (!exclusive) {
-        const int64_t mb = HasExplicitMemory(f.memory_mb) ? *f.memory_mb : 0;
-        gpu_memory_[gi].push_back({f.start, +1, f.share_units, mb});
-        gpu_memory_[gi].push_back({f.end, -1, f.share_units, mb});
-      }
-    }
-  }
-  for (auto& steps : gpu_steps_) steps.Build();
-  for (auto& deltas : gpu_memory_) {
-    std::sort(deltas.begin(), deltas.end(),
-              [](const MemoryDelta& a, const MemoryDelta& b) { return a.at < b.at; });
-  }
-  if (budgets) host_steps_.Build();
+Calendar::Calendar(const Policy& policy, const Occupancy& occupancy, Seconds now,
+                   const std::optional<Footprint>& except)
+    : policy_(policy), now_(now), occupancy_(&occupancy), except_(except) {
+  if (except_ && except_->start < except_->end) except_gpus_ = ClaimedGpus(*except_, occupancy.gpu_count());
+  IndexBlackouts();
+}
 
+void Calendar::IndexBlackouts() {
   std::vector<Interval> blackouts;
   for (const Blackout& b : policy_.blackouts)
     if (b.start < b.end) blackouts.push_back({b.start, b.end});
@@ -121,26 +101,95 @@ void Calendar::Index() {
   blackouts_ = UnionOf(blackouts, {});
 }
 
+namespace {
+
+// Walks `steps` over [from, to) as f(a, b, values), less `minus` over `cut`
+// (the excepted footprint's share) when there is one.
+template <class Steps, class F>
+void WalkWithout(const Steps& steps, Seconds from, Seconds to, const Interval* cut,
+                 const typename Steps::Values& minus, F f) {
+  steps.ForEachSegment(from, to, [&](Seconds a, Seconds b, const typename Steps::Values& v) {
+    if (!cut || b <= cut->start || a >= cut->end) return f(a, b, v);
+    const Seconds s = std::max(a, cut->start);
+    const Seconds e = std::min(b, cut->end);
+    if (a < s) f(a, s, v);
+    typename Steps::Values w = v;
+    for (std::size_t c = 0; c < w.size(); ++c) w[c] -= minus[c];
+    f(s, e, w);
+    if (e < b) f(e, b, v);
+  });
+}
+
+// The merged parts of the walk where blocked(values) holds.
+template <class Walk, class Pred>
+std::vector<Interval> BlockedBy(Walk walk, Pred blocked) {
+  std::vector<Interval> out;
+  walk([&](Seconds a, Seconds b, const auto& v) {
+    if (!blocked(v)) return;
+    if (!out.empty() && out.back().end >= a) {
+      out.back().end = std::max(out.back().end, b);
+    } else {
+      out.push_back({a, b});
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+template <class F>
+void Calendar::GpuSegments(int gpu, Seconds from, Seconds to, F f) const {
+  const bool cut = std::find(except_gpus_.begin(), except_gpus_.end(), gpu) != except_gpus_.end();
+  Interval span;
+  GpuValues minus{};
+  if (cut) {
+    const bool exclusive = except_->mode == Mode::kExclusive;
+    span = {except_->start, except_->end};
+    minus = {exclusive ? 0 : except_->share_units, 1, exclusive ? 1 : 0};
+  }
+  WalkWithout(occupancy_->Gpu(gpu), from, to, cut ? &span : nullptr, minus, f);
+}
+
+template <class F>
+void Calendar::HostSegments(Seconds from, Seconds to, F f) const {
+  Interval span;
+  HostValues minus{};
+  if (except_) {
+    span = {except_->start, except_->end};
+    minus = {except_->cpus, except_->ram_mb};
+  }
+  WalkWithout(occupancy_->Host(), from, to, except_ ? &span : nullptr, minus, f);
+}
+
 int64_t Calendar::UsableMemoryMb(int64_t total_mb) const { return policy_.UsableMemoryMb(total_mb); }
 
 int64_t Calendar::AutomaticMemoryMb(int64_t total_mb, int units) const {
   return policy_.AutomaticMemoryMb(total_mb, units);
 }
 
-StepProfile<1> Calendar::CommittedMemory(int gpu, int64_t total_mb) const {
+StepProfile<1> Calendar::CommittedMemory(int gpu, int64_t total_mb, Seconds from, Seconds to) const {
   StepProfile<1> committed;
-  if (gpu < 0 || static_cast<std::size_t>(gpu) >= gpu_memory_.size()) return committed;
-  for (const MemoryDelta& d : gpu_memory_[static_cast<std::size_t>(gpu)]) {
-    const int64_t mb =
-        d.explicit_mb != 0 ? std::max<int64_t>(1, d.explicit_mb) : AutomaticMemoryMb(total_mb, d.units);
-    committed.AddDelta(d.at, {d.sign * mb});
+  if (gpu < 0 || gpu >= occupancy_->gpu_count()) return committed;
+  auto add = [&](const Occupancy::MemorySteps& steps, int64_t mb_each) {
+    steps.ForEachSegment(from, to, [&](Seconds a, Seconds b, const Occupancy::MemorySteps::Values& v) {
+      if (v[0] != 0) committed.Add(a, b, {v[0] * mb_each});
+    });
+  };
+  add(occupancy_->DeclaredMemory(gpu), 1);
+  for (const auto& [units, counts] : occupancy_->AutomaticMemory(gpu))
+    add(counts, AutomaticMemoryMb(total_mb, units));
+  const bool cut = std::find(except_gpus_.begin(), except_gpus_.end(), gpu) != except_gpus_.end();
+  if (cut && except_->mode == Mode::kShared) {
+    const int64_t declared = DeclaredMemoryMb(*except_);
+    const int64_t mb = declared != 0 ? declared : AutomaticMemoryMb(total_mb, except_->share_units);
+    committed.Add(std::max(from, except_->start), std::min(to, except_->end), {-mb});
   }
-  committed.Build(/*sorted=*/true);
+  committed.Build();
   return committed;
 }
 
 int64_t Calendar::PeakCommittedMemoryMb(int gpu, Seconds start, Seconds end, int64_t total_mb) const {
-  return CommittedMemory(gpu, total_mb).Peak(start, end)[0];
+  return CommittedMemory(gpu, total_mb, start, end).Peak(start, end)[0];
 }
 
 bool Calendar::Eligible(const PlacementRequest& request, int gpu) const {
@@ -170,15 +219,14 @@ std::optional<std::vector<int>> Calendar::Candidates(const PlacementRequest& req
 
 std::vector<Interval> Calendar::GpuBlocked(int gpu, const PlacementRequest& request, const GpuAdvice& advice,
                                            Seconds from, Seconds to) const {
-  const StepProfile<3>& steps = gpu_steps_[static_cast<std::size_t>(gpu)];
-  if (request.mode == Mode::kExclusive) {
-    return steps.Blocked([](const StepProfile<3>::Values& v) { return v[kHolders] > 0; }, from, to);
-  }
+  auto walk = [&](auto f) { GpuSegments(gpu, from, to, f); };
+  if (request.mode == Mode::kExclusive)
+    return BlockedBy(walk, [](const GpuValues& v) { return v[Occupancy::kHolders] > 0; });
   const int64_t units = request.share_units;
   const int64_t capacity = policy_.share_capacity;
-  auto blocked = steps.Blocked(
-      [&](const StepProfile<3>::Values& v) { return v[kExclusive] > 0 || v[kUnits] + units > capacity; },
-      from, to);
+  auto blocked = BlockedBy(walk, [&](const GpuValues& v) {
+    return v[Occupancy::kExclusive] > 0 || v[Occupancy::kUnits] + units > capacity;
+  });
   const std::optional<int64_t> total = MemoryTotal(advice, gpu);
   if (!total) return blocked;
   const int64_t usable = UsableMemoryMb(*total);
@@ -188,25 +236,48 @@ std::vector<Interval> Calendar::GpuBlocked(int gpu, const PlacementRequest& requ
   auto full = [&](const StepProfile<1>::Values& v) {
     return requested > usable || v[0] + requested > usable;
   };
-  return UnionOf(blocked, CommittedMemory(gpu, *total).Blocked(full, from, to));
+  return UnionOf(blocked, CommittedMemory(gpu, *total, from, to).Blocked(full, from, to));
 }
 
 std::vector<Interval> Calendar::HostBlocked(const PlacementRequest& request, Seconds from, Seconds to) const {
   const auto& cpus = policy_.host_cpus;
   const auto& ram = policy_.host_ram_mb;
-  return host_steps_.Blocked(
-      [&](const StepProfile<2>::Values& v) {
-        return (cpus && v[kCpus] + request.cpus > *cpus) || (ram && v[kRamMb] + request.ram_mb > *ram);
-      },
-      from, to);
+  return BlockedBy([&](auto f) { HostSegments(from, to, f); },
+                   [&](const HostValues& v) {
+                     return (cpus && v[Occupancy::kCpus] + request.cpus > *cpus) ||
+                            (ram && v[Occupancy::kRamMb] + request.ram_mb > *ram);
+                   });
 }
 
 double Calendar::Pressure(int gpu, Seconds start, Seconds end) const {
   // Unit-seconds already shared out over the window, in percent of full capacity.
-  const int64_t unit_seconds = gpu_steps_[static_cast<std::size_t>(gpu)].Integral(start, end);
+  int64_t unit_seconds = 0;
+  GpuSegments(gpu, start, end, [&](Seconds a, Seconds b, const GpuValues& v) {
+    unit_seconds += v[Occupancy::kUnits] * (b - a);
+  });
   const double duration = static_cast<double>(std::max<Seconds>(1, end - start));
   return Round3(100.0 * static_cast<double>(unit_seconds) / duration /
                 static_cast<double>(std::max(1, policy_.share_capacity)));
+}
+
+std::optional<Seconds> Calendar::EarliestIn(const PlacementRequest& request, const GpuAdvice& advice,
+                                            const std::vector<int>& candidates, int need, Seconds lo,
+                                            Seconds hi,
+                                            std::vector<std::vector<Interval>>& free_starts) const {
+  const Seconds d = request.duration;
+  const StartGrid grid(lo, hi, policy_.slot);
+  if (grid.empty()) return std::nullopt;
+  // Everything a start must avoid lies within [lo, hi + d).
+  const Seconds to = hi + d;
+  std::vector<Interval> legal = grid.FreeStarts(blackouts_, d);
+  if (policy_.BudgetsOn()) legal = IntersectionOf(legal, grid.FreeStarts(HostBlocked(request, lo, to), d));
+  if (legal.empty()) return std::nullopt;
+  free_starts.clear();
+  free_starts.reserve(candidates.size());
+  for (int g : candidates) free_starts.push_back(grid.FreeStarts(GpuBlocked(g, request, advice, lo, to), d));
+  legal = IntersectionOf(legal, CoveredAtLeast(free_starts, need));
+  if (legal.empty()) return std::nullopt;
+  return legal.front().start;
 }
 
 std::optional<Placement> Calendar::Search(const PlacementRequest& request, const GpuAdvice& advice,
@@ -215,28 +286,31 @@ std::optional<Placement> Calendar::Search(const PlacementRequest& request, const
   const Seconds lo = request.start;
   Seconds hi = queue ? std::min(lo + policy_.queue_search, now_ + policy_.horizon) : lo;
   hi = std::min(hi, now_ + policy_.horizon - d);  // the end must stay within the horizon
-  const StartGrid grid(lo, hi, policy_.slot);
-  if (grid.empty()) return std::nullopt;
+  if (hi < lo) return std::nullopt;
   const std::optional<std::vector<int>> candidates = Candidates(request, advice);
   if (!candidates) return std::nullopt;
   const bool pinned = !request.pinned.empty();
   const int need = pinned ? static_cast<int>(candidates->size()) : request.count;
   if (need > static_cast<int>(candidates->size())) return std::nullopt;
 
-  // Everything a start must avoid lies within [lo, hi + d).
-  const Seconds to = hi + d;
-  std::vector<Interval> legal = grid.FreeStarts(blackouts_, d);
-  if (policy_.BudgetsOn()) legal = IntersectionOf(legal, grid.FreeStarts(HostBlocked(request, lo, to), d));
-  if (legal.empty()) return std::nullopt;
-
+  // Windows of starts that double in length: a request that fits soon reads
+  // only the calendar near its start, one pushed far out reads at most about
+  // twice what lies in its way. A window's starts depend on nothing after
+  // its last start plus the duration, so the first start found is the
+  // earliest of the whole search.
   std::vector<std::vector<Interval>> free_starts;
-  free_starts.reserve(candidates->size());
-  for (int g : *candidates) free_starts.push_back(grid.FreeStarts(GpuBlocked(g, request, advice, lo, to), d));
-  legal = IntersectionOf(legal, CoveredAtLeast(free_starts, need));
-  if (legal.empty()) return std::nullopt;
+  std::optional<Seconds> start;
+  Seconds span = std::max<Seconds>(4 * d, 6 * kHour);
+  span -= span % policy_.slot;
+  for (Seconds from = lo; !start && from <= hi; span *= 2) {
+    const Seconds until = std::min(hi, from + span - policy_.slot);
+    start = EarliestIn(request, advice, *candidates, need, from, until, free_starts);
+    from = until + policy_.slot;
+  }
+  if (!start) return std::nullopt;
 
   Placement placement;
-  placement.start = legal.front().start;
+  placement.start = *start;
   placement.end = placement.start + d;
   placement.queued = placement.start > request.start;
   if (pinned) {
@@ -286,19 +360,23 @@ std::expected<Placement, NoPlacement> Calendar::FindEarliest(const PlacementRequ
 
 std::optional<std::string> Calendar::GpuReason(int gpu, const PlacementRequest& request, Seconds start,
                                                Seconds end, const GpuAdvice& advice) const {
-  if (gpu < 0 || static_cast<std::size_t>(gpu) >= gpu_steps_.size()) return std::nullopt;
-  const auto peak = gpu_steps_[static_cast<std::size_t>(gpu)].Peak(start, end);
-  if (peak[kExclusive] > 0) return fmt::format("exclusive conflict on GPU {}", gpu);
+  if (gpu < 0 || gpu >= occupancy_->gpu_count()) return std::nullopt;
+  GpuValues peak{};
+  GpuSegments(gpu, start, end, [&](Seconds, Seconds, const GpuValues& v) {
+    for (std::size_t c = 0; c < peak.size(); ++c) peak[c] = std::max(peak[c], v[c]);
+  });
+  if (peak[Occupancy::kExclusive] > 0) return fmt::format("exclusive conflict on GPU {}", gpu);
   if (request.mode == Mode::kExclusive) {
-    if (peak[kHolders] > 0) return fmt::format("GPU {} already has shared reservations", gpu);
+    if (peak[Occupancy::kHolders] > 0) return fmt::format("GPU {} already has shared reservations", gpu);
     return std::nullopt;
   }
   const int64_t u = request.share_units;
   const int64_t capacity = policy_.share_capacity;
-  if (peak[kUnits] + u > capacity) {
+  const int64_t used = peak[Occupancy::kUnits];
+  if (used + u > capacity) {
     return fmt::format(
         "shared capacity full on GPU {} (request {} slot(s), currently used {}, projected {}, maximum {})",
-        gpu, u, peak[kUnits], peak[kUnits] + u, capacity);
+        gpu, u, used, used + u, capacity);
   }
   const std::optional<int64_t> total = MemoryTotal(advice, gpu);
   if (!total) return std::nullopt;
@@ -318,14 +396,19 @@ std::vector<std::string> Calendar::HostReasons(const PlacementRequest& request, 
                                                Seconds end) const {
   std::vector<std::string> out;
   if (!policy_.BudgetsOn()) return out;
-  const auto peak = host_steps_.Peak(start, end);
-  if (policy_.host_cpus && peak[kCpus] + request.cpus > *policy_.host_cpus) {
+  HostValues peak{};
+  HostSegments(start, end, [&](Seconds, Seconds, const HostValues& v) {
+    for (std::size_t c = 0; c < peak.size(); ++c) peak[c] = std::max(peak[c], v[c]);
+  });
+  const int64_t cpus = peak[Occupancy::kCpus];
+  const int64_t ram = peak[Occupancy::kRamMb];
+  if (policy_.host_cpus && cpus + request.cpus > *policy_.host_cpus) {
     out.push_back(fmt::format("host CPU budget full (request {} CPUs, already declared {} of {})",
-                              request.cpus, peak[kCpus], *policy_.host_cpus));
+                              request.cpus, cpus, *policy_.host_cpus));
   }
-  if (policy_.host_ram_mb && peak[kRamMb] + request.ram_mb > *policy_.host_ram_mb) {
+  if (policy_.host_ram_mb && ram + request.ram_mb > *policy_.host_ram_mb) {
     out.push_back(fmt::format("host RAM budget full (request {}, already declared {} of {})",
-                              FormatSizeMb(request.ram_mb), FormatSizeMb(peak[kRamMb]),
+                              FormatSizeMb(request.ram_mb), FormatSizeMb(ram),
                               FormatSizeMb(*policy_.host_ram_mb)));
   }
   return out;

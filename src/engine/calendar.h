@@ -1,34 +1,26 @@
 #pragma once
-// The calendar: what active reservations occupy, and the earliest legal start
-// for a request. Cost stays near O(R log R): per-GPU step functions of used
-// shared units, shared VRAM and exclusive holds, each GPU's feasible start
-// intervals derived from them, then one sweep over interval endpoints.
+// The calendar: the earliest legal start for a request, answered from what
+// active reservations occupy (occupancy.h: per-GPU step functions of used
+// shared units, shared VRAM and exclusive holds, and the host budgets). A
+// search reads only the part of those functions its window covers: each GPU's
+// feasible start intervals within the window, then one sweep over interval
+// endpoints, the window growing only while nothing fits. So a placement costs
+// what the requested window and GPUs touch, not the whole calendar.
 // A slot-by-slot brute force (calendar_test.cc) is the oracle.
 
 #include <expected>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/footprint.h"
+#include "engine/occupancy.h"
 #include "engine/policy.h"
 #include "engine/step_profile.h"
 #include "engine/types.h"
 
 namespace bk::engine {
-
-// What one reservation occupies. memory_mb is the declared VRAM per GPU
-// (absent = share-weighted automatic budget). cpus/ram_mb are the host budget
-// declaration (0 when the booking declares none).
-struct Footprint {
-  std::vector<int> gpus;
-  Mode mode = Mode::kShared;
-  int share_units = 1;  // ignored for exclusive
-  std::optional<int64_t> memory_mb;
-  int64_t cpus = 0;
-  int64_t ram_mb = 0;
-  Seconds start = 0;
-  Seconds end = 0;
-};
 
 struct PlacementRequest {
   int count = 1;
@@ -73,7 +65,13 @@ class Calendar {
  public:
   // `active` holds the reservations that count: status active and end > now.
   // Footprints ending at or before `now` are ignored.
-  Calendar(const Policy& policy, std::vector<Footprint> active, Seconds now);
+  Calendar(const Policy& policy, const std::vector<Footprint>& active, Seconds now);
+  // Answers from an occupancy kept elsewhere (the daemon's), which must hold
+  // only footprints ending after `now` and outlive this calendar. `except`,
+  // when given, is one of them that does not count (the reservation being
+  // edited or renewed).
+  Calendar(const Policy& policy, const Occupancy& occupancy, Seconds now,
+           const std::optional<Footprint>& except = std::nullopt);
 
   // Earliest legal placement at or after request.start (exactly at it when
   // !allow_queue), within min(start + queue_search, now + horizon), honouring
@@ -99,26 +97,21 @@ class Calendar {
 
   const Policy& policy() const { return policy_; }
   Seconds now() const { return now_; }
-  const std::vector<Footprint>& active() const { return active_; }
 
  private:
-  // A shared footprint's VRAM claim starting (sign +1) or ending (-1) on one GPU.
-  // Its size depends on the GPU's capacity, known only per request (advice).
-  struct MemoryDelta {
-    Seconds at = 0;
-    int sign = 1;
-    int units = 1;
-    int64_t explicit_mb = 0;  // 0: the automatic, share-weighted budget
-  };
-  // Channels of a GPU's step function.
-  enum GpuChannel : std::size_t { kUnits = 0, kHolders = 1, kExclusive = 2 };
-  // Channels of the host step function.
-  enum HostChannel : std::size_t { kCpus = 0, kRamMb = 1 };
+  using GpuValues = Occupancy::GpuSteps::Values;
+  using HostValues = Occupancy::HostSteps::Values;
 
-  void Index();
+  void IndexBlackouts();
   int64_t UsableMemoryMb(int64_t total_mb) const;
-  // Shared VRAM committed on `gpu` over time, for a GPU of `total_mb`.
-  StepProfile<1> CommittedMemory(int gpu, int64_t total_mb) const;
+  // The pieces of [from, to) with what `gpu` / the host holds there, without
+  // the excepted footprint: f(a, b, values).
+  template <class F>
+  void GpuSegments(int gpu, Seconds from, Seconds to, F f) const;
+  template <class F>
+  void HostSegments(Seconds from, Seconds to, F f) const;
+  // Shared VRAM committed on `gpu` over [from, to), for a GPU of `total_mb`.
+  StepProfile<1> CommittedMemory(int gpu, int64_t total_mb, Seconds from, Seconds to) const;
   bool Eligible(const PlacementRequest& request, int gpu) const;
   // The GPUs a placement may use: the pinned set ascending, or every eligible
   // GPU in preference order. nullopt when a pinned GPU is not eligible.
@@ -133,14 +126,19 @@ class Calendar {
   double Pressure(int gpu, Seconds start, Seconds end) const;
   // The earliest legal placement; `queue` searches the whole window.
   std::optional<Placement> Search(const PlacementRequest& request, const GpuAdvice& advice, bool queue) const;
+  // The earliest legal start in [lo, hi] (grid starts), with each candidate's
+  // free starts there; nullopt when none.
+  std::optional<Seconds> EarliestIn(const PlacementRequest& request, const GpuAdvice& advice,
+                                    const std::vector<int>& candidates, int need, Seconds lo, Seconds hi,
+                                    std::vector<std::vector<Interval>>& free_starts) const;
 
   Policy policy_;
   Seconds now_;
-  std::vector<Footprint> active_;
-  std::vector<StepProfile<3>> gpu_steps_;             // per GPU: kUnits, kHolders, kExclusive
-  std::vector<std::vector<MemoryDelta>> gpu_memory_;  // per GPU, in time order
-  StepProfile<2> host_steps_;                         // kCpus, kRamMb (only with budgets on)
-  std::vector<Interval> blackouts_;                   // merged
+  std::shared_ptr<const Occupancy> owned_;  // when built from footprints
+  const Occupancy* occupancy_;
+  std::optional<Footprint> except_;
+  std::vector<int> except_gpus_;     // the GPUs `except_` claims
+  std::vector<Interval> blackouts_;  // merged
 };
 
 // Message for a conflict of [start, end) with the policy alone (maximum

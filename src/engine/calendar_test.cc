@@ -10,6 +10,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "engine/occupancy.h"
+#include "engine/step_map.h"
 #include "engine/step_profile.h"
 
 namespace bk::engine {
@@ -165,9 +167,12 @@ TEST(CalendarTest, TouchingIntervalsNeverConflict) {
 }
 
 TEST(CalendarTest, FootprintsEndingByNowAreDropped) {
-  Calendar cal(Gpus(1), {Excl({0}, At(0), At(1)), Excl({0}, At(0), At(1, 0, 1))}, At(1));
-  EXPECT_EQ(cal.active().size(), 1u);
-  EXPECT_EQ(cal.now(), At(1));
+  Calendar ended(Gpus(1), {Excl({0}, At(0), At(1))}, At(1));
+  EXPECT_EQ(ended.now(), At(1));
+  // The ended booking no longer holds even the past part of its interval.
+  EXPECT_TRUE(ended.FindEarliest(Pin(ExactExcl(At(0), 5 * kMinute), {0}), {}).has_value());
+  Calendar running(Gpus(1), {Excl({0}, At(0), At(1)), Excl({0}, At(0), At(1, 0, 1))}, At(1));
+  EXPECT_FALSE(running.FindEarliest(Pin(ExactExcl(At(0), 5 * kMinute), {0}), {}).has_value());
 }
 
 TEST(CalendarTest, ExclusiveAndSharedConflictMessages) {
@@ -905,6 +910,105 @@ TEST(CalendarOracleTest, MatchesBruteForceOnRandomCases) {
   RecordProperty("placed", placed);
   RecordProperty("queued", queued);
   RecordProperty("failed", failed);
+}
+
+// The daemon's calendar: an occupancy changed one footprint at a time, with
+// footprints that came and went again, and one that does not count (the
+// reservation being edited). It must answer exactly like the brute force over
+// the footprints that count.
+TEST(CalendarOracleTest, IncrementalOccupancyMatchesBruteForce) {
+  constexpr uint64_t kSeed = 20261201;
+  constexpr int kCases = 8000;
+  int mismatches = 0, excepted = 0;
+  for (int i = 0; i < kCases && mismatches < 5; ++i) {
+    Case c = Generate(kSeed + static_cast<uint64_t>(i));
+    std::mt19937_64 rng(c.seed);
+    std::erase_if(c.footprints, [&](const Footprint& f) { return f.end <= c.now; });
+    Occupancy occupancy(c.policy.gpu_count, c.policy.BudgetsOn());
+    // Transients: added among the others, removed again in another order.
+    std::vector<Footprint> transients;
+    for (const Footprint& f : Generate(kSeed + 1000000 + static_cast<uint64_t>(i)).footprints)
+      if (f.end > c.now) transients.push_back(f);
+    for (const Footprint& f : transients) occupancy.Add(f);
+    for (const Footprint& f : c.footprints) occupancy.Add(f);
+    std::shuffle(transients.begin(), transients.end(), rng);
+    for (const Footprint& f : transients) occupancy.Remove(f);
+    std::optional<Footprint> except;
+    if (!c.footprints.empty() && std::bernoulli_distribution(0.5)(rng)) {
+      auto k = std::uniform_int_distribution<std::size_t>(0, c.footprints.size() - 1)(rng);
+      except = c.footprints[k];
+      c.footprints.erase(c.footprints.begin() + static_cast<std::ptrdiff_t>(k));
+      ++excepted;
+    }
+    const Calendar cal(c.policy, occupancy, c.now, except);
+    auto got = cal.FindEarliest(c.request, c.advice);
+    std::optional<Placement> fast = got ? std::optional<Placement>(*got) : std::nullopt;
+    std::optional<Placement> want = oracle::Find(c, c.request.allow_queue);
+    PlacementRequest exact = c.request;
+    exact.allow_queue = false;
+    Case exact_case = c;
+    exact_case.request = exact;
+    const bool fits_at_start = oracle::Find(exact_case, false).has_value();
+    const bool reasons_agree = cal.Reasons(c.request, c.request.start, c.advice).empty() == fits_at_start;
+    if (!Same(fast, want) || !reasons_agree) {
+      ++mismatches;
+      ADD_FAILURE() << "case " << i << ": differs (reasons agree: " << reasons_agree
+                    << ")\n fast:   " << Describe(fast) << "\n oracle: " << Describe(want) << "\n"
+                    << Describe(c);
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_GT(excepted, kCases / 4);
+}
+
+TEST(OccupancyTest, RemovingWhatWasAddedLeavesNothing) {
+  Occupancy occupancy(3, true);
+  std::vector<Footprint> fps = {Excl({0, 2}, At(0), At(2)), Shared({1}, At(1), At(3), 2)};
+  fps[1].memory_mb = 4096;
+  fps[1].cpus = 4;
+  for (const Footprint& f : fps) occupancy.Add(f);
+  EXPECT_EQ(occupancy.Gpu(0).ValueAt(At(1))[Occupancy::kExclusive], 1);
+  EXPECT_EQ(occupancy.Gpu(1).ValueAt(At(2))[Occupancy::kUnits], 2);
+  EXPECT_EQ(occupancy.DeclaredMemory(1).ValueAt(At(2))[0], 4096);
+  EXPECT_EQ(occupancy.Host().ValueAt(At(2))[Occupancy::kCpus], 4);
+  for (const Footprint& f : fps) occupancy.Remove(f);
+  for (int g = 0; g < 3; ++g) {
+    EXPECT_TRUE(occupancy.Gpu(g).empty()) << g;
+    EXPECT_TRUE(occupancy.DeclaredMemory(g).empty()) << g;
+    EXPECT_TRUE(occupancy.AutomaticMemory(g).empty()) << g;
+  }
+  EXPECT_TRUE(occupancy.Host().empty());
+}
+
+TEST(OccupancyTest, BuiltAtOnceEqualsBuiltOneByOne) {
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    const Case c = Generate(seed);
+    Occupancy one_by_one(c.policy.gpu_count, true);
+    for (const Footprint& f : c.footprints) one_by_one.Add(f);
+    const Occupancy at_once(c.policy.gpu_count, true, c.footprints);
+    for (int g = 0; g < c.policy.gpu_count; ++g) {
+      EXPECT_EQ(one_by_one.Gpu(g).Steps(), at_once.Gpu(g).Steps()) << seed;
+      EXPECT_EQ(one_by_one.DeclaredMemory(g).Steps(), at_once.DeclaredMemory(g).Steps()) << seed;
+      EXPECT_EQ(one_by_one.AutomaticMemory(g).size(), at_once.AutomaticMemory(g).size()) << seed;
+    }
+    EXPECT_EQ(one_by_one.Host().Steps(), at_once.Host().Steps()) << seed;
+  }
+}
+
+TEST(StepMapTest, WindowsReadOnlyWhatTheyCover) {
+  StepMap<1> m;
+  m.Add(10, 20, {1});
+  m.Add(15, 30, {2});
+  std::vector<std::tuple<Seconds, Seconds, int64_t>> pieces;
+  m.ForEachSegment(
+      12, 40, [&](Seconds a, Seconds b, const StepMap<1>::Values& v) { pieces.emplace_back(a, b, v[0]); });
+  EXPECT_THAT(pieces, ElementsAre(std::tuple<Seconds, Seconds, int64_t>{12, 15, 1},
+                                  std::tuple<Seconds, Seconds, int64_t>{15, 20, 3},
+                                  std::tuple<Seconds, Seconds, int64_t>{20, 30, 2},
+                                  std::tuple<Seconds, Seconds, int64_t>{30, 40, 0}));
+  m.Add(15, 30, {-2});
+  EXPECT_EQ(m.size(), 2u);  // 10 and 20 only: the removed interval left no breakpoint
+  EXPECT_EQ(m.ValueAt(25)[0], 0);
 }
 
 }  // namespace

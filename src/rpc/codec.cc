@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "base/json_writer.h"
 #include "base/strings.h"
 #include "rpc/records.h"
 
@@ -595,12 +596,65 @@ Result<service::SlotsResult> DecodeSlots(const json& j) {
   });
 }
 
+namespace {
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// One reservation as Encode(r) writes it, keys in nlohmann's (sorted) order,
+// without the tree.
+void WriteReservation(JsonWriter& w, const engine::Reservation& r) {
+  w.BeginObject().Key("cancellation");
+  if (const auto& c = r.cancellation) {
+    w.BeginObject();
+    w.Key("actor_uid").Int(c->actor_uid).Key("actor_username").String(c->actor_username);
+    w.Key("at").Int(c->at).Key("kind").String(engine::kCancelKindNames.Name(c->kind));
+    w.Key("op_id").String(c->op_id).Key("reason").String(c->reason);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  w.Key("cpus").Int(r.cpus).Key("created_at").Int(r.created_at).Key("edit_count").Int(r.edit_count);
+  w.Key("end").Int(r.end).Key("gpus").BeginArray();
+  for (int g : r.gpus) w.Int(g);
+  w.EndArray().Key("id").String(r.id).Key("memory_mb");
+  if (r.memory_mb)
+    w.Int(*r.memory_mb);
+  else
+    w.Null();
+  w.Key("mode").String(engine::ModeName(r.mode)).Key("op_id").String(r.op_id);
+  w.Key("op_signature").String(r.op_signature).Key("ram_mb").Int(r.ram_mb);
+  w.Key("share_units").Int(r.share_units).Key("start").Int(r.start);
+  w.Key("status").String(engine::StatusName(r.status)).Key("uid").Int(r.uid);
+  w.Key("updated_at").Int(r.updated_at).Key("username").String(r.username);
+  w.EndObject();
+}
+
+void WriteReservations(JsonWriter& w, const std::vector<engine::Reservation>& list) {
+  w.BeginArray();
+  for (const auto& r : list) WriteReservation(w, r);
+  w.EndArray();
+}
+
+}  // namespace
+
 json Encode(const service::ListResult& r) {
   json items = json::array();
   for (const auto& x : r.reservations) items.push_back(Encode(x));
   json jobs = json::array();
   for (const auto& x : r.jobs) jobs.push_back(EncodeJob(x));
   return {{"reservations", items}, {"total", r.total}, {"truncated", r.truncated}, {"jobs", jobs}};
+}
+
+std::string Write(const service::ListResult& r) {
+  json jobs = json::array();
+  for (const auto& x : r.jobs) jobs.push_back(EncodeJob(x));
+  std::string out;
+  JsonWriter w(out);
+  w.BeginObject().Key("jobs").Raw(jobs.dump(-1, ' ', false, json::error_handler_t::replace));
+  w.Key("reservations");
+  WriteReservations(w, r.reservations);
+  w.Key("total").Int(r.total).Key("truncated").Bool(r.truncated).EndObject();
+  return out;
 }
 
 Result<service::ListResult> DecodeListResult(const json& j) {
@@ -688,9 +742,11 @@ Result<service::OperationView> DecodeOperation(const json& j) {
   });
 }
 
-json Encode(const service::StatusView& v) {
+namespace {
+
+json EncodeDevices(const gpu::Snapshot& snapshot) {
   json devices = json::array();
-  for (const auto& d : v.snapshot.devices) {
+  for (const auto& d : snapshot.devices) {
     json procs = json::array();
     for (const auto& p : d.processes)
       procs.push_back({{"pid", p.pid},
@@ -712,21 +768,60 @@ json Encode(const service::StatusView& v) {
                        {"source", gpu::SourceName(d.source)},
                        {"process_telemetry", d.process_telemetry}});
   }
+  return devices;
+}
+
+json EncodeViews(const std::vector<service::GpuView>& gpus) {
   json views = json::array();
-  for (const auto& g : v.gpus) views.push_back(EncodeView(g));
-  json rs = json::array();
-  for (const auto& r : v.reservations) rs.push_back(Encode(r));
+  for (const auto& g : gpus) views.push_back(EncodeView(g));
+  return views;
+}
+
+json EncodeUsage(const std::vector<service::GpuUsage>& list) {
   json usage = json::array();
-  for (const auto& u : v.usage)
+  for (const auto& u : list)
     usage.push_back({{"used_units", u.used_units},
                      {"exclusive", u.exclusive},
                      {"next_free", u.next_free},
                      {"owners_now", u.owners_now}});
+  return usage;
+}
+
+}  // namespace
+
+json Encode(const service::StatusView& v) {
+  json rs = json::array();
+  for (const auto& r : v.reservations) rs.push_back(Encode(r));
   json mine = json::array();
   for (const auto& r : v.mine) mine.push_back(Encode(r));
-  return {{"now", v.now},  {"devices", devices}, {"error", v.snapshot.error},
-          {"gpus", views}, {"usage", usage},     {"active_count", v.active_count},
-          {"mine", mine},  {"reservations", rs}};
+  return {{"now", v.now},
+          {"devices", EncodeDevices(v.snapshot)},
+          {"error", v.snapshot.error},
+          {"gpus", EncodeViews(v.gpus)},
+          {"usage", EncodeUsage(v.usage)},
+          {"active_count", v.active_count},
+          {"mine", mine},
+          {"mine_total", v.mine_total},
+          {"reservations", rs}};
+}
+
+std::string Write(const service::StatusView& v) {
+  std::string out;
+  JsonWriter w(out);
+  w.BeginObject();
+  w.Key("active_count").Int(v.active_count);
+  w.Key("devices").Raw(Dump(EncodeDevices(v.snapshot)));
+  w.Key("error").String(v.snapshot.error);
+  w.Key("gpus").Raw(Dump(EncodeViews(v.gpus)));
+  w.Key("mine");
+  WriteReservations(w, v.mine);
+  w.Key("mine_total").Int(v.mine_total);
+  w.Key("now").Int(v.now);
+  w.Key("reservations");
+  WriteReservations(w, v.reservations);
+  w.Key("usage").Raw(Dump(EncodeUsage(v.usage)));
+  w.EndObject();
+  return out;
 }
 
 Result<service::StatusView> DecodeStatus(const json& j) {
@@ -769,6 +864,7 @@ Result<service::StatusView> DecodeStatus(const json& j) {
                          u.at("next_free").get<Seconds>(), u.at("owners_now").get<std::vector<uint32_t>>()});
     v.active_count = j.at("active_count").get<int>();
     for (const auto& r : j.at("mine")) v.mine.push_back(DecodeReservationUnchecked(r));
+    v.mine_total = j.contains("mine_total") ? j["mine_total"].get<int>() : static_cast<int>(v.mine.size());
     return v;
   });
 }
@@ -1116,14 +1212,20 @@ Result<OperationRequest> DecodeOperationRequest(const json& j) {
   return OperationRequest{op_id};
 }
 
-json Encode(const StatusRequest& r) { return {{"from", Opt(r.from)}, {"to", Opt(r.to)}}; }
+json Encode(const StatusRequest& r) {
+  json j = {{"from", Opt(r.from)}, {"to", Opt(r.to)}};
+  if (r.mine_limit) j["mine_limit"] = *r.mine_limit;
+  return j;
+}
 
 Result<StatusRequest> DecodeStatusRequest(const json& j) {
   Fields f(j);
-  BK_TRY(f.Known({"from", "to"}));
+  BK_TRY(f.Known({"from", "to", "mine_limit"}));
   StatusRequest r;
   BK_ASSIGN_OR_RETURN(r.from, f.IntIn("from", 0, int64_t{1} << 40));
   BK_ASSIGN_OR_RETURN(r.to, f.IntIn("to", 0, int64_t{1} << 40));
+  BK_ASSIGN_OR_RETURN(auto limit, f.IntIn("mine_limit", 0, 100000));
+  if (limit) r.mine_limit = static_cast<int>(*limit);
   return r;
 }
 

@@ -41,6 +41,10 @@ json Encode(const std::vector<store::Notification>& items);
 json Encode(const service::UnreadNotifications& u);
 json Encode(const service::OperationView& v);
 json Encode(const service::StatusView& v);
+// The same documents as Encode(...).dump(), written without the tree: the
+// replies that carry many reservations.
+std::string Write(const service::StatusView& v);
+std::string Write(const service::ListResult& r);
 json Encode(const service::PolicyStatus& s);
 json Encode(const service::ImportSummary& s);
 json Encode(const service::VerifyReport& r);

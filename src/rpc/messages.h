@@ -64,6 +64,7 @@ struct OperationRequest {
 struct StatusRequest {
   std::optional<engine::Seconds> from;
   std::optional<engine::Seconds> to;
+  std::optional<int> mine_limit;  // at most this many of the caller's reservations (absent: all)
 };
 
 // admin.verify: an empty path means the live ledger.

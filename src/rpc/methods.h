@@ -43,6 +43,9 @@ struct Method {
   json (*encode_reply)(const Rep&);
   Result<Rep> (*decode_reply)(const json&);
   Result<Rep> (*run)(const Context&, const Req&);
+  // The reply's JSON text written directly (replies that carry many
+  // reservations); null: encode_reply's tree, dumped.
+  std::string (*write_reply)(const Rep&) = nullptr;
 };
 
 namespace methods {
@@ -103,7 +106,8 @@ inline constexpr Method<SlotsRequest, SlotsResult> kSlots{
 inline constexpr Method<ListQuery, ListResult> kList{
     "reservations.list", kRead, kCacheable, Caller::kAnyone,
     &Encode, &DecodeList, &Encode, &DecodeListResult,
-    [](const Context& c, const ListQuery& q) { return c.service.List(c.actor, q); }};
+    [](const Context& c, const ListQuery& q) { return c.service.List(c.actor, q); },
+    &Write};
 
 inline constexpr Method<HistoryRequest, HistoryView> kHistory{
     "reservation.history", kRead, kCacheable, Caller::kAnyone,
@@ -148,8 +152,9 @@ inline constexpr Method<StatusRequest, StatusView> kStatus{
     &Encode, &DecodeStatusRequest, &Encode, &DecodeStatus,
     [](const Context& c, const StatusRequest& r) {
       engine::Seconds now = c.service.Now();
-      return c.service.Status(c.actor, r.from.value_or(now), r.to.value_or(now + engine::kDay));
-    }};
+      return c.service.Status(c.actor, r.from.value_or(now), r.to.value_or(now + engine::kDay), r.mine_limit);
+    },
+    &Write};
 
 inline constexpr Method<NoParams, PolicyStatus> kCheckPolicy{
     "policy.check", kRead, kCacheable, Caller::kAnyone,

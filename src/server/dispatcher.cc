@@ -21,16 +21,17 @@ constexpr size_t kCacheEntryOverhead = 128;
 struct Call {
   bool write = false;
   bool cacheable = false;
-  std::function<Result<json>(const rpc::Context&, const json&)> fn;
+  std::function<Result<std::string>(const rpc::Context&, const json&)> fn;
 };
 
-// Decode the params, run the service call, encode its reply.
+// Decode the params, run the service call, write its reply's JSON text.
 template <class M>
 Call Generic(const M& m) {
-  return {m.write, m.cacheable, [m](const rpc::Context& c, const json& params) -> Result<json> {
+  return {m.write, m.cacheable, [m](const rpc::Context& c, const json& params) -> Result<std::string> {
             BK_ASSIGN_OR_RETURN(auto request, m.decode_request(params));
             BK_ASSIGN_OR_RETURN(auto reply, m.run(c, request));
-            return m.encode_reply(reply);
+            if (m.write_reply) return m.write_reply(reply);
+            return m.encode_reply(reply).dump(-1, ' ', false, json::error_handler_t::replace);
           }};
 }
 
@@ -133,7 +134,7 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
     if (const std::string* hit = Cached(key))
       return fmt::format(R"({{"id":{},"jsonrpc":"2.0","result":{}}})", id.dump(), *hit);
   }
-  Result<json> result = Fail(ErrorKind::kInternal, "not run");
+  Result<std::string> result = Fail(ErrorKind::kInternal, "not run");
   try {
     result = it->second.fn(rpc::Context{service_, actor, config_, usage_ ? &usage_ : nullptr}, params);
   } catch (const std::exception& e) {
@@ -146,13 +147,10 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
     int code = result.error().kind == ErrorKind::kInvalid ? rpc::kInvalidParams : rpc::kApplicationError;
     return ErrorLine(id, code, result.error().message, result.error().kind);
   }
-  if (!key.empty()) {
-    std::string text = result->dump(-1, ' ', false, json::error_handler_t::replace);
-    Remember(std::move(key), text);
-    return fmt::format(R"({{"id":{},"jsonrpc":"2.0","result":{}}})", id.dump(), text);
-  }
-  return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(*result)}}.dump(
-      -1, ' ', false, json::error_handler_t::replace);
+  if (!key.empty()) Remember(std::move(key), *result);
+  // The reply's members in nlohmann's order (id, jsonrpc, result), as every other line.
+  return fmt::format(R"({{"id":{},"jsonrpc":"2.0","result":{}}})",
+                     id.dump(-1, ' ', false, json::error_handler_t::replace), *result);
 }
 
 }  // namespace bk::server

@@ -41,47 +41,40 @@ Result<store::LedgerStore*> BookingService::Impl::Reader() {
 }
 
 void BookingService::Impl::Watch(store::LedgerStore& s) {
-  calendar.reset();
+  live.reset();
   if (!deps.exclusive_store) return;
   s.OnCommit([this, &s](const std::vector<std::string>& ids) {
     ++generation;
-    if (!calendar) return;
+    if (!live) return;
     for (const auto& id : ids) {
       auto r = s.Get(id);
       if (r && *r && (*r)->status == engine::Status::kActive)
-        (*calendar)[id] = {(*r)->uid, (*r)->ToFootprint()};
+        live->Put(id, (*r)->uid, (*r)->ToFootprint());
       else
-        calendar->erase(id);
+        live->Erase(id);
     }
   });
 }
 
-Result<std::vector<engine::Footprint>> BookingService::Impl::Footprints(store::LedgerStore& s, Seconds now,
-                                                                        const std::string& except) {
-  if (!deps.exclusive_store) return s.ActiveFootprints(now, except);
-  BK_TRY(LoadCalendar(s, now));
-  std::vector<engine::Footprint> out;
-  out.reserve(calendar->size());
-  for (auto it = calendar->begin(); it != calendar->end();) {
-    if (it->second.footprint.end <= now) {
-      it = calendar->erase(it);  // ended: it never counts again
-      continue;
-    }
-    if (it->first != except) out.push_back(it->second.footprint);
-    ++it;
+Result<engine::LiveCalendar*> BookingService::Impl::Live(store::LedgerStore& s, Seconds now) {
+  if (!live) {
+    BK_ASSIGN_OR_RETURN(auto entries, s.ActiveEntries(now));
+    live.emplace(policy(), std::move(entries));
   }
-  return out;
+  live->Expire(now);  // ended: it never counts again
+  return &*live;
 }
 
-::bk::Status BookingService::Impl::LoadCalendar(store::LedgerStore& s, Seconds now) {
-  if (calendar) return Ok();
-  store::ReservationQuery q;
-  q.active_only = true;
-  q.now = now;
-  BK_ASSIGN_OR_RETURN(auto rows, s.Reservations(q));
-  calendar.emplace();
-  for (const auto& r : rows) (*calendar)[r.id] = {r.uid, r.ToFootprint()};
-  return Ok();
+Result<engine::Calendar> BookingService::Impl::PlacementCalendar(store::LedgerStore& s, Seconds now,
+                                                                 const std::string& except) {
+  if (!deps.exclusive_store) {
+    BK_ASSIGN_OR_RETURN(auto footprints, s.ActiveFootprints(now, except));
+    return engine::Calendar(policy(), footprints, now);
+  }
+  BK_ASSIGN_OR_RETURN(engine::LiveCalendar * cal, Live(s, now));
+  std::optional<engine::Footprint> without;
+  if (const engine::Footprint* f = except.empty() ? nullptr : cal->Find(except)) without = *f;
+  return engine::Calendar(policy(), cal->occupancy(), now, without);
 }
 
 Result<int64_t> BookingService::Impl::CountActive(store::LedgerStore& s, uint32_t uid, Seconds now) {
@@ -89,11 +82,8 @@ Result<int64_t> BookingService::Impl::CountActive(store::LedgerStore& s, uint32_
     store::ReservationQuery q{uid, true, true, now};
     return s.CountReservations(q);
   }
-  BK_TRY(LoadCalendar(s, now));
-  int64_t n = 0;
-  for (const auto& [id, b] : *calendar)
-    if (b.uid == uid && b.footprint.end > now) ++n;
-  return n;
+  BK_ASSIGN_OR_RETURN(engine::LiveCalendar * cal, Live(s, now));
+  return cal->CountOwnedBy(uid);
 }
 
 Result<store::LedgerStore*> BookingService::Impl::Writer() {
@@ -518,8 +508,7 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
     return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, start, start + req.duration));
   }
 
-  BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now));
-  engine::Calendar cal(p, std::move(footprints), now);
+  BK_ASSIGN_OR_RETURN(engine::Calendar cal, impl_->PlacementCalendar(*s, now));
   BK_TRY(FillRequiredMemory(p, advice, cal, req));
   auto placed = cal.FindEarliest(ToPlacement(req, start, !exact), advice.engine);
   if (!placed) return Fail(ErrorKind::kConflict, placed.error().Message());
@@ -541,8 +530,8 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
     job = NewJob(r, *req.job, now);
     BK_TRY(s->InsertJob(*job));
   }
-  BK_TRY(txn.Commit());
 
+  // Described before the commit: the calendar reads without this booking.
   BookingOutcome out;
   out.job = job;
   out.status = message;
@@ -553,6 +542,7 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   Describe(out, cal, advice, *placed, req, p, Eligible(p, req.exclude), {actor.uid, now, live});
   if (placed->queued) out.queued_reason = WhyNotNow(cal, advice, req, start);
   if (!out.selected_busy.empty()) out.warnings.push_back(std::string(kSelectedBusyWarning));
+  BK_TRY(txn.Commit());
   return out;
 }
 
@@ -708,8 +698,7 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
     if (*req.end <= base) return Invalid("--end must be after the reservation's start");
     req.duration = *req.end - base;
   }
-  BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now, cur.id));
-  engine::Calendar cal(p, std::move(footprints), now);
+  BK_ASSIGN_OR_RETURN(engine::Calendar cal, impl_->PlacementCalendar(*s, now, cur.id));
 
   BK_ASSIGN_OR_RETURN(EditPlan plan, cur.Started(now) ? PlanStartedEdit(p, cal, advice, cur, req, now)
                                                       : PlanFutureEdit(p, cal, advice, cur, req, now));
@@ -717,8 +706,8 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   next.updated_at = now;
   next.edit_count = cur.edit_count + 1;
   BK_TRY(impl_->RecordChange(*s, actor, "edit", cur, next, req.op_id, signature, plan.message, now));
-  BK_TRY(txn.Commit());
 
+  // Described before the commit: the calendar reads without the new state.
   BookingOutcome out;
   out.status = plan.queued ? "queued" : "updated";
   out.message = plan.message;
@@ -727,6 +716,7 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   if (plan.placement)
     Describe(out, cal, advice, *plan.placement, plan.shape, p, Eligible(p, plan.shape.exclude),
              {actor.uid, now, live});
+  BK_TRY(txn.Commit());
   return out;
 }
 
@@ -753,8 +743,7 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
   if (cur.uid != actor.uid) return Fail(ErrorKind::kPermission, "only the owner can renew a reservation");
   std::string signature = RenewSignature(request, cur.id);
   Seconds new_end = cur.end + request.extend_by;
-  BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now, cur.id));
-  engine::Calendar cal(p, std::move(footprints), now);
+  BK_ASSIGN_OR_RETURN(engine::Calendar cal, impl_->PlacementCalendar(*s, now, cur.id));
   BK_TRY(AdmitExtension(p, cal, advice.engine, cur, new_end, now, [&](Seconds, const std::string& why) {
     return fmt::format("cannot renew {} until {}: {}", cur.ShortId(), engine::FormatIsoUtc(new_end),
                        why.empty() ? "its GPUs are unavailable" : why);

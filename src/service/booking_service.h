@@ -68,7 +68,10 @@ class BookingService {
   Result<std::vector<store::Notification>> Notifications(const Actor& actor, int limit);
   Result<UnreadNotifications> Unread(const Actor& actor, int limit);
   Result<OperationView> Operation(const Actor& actor, const std::string& op_id);
-  Result<StatusView> Status(const Actor& actor, engine::Seconds from, engine::Seconds to);
+  // Live GPU state with the reservations overlapping [from, to) and the
+  // first `mine_limit` of the caller's active ones (all when absent).
+  Result<StatusView> Status(const Actor& actor, engine::Seconds from, engine::Seconds to,
+                            std::optional<int> mine_limit);
   Result<PolicyStatus> CheckPolicy();
   // [start, end) of every active exclusive reservation, from the calendar
   // (cheap: the monitor asks after every write).

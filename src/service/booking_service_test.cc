@@ -154,7 +154,7 @@ TEST_F(BookingServiceTest, AnUnreadableSimulationFileIsAFailedSampleNotAnError) 
   auto out = service_->Create(me_, {.count = 1, .duration = kH});
   ASSERT_TRUE(out.has_value()) << out.error().message;
   EXPECT_FALSE(out->memory_telemetry);
-  auto view = service_->Status(me_, T("2026-11-29T18:50:00Z"), T("2026-11-29T19:00:00Z"));
+  auto view = service_->Status(me_, T("2026-11-29T18:50:00Z"), T("2026-11-29T19:00:00Z"), std::nullopt);
   ASSERT_TRUE(view.has_value()) << view.error().message;
   EXPECT_THAT(view->snapshot.error, HasSubstr("cannot read simulation file " + Path("missing.json")));
   EXPECT_EQ(view->snapshot.devices.size(), 4u);
@@ -871,7 +871,7 @@ TEST_F(BookingServiceTest, ReadsOnAMissingLedgerCreateNothing) {
   auto list = service_->List(me_, {});
   ASSERT_TRUE(list.has_value()) << list.error().message;
   EXPECT_EQ(list->total, 0);
-  auto status = service_->Status(me_, clock_->Now(), clock_->Now() + 2 * kH);
+  auto status = service_->Status(me_, clock_->Now(), clock_->Now() + 2 * kH, std::nullopt);
   ASSERT_TRUE(status.has_value()) << status.error().message;
   EXPECT_THAT(status->gpus, SizeIs(4));
   EXPECT_TRUE(status->reservations.empty());
@@ -962,7 +962,7 @@ TEST_F(BookingServiceTest, ReadsSeeWrites) {
   EXPECT_EQ(history->total, 3);
   EXPECT_EQ(history->reservations[0].id, gone.id);  // newest first
 
-  auto status = service_->Status(me_, clock_->Now(), clock_->Now() + 4 * kH);
+  auto status = service_->Status(me_, clock_->Now(), clock_->Now() + 4 * kH, std::nullopt);
   ASSERT_TRUE(status.has_value());
   EXPECT_THAT(status->reservations, SizeIs(3));  // cancelled ones are not drawn
 

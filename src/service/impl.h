@@ -9,6 +9,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "engine/calendar.h"
+#include "engine/live_calendar.h"
 #include "service/advice.h"
 #include "service/booking_service.h"
 
@@ -93,18 +95,20 @@ struct BookingService::Impl {
   // The ledger for a read-only search, refused when its policy is not this one.
   Result<store::LedgerStore*> CheckedReader();
 
-  // Active footprints for placement. The daemon, which alone writes its
-  // ledger, keeps them in memory and refreshes the ones each commit touched.
-  Result<std::vector<engine::Footprint>> Footprints(store::LedgerStore& s, engine::Seconds now,
-                                                    const std::string& except = "");
+  // The calendar placement reads at `now`, without the reservation `except`
+  // (an edit's or a renewal's own). The daemon, which alone writes its
+  // ledger, answers from its live calendar, which each commit updates for
+  // the reservations it touched; a command in private mode reads the
+  // ledger's active footprints, since other processes write it too. In the
+  // daemon the calendar reads the live one in place: use it before the
+  // write commits.
+  Result<engine::Calendar> PlacementCalendar(store::LedgerStore& s, engine::Seconds now,
+                                             const std::string& except = "");
   void Watch(store::LedgerStore& s);
-  struct Booked {
-    uint32_t uid = 0;
-    engine::Footprint footprint;
-  };
-  std::optional<std::unordered_map<std::string, Booked>> calendar;
+  std::optional<engine::LiveCalendar> live;
   uint64_t generation = 0;
-  ::bk::Status LoadCalendar(store::LedgerStore& s, engine::Seconds now);
+  // The daemon's live calendar, loaded at first use, without what ended by `now`.
+  Result<engine::LiveCalendar*> Live(store::LedgerStore& s, engine::Seconds now);
   // How many active reservations `uid` holds (from memory in the daemon).
   Result<int64_t> CountActive(store::LedgerStore& s, uint32_t uid, engine::Seconds now);
 

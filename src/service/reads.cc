@@ -50,8 +50,7 @@ Result<Recommendation> BookingService::Recommend(const Actor& actor, const Creat
     start = *request.start;
   }
   rec.start = start;
-  BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now));
-  engine::Calendar cal(p, std::move(footprints), now);
+  BK_ASSIGN_OR_RETURN(engine::Calendar cal, impl_->PlacementCalendar(*s, now));
   auto placed = cal.FindEarliest(ToPlacement(rec.request, start, rec.allow_queue), advice.engine);
   if (!placed) {
     rec.available = false;
@@ -99,8 +98,7 @@ Result<SlotsResult> BookingService::Slots(const Actor& actor, const CreateReques
   Seconds now = impl_->Now();
   engine::SlotGrid grid = p.grid();
   Seconds start = from <= now ? grid.Floor(now) : grid.Ceil(from);
-  BK_ASSIGN_OR_RETURN(auto footprints, impl_->Footprints(*s, now));
-  engine::Calendar cal(p, std::move(footprints), now);
+  BK_ASSIGN_OR_RETURN(engine::Calendar cal, impl_->PlacementCalendar(*s, now));
 
   // Candidate GPU sets: the pinned one, or combinations of eligible GPUs in advice order.
   std::vector<int> pool;
@@ -234,36 +232,35 @@ Result<OperationView> BookingService::Operation(const Actor& actor, const std::s
   return v;
 }
 
-Result<StatusView> BookingService::Status(const Actor& actor, Seconds from, Seconds to) {
+Result<StatusView> BookingService::Status(const Actor& actor, Seconds from, Seconds to,
+                                          std::optional<int> mine_limit) {
   const engine::Policy& p = impl_->policy();
   StatusView v;
   v.now = impl_->Now();
   v.snapshot = impl_->Telemetry();
   v.gpus = BuildAdvice(v.snapshot, p).views;
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
-  // Per-GPU facts from the lean footprints, so a long calendar costs little.
-  BK_ASSIGN_OR_RETURN(auto fps, impl_->Footprints(*s, v.now));
-  v.active_count = static_cast<int>(fps.size());
+  // Per-GPU facts from the occupancy: the daemon's live one, or one built
+  // from the lean footprints, so a long calendar costs little.
+  std::optional<engine::Occupancy> built;
+  const engine::Occupancy* occupancy = nullptr;
+  if (impl_->deps.exclusive_store) {
+    BK_ASSIGN_OR_RETURN(engine::LiveCalendar * live, impl_->Live(*s, v.now));
+    occupancy = &live->occupancy();
+    v.active_count = static_cast<int>(live->size());
+  } else {
+    BK_ASSIGN_OR_RETURN(auto fps, s->ActiveFootprints(v.now));
+    occupancy = &built.emplace(p.gpu_count, p.BudgetsOn(), fps);
+    v.active_count = static_cast<int>(fps.size());
+  }
   v.usage.resize(p.gpu_count);
-  std::vector<std::vector<engine::Interval>> spans(p.gpu_count);
-  for (const auto& f : fps)
-    for (int g : f.gpus)
-      if (g >= 0 && g < p.gpu_count) {
-        spans[g].push_back({f.start, f.end});
-        if (f.start <= v.now && f.end > v.now) {
-          if (f.mode == engine::Mode::kExclusive)
-            v.usage[g].exclusive = true;
-          else
-            v.usage[g].used_units += f.share_units;
-        }
-      }
   for (int g = 0; g < p.gpu_count; ++g) {
-    auto& sp = spans[g];
-    std::sort(sp.begin(), sp.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
-    Seconds t = v.now;
-    for (const auto& i : sp)
-      if (i.start <= t && i.end > t) t = i.end;
-    v.usage[g].next_free = t;
+    const auto& steps = occupancy->Gpu(g);
+    const auto& at_now = steps.ValueAt(v.now);
+    v.usage[g].exclusive = at_now[engine::Occupancy::kExclusive] > 0;
+    v.usage[g].used_units = static_cast<int>(at_now[engine::Occupancy::kUnits]);
+    v.usage[g].next_free =
+        steps.FirstWhere(v.now, [](const auto& x) { return x[engine::Occupancy::kHolders] == 0; });
   }
   store::ReservationQuery now_q;
   now_q.active_only = true;
@@ -274,10 +271,16 @@ Result<StatusView> BookingService::Status(const Actor& actor, Seconds from, Seco
     for (int g : r.gpus)
       if (g >= 0 && g < p.gpu_count) v.usage[g].owners_now.push_back(r.uid);
   store::ReservationQuery mine_q{actor.uid, true, true, v.now};
+  mine_q.limit = mine_limit;
   BK_ASSIGN_OR_RETURN(v.mine, s->Reservations(mine_q));
+  v.mine_total = static_cast<int>(v.mine.size());
+  if (mine_limit && v.mine_total >= *mine_limit) {
+    BK_ASSIGN_OR_RETURN(int64_t total, impl_->CountActive(*s, actor.uid, v.now));
+    v.mine_total = static_cast<int>(total);
+  }
   store::ReservationQuery q;
   q.include_cancelled = false;
-  q.overlap_start = std::min(from, v.now);
+  q.overlap_start = from;
   q.overlap_end = to;
   BK_ASSIGN_OR_RETURN(v.reservations, s->Reservations(q));
   return v;
@@ -285,7 +288,11 @@ Result<StatusView> BookingService::Status(const Actor& actor, Seconds from, Seco
 
 Result<std::vector<engine::Interval>> BookingService::ExclusiveWindows() {
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
-  BK_ASSIGN_OR_RETURN(auto fps, impl_->Footprints(*s, impl_->Now()));
+  if (impl_->deps.exclusive_store) {
+    BK_ASSIGN_OR_RETURN(engine::LiveCalendar * live, impl_->Live(*s, impl_->Now()));
+    return live->ExclusiveIntervals();
+  }
+  BK_ASSIGN_OR_RETURN(auto fps, s->ActiveFootprints(impl_->Now()));
   std::vector<engine::Interval> out;
   for (const auto& f : fps)
     if (f.mode == engine::Mode::kExclusive) out.push_back({f.start, f.end});

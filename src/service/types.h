@@ -239,9 +239,10 @@ struct StatusView {
   engine::Seconds now = 0;
   gpu::Snapshot snapshot;
   std::vector<GpuView> gpus;
-  std::vector<GpuUsage> usage;                    // per GPU
-  int active_count = 0;                           // active reservations of everyone
-  std::vector<engine::Reservation> mine;          // the caller's active reservations
+  std::vector<GpuUsage> usage;            // per GPU
+  int active_count = 0;                   // active reservations of everyone
+  std::vector<engine::Reservation> mine;  // the caller's active reservations (the first, when limited)
+  int mine_total = 0;                     // how many active reservations the caller holds
   std::vector<engine::Reservation> reservations;  // overlapping the window (all users), not cancelled
 };
 

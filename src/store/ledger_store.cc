@@ -216,18 +216,18 @@ Status LedgerStore::BindPolicy(const std::string& policy_json) {
   return st.Run();
 }
 
-Result<std::vector<engine::Footprint>> LedgerStore::ActiveFootprints(engine::Seconds now,
-                                                                     const std::string& except_id) {
+Result<std::vector<engine::LiveCalendar::Entry>> LedgerStore::ActiveEntries(engine::Seconds now) {
   BK_ASSIGN_OR_RETURN(
-      Stmt st, db_->Cached("SELECT mode, gpus, share_units, memory_mb, cpus, ram_mb, start_at, end_at, id "
-                           "FROM reservations WHERE status='active' AND end_at > ?"));
+      Stmt st,
+      db_->Cached("SELECT mode, gpus, share_units, memory_mb, cpus, ram_mb, start_at, end_at, id, uid "
+                  "FROM reservations WHERE status='active' AND end_at > ?"));
   st.Bind(1, now);
-  std::vector<engine::Footprint> out;
+  std::vector<engine::LiveCalendar::Entry> out;
   while (true) {
     BK_ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) break;
-    if (!except_id.empty() && st.Text(8) == except_id) continue;
-    engine::Footprint f;
+    engine::LiveCalendar::Entry e;
+    engine::Footprint& f = e.footprint;
     f.mode = st.Text(0) == "exclusive" ? engine::Mode::kExclusive : engine::Mode::kShared;
     f.gpus = ParseGpus(st.Text(1));
     f.share_units = static_cast<int>(st.OptInt(2).value_or(1));
@@ -236,8 +236,20 @@ Result<std::vector<engine::Footprint>> LedgerStore::ActiveFootprints(engine::Sec
     f.ram_mb = st.Int(5);
     f.start = st.Int(6);
     f.end = st.Int(7);
-    out.push_back(std::move(f));
+    e.id = st.Text(8);
+    e.owner = static_cast<uint32_t>(st.Int(9));
+    out.push_back(std::move(e));
   }
+  return out;
+}
+
+Result<std::vector<engine::Footprint>> LedgerStore::ActiveFootprints(engine::Seconds now,
+                                                                     const std::string& except_id) {
+  BK_ASSIGN_OR_RETURN(auto entries, ActiveEntries(now));
+  std::vector<engine::Footprint> out;
+  out.reserve(entries.size());
+  for (auto& e : entries)
+    if (except_id.empty() || e.id != except_id) out.push_back(std::move(e.footprint));
   return out;
 }
 

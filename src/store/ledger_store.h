@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "engine/live_calendar.h"
 #include "engine/reservation.h"
 #include "store/records.h"
 #include "store/sqlite.h"
@@ -76,6 +77,9 @@ class LedgerStore {
   Result<std::optional<std::string>> BoundPolicy();
   Status BindPolicy(const std::string& policy_json);
 
+  // What active reservations ending after `now` occupy, with their IDs and
+  // owners (the daemon's calendar), or only the footprints.
+  Result<std::vector<engine::LiveCalendar::Entry>> ActiveEntries(engine::Seconds now);
   Result<std::vector<engine::Footprint>> ActiveFootprints(engine::Seconds now,
                                                           const std::string& except_id = "");
   Result<std::vector<engine::Reservation>> Reservations(const ReservationQuery& q);

@@ -26,7 +26,7 @@ class DaemonSource : public gpu::GpuSource {
   explicit DaemonSource(client::Ledger& ledger) : ledger_(ledger) {}
   gpu::Snapshot Sample(int gpu_count) override {
     engine::Seconds now = ledger_.Now();
-    auto status = ledger_.Status(now, now + 1);
+    auto status = ledger_.Status(now, now + 1, 0);
     if (!status) return gpu::UnknownSnapshot(gpu_count, status.error().message);
     return std::move(status->snapshot);
   }
