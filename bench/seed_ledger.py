@@ -327,7 +327,7 @@ def main():
     (total, mine, last_end), (past, _, _) = write_ledger(os.path.join(out, "ledger.db"), schema, version, meta,
                                                          fill)
     with open(os.path.join(out, "seed.json"), "w") as f:
-        json.dump(dict(wanted, now=now), f, indent=1)
+        json.dump(dict(wanted, now=now, seconds=round(time.monotonic() - started, 1)), f, indent=1)
     print(f"seeded {out}/ledger.db in {time.monotonic() - started:.1f} s: {total} active reservations ({mine} "
           f"yours) on {args.gpus} GPUs, {iso(now)} -> {iso(last_end or now)}; {past} past over "
           f"{args.history_days} days")

@@ -500,6 +500,10 @@ int main(int argc, char** argv) {
     const char* t = std::getenv("TMPDIR");
     o.dir = t && *t ? t : "/tmp";
   }
+  if (o.dir[0] != '/') {  // `bk server init` wants an absolute directory
+    char cwd[4096];
+    if (getcwd(cwd, sizeof(cwd))) o.dir = std::string(cwd) + "/" + o.dir;
+  }
   signal(SIGPIPE, SIG_IGN);
 
   std::vector<std::string> env = BaseEnv();
@@ -599,7 +603,7 @@ int main(int argc, char** argv) {
       << ",\n  \"durable_bookings\": " << phase(book) << ",\n  \"reads_ping\": " << phase(ping)
       << ",\n  \"reads_list\": " << phase(list) << ",\n  \"bk_l_median_ms\": " << number(bk_l, bk_l >= 0)
       << ",\n  \"bk_l_hyperfine_median_ms\": " << number(hf, hf >= 0)
-      << ",\n  \"daemon_exit\": " << number(drc, server.owned) << "\n}\n";
+      << ",\n  \"daemon_exit\": " << (server.owned ? std::to_string(drc) : "null") << "\n}\n";
   }
   if (server.owned) RemoveTree(server.work);
   return drc == 0 && book.errors == 0 && ping.errors == 0 && list.errors == 0 ? 0 : 1;
