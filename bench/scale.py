@@ -214,18 +214,21 @@ class Daemon:
         notify = os.path.join(notify_dir, "notify.sock")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         listener.bind(notify)
-        listener.settimeout(120)
+        listener.settimeout(0.2)  # to look whether the daemon exited meanwhile
         log = open(os.path.join(self.dir, "serve.log"), "w")
         t0 = time.perf_counter()
         self.proc = subprocess.Popen([self.bk, "server", "serve", "--config", self.config],
                                      env=dict(env, NOTIFY_SOCKET=notify), stdout=log, stderr=log,
                                      stdin=subprocess.DEVNULL)
         try:
-            while b"READY=1" not in listener.recv(4096):
-                pass
-            return (time.perf_counter() - t0) * 1000.0
-        except socket.timeout:
-            self.proc.kill()
+            while time.perf_counter() - t0 < 120 and self.proc.poll() is None:
+                try:
+                    if b"READY=1" in listener.recv(4096):
+                        return (time.perf_counter() - t0) * 1000.0
+                except socket.timeout:
+                    pass
+            if self.proc.poll() is None:
+                self.proc.kill()
             raise RuntimeError(f"bk server serve did not become ready; see {self.dir}/serve.log")
         finally:
             log.close()
@@ -358,9 +361,11 @@ def plan(sizes, series):
 
 
 def git_commit():
+    """HEAD, and the last commit that changed what `bk` is built from (+dirty: changed since)."""
     def git(*args):
         return subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True).stdout.strip()
-    return git("rev-parse", "--short", "HEAD") + ("+dirty" if git("status", "--porcelain", "--", "src") else "")
+    dirty = "+dirty" if git("status", "--porcelain", "--", "src", "CMakeLists.txt") else ""
+    return f"{git('rev-parse', '--short', 'HEAD')} (src {git('log', '-1', '--format=%h', '--', 'src')}{dirty})"
 
 
 def verdicts(runs):
