@@ -3,7 +3,8 @@
 
 Panels (x: bookings in the ledger, log scale; solid lines the "history" series,
 16,000 active at most and the rest past; dashed the "active" series; dotted
-grey the empty server's figure or the target):
+the empty server's figure; dash-dotted grey a target; a red cross a booking
+that was refused, its refusal timed):
   1. whole `bk` commands through the daemon (ms)
   2. the same commands in private mode (ms)
   3. booking.create over the socket (admission) and daemon start-up (ms)
@@ -54,6 +55,14 @@ def curves(ax, doc, figures, ylabel, empty=True):
     ax.legend(fontsize=7)
 
 
+def mark_refused(ax, doc, mode, label):
+    """A cross on the `bk 1 30m` points whose bookings were refused (no slot within the queue search)."""
+    pts = [(r["bookings"], r[mode]["book_ms"]) for r in doc["runs"].values() if r[mode].get("book_refused")]
+    if pts:
+        ax.plot(*zip(*pts), "x", color="red", markersize=12, label=label)
+        ax.legend(fontsize=7)
+
+
 def throughput(ax, doc):
     run = doc["runs"].get("a16000-h0", {})
     points = sorted((int(c), t["per_second"]) for c, t in run.get("throughput", {}).items())
@@ -63,6 +72,7 @@ def throughput(ax, doc):
     ax.set_xscale("log", base=2)
     ax.set_xticks([c for c, _ in points] or [1, 8, 32], [str(c) for c, _ in points] or ["1", "8", "32"])
     ax.set_xlabel("concurrent clients")
+    ax.set_yscale("log")  # today's tens and the target's thousands on one panel
     ax.set_ylabel("durable bookings/s")
     ax.set_title("booking.create throughput")
     ax.grid(True, which="both", alpha=0.3)
@@ -87,9 +97,11 @@ def main():
     curves(a, doc, [(name, lambda r, k=k: r["daemon"][k]) for k, name in COMMANDS], "ms (median)")
     a.set_yscale("log")
     a.set_title("whole commands through the daemon")
+    mark_refused(a, doc, "daemon", "bk 1 30m refused (timed)")
     curves(b, doc, [(name, lambda r, k=k: r["private"][k]) for k, name in COMMANDS], "ms (median)")
     b.set_yscale("log")
     b.set_title("whole commands, private mode")
+    mark_refused(b, doc, "private", "bk 1 30m refused (timed)")
     curves(c, doc, [("admission", lambda r: r["admission"]["median_ms"]), ("start-up", lambda r: r["startup_ms"])],
            "ms")
     c.axhline(2000, color="grey", linestyle="-.", linewidth=0.8, label="start-up target")
