@@ -253,7 +253,7 @@ class Daemon:
         return self.proc.wait(timeout=120)
 
 
-def throughput(build, daemon, seed_ledger, clients_list, seconds, out_dir):
+def throughput(build, daemon, seed_ledger, clients_list, seconds, prefix):
     """Durable bookings/s on the running daemon, one server_bench run per client count, each in its
     own slots past everything the seed holds (the daemon keeps its ledger locked)."""
     tool = next((p for p in (os.path.join(build, "bench", "server_bench"), os.path.join(build, "server_bench"))
@@ -267,7 +267,7 @@ def throughput(build, daemon, seed_ledger, clients_list, seconds, out_dir):
     start = (start // SLOT + 1) * SLOT
     figures = {}
     for clients in clients_list:
-        out = os.path.join(out_dir, f"throughput-{clients}.json")
+        out = f"{prefix}-throughput-{clients}.json"
         subprocess.run([tool, "--bk", daemon.bk, "--config", daemon.config, "--pid", str(daemon.proc.pid),
                         "--start", str(start), "--clients", str(clients), "--seconds", str(seconds), "--seed",
                         "0", "--order", "b", "--json", out], env=daemon.client_env, check=False,
@@ -286,7 +286,7 @@ def throughput(build, daemon, seed_ledger, clients_list, seconds, out_dir):
 
 
 def seed(bk, work, active, history, reseed):
-    """The cached seed for (active, history): (its directory, its "now")."""
+    """The cached seed for (active, history): (its directory, its seed.json: "now", "seconds", ...)."""
     out = os.path.join(work, f"seed-a{active}-h{history}")
     now = int(time.time()) // SLOT * SLOT
     argv = [sys.executable, os.path.join(ROOT, "bench", "seed_ledger.py"), "--bk", bk, "--out", out, "--count",
@@ -297,43 +297,54 @@ def seed(bk, work, active, history, reseed):
 
 
 def measure(cfg, active, history, with_throughput):
-    """Everything for one ledger: the daemon's figures, then private mode's."""
+    """Everything for one ledger: the daemon's figures, then private mode's. The copies the commands
+    ran on are removed afterwards (at 1M each is 1.4 GB); hyperfine's files and the daemon's log stay
+    under work/scale/results."""
     key = f"a{active}-h{history}"
     print(f"== {active + history} bookings ({active} active, {history} past)")
     seed_dir, made = seed(cfg["bk"], cfg["work"], active, history, cfg["reseed"])
-    now = made["now"]
     ledger = os.path.join(seed_dir, "ledger.db")
-    fig = {"active": active, "history": history, "bookings": active + history, "now": now,
+    fig = {"active": active, "history": history, "bookings": active + history, "now": made["now"],
            "seed_seconds": made.get("seconds"), "ledger_mb": os.path.getsize(ledger) / 1e6}
     prefix = os.path.join(cfg["work"], "results", key)
     os.makedirs(os.path.dirname(prefix), exist_ok=True)
-
-    d = Daemon(cfg["bk"], os.path.join(cfg["work"], f"srv-{key}"), ledger, now, cfg["home"])
-    try:
-        fig["startup_ms"], fig["rss_start_mb"] = d.startup_ms, d.rss_mb()
-        fig["daemon"] = time_commands(cfg["bk"], d.client_env, prefix + "-daemon", cfg["runs"])
-        fig["admission"] = admission(d.socket, cfg["admission"])
-        if with_throughput:
-            fig["throughput"] = throughput(cfg["build"], d, ledger, cfg["clients"], cfg["seconds"], cfg["work"])
-        fig["rss_end_mb"] = d.rss_mb()
-    finally:
-        fig["daemon_exit"] = d.stop()
-    fig["pruned"] = prune_events(d.ledger)
+    fig.update(daemon_figures(cfg, ledger, made["now"], prefix, with_throughput))
     print(f"   daemon: start-up {fig['startup_ms']:.0f} ms, RSS {fig['rss_start_mb']:.1f} -> "
           f"{fig['rss_end_mb']:.1f} MB, admission {fig['admission']['median_ms']:.2f} ms, "
           f"bk 1 30m {fig['daemon']['book_ms']:.1f} ms, bk st {fig['daemon']['st_ms']:.1f} ms; "
           f"{fig['daemon']['first_booking'].splitlines()[0]}")
 
-    priv = os.path.join(cfg["work"], f"private-{key}")
+    priv = prefix + "-private-ledger"
     shutil.rmtree(priv, ignore_errors=True)
     os.makedirs(priv, mode=0o700)
     shutil.copyfile(ledger, os.path.join(priv, "ledger.db"))
     os.chmod(os.path.join(priv, "ledger.db"), 0o600)
-    env = clean_env(cfg["home"], BK_DATA_DIR=priv, BK_GPU_COUNT=8, BK_TEST_NOW=now)
-    fig["private"] = time_commands(cfg["bk"], env, prefix + "-private", cfg["runs"])
+    env = clean_env(cfg["home"], BK_DATA_DIR=priv, BK_GPU_COUNT=8, BK_TEST_NOW=made["now"])
+    try:
+        fig["private"] = time_commands(cfg["bk"], env, prefix + "-private", cfg["runs"])
+    finally:
+        shutil.rmtree(priv)
     print(f"   private: bk 1 30m {fig['private']['book_ms']:.1f} ms, bk st {fig['private']['st_ms']:.1f} ms, "
           f"bk l {fig['private']['l_ms']:.1f} ms, bk tl {fig['private']['tl_ms']:.1f} ms")
     return key, fig
+
+
+def daemon_figures(cfg, ledger, now, prefix, with_throughput):
+    """Start-up, RSS, whole commands, admission (and throughput) on a fresh server holding `ledger`."""
+    d = Daemon(cfg["bk"], prefix + "-server", ledger, now, cfg["home"])
+    fig = {"startup_ms": d.startup_ms, "rss_start_mb": d.rss_mb()}
+    try:
+        fig["daemon"] = time_commands(cfg["bk"], d.client_env, prefix + "-daemon", cfg["runs"])
+        fig["admission"] = admission(d.socket, cfg["admission"])
+        if with_throughput:
+            fig["throughput"] = throughput(cfg["build"], d, ledger, cfg["clients"], cfg["seconds"], prefix)
+        fig["rss_end_mb"] = d.rss_mb()
+    finally:
+        fig["daemon_exit"] = d.stop()
+        fig["pruned"] = prune_events(d.ledger)
+        shutil.copyfile(os.path.join(d.dir, "serve.log"), prefix + "-serve.log")
+        shutil.rmtree(d.dir)
+    return fig
 
 
 def prune_events(ledger):
