@@ -201,7 +201,7 @@ def history_bookings(count, gpus, now, slot, days, owners, rng):
                     None if exclusive else 1, None if exclusive or i % 2 else 4096, start, start + length, created)
         b.created_event(k)
         roll = rng.random()
-        if roll < 0.125 and b.end + slot <= now:  # the end moved once, before the start
+        if roll < 0.125 and b.end + slot <= now:  # the end moved once (not past NOW), soon after booking
             b.edit_end(k, b.end + slot * rng.randint(1, min(6, (now - b.end) // slot)), created + slot // 2)
         if 0.1 < roll < 0.3:  # cancelled by its owner before its end
             b.cancel_at(k, rng.randint(b.updated + 1, b.end - 1))
@@ -209,7 +209,7 @@ def history_bookings(count, gpus, now, slot, days, owners, rng):
 
 
 def stream(db, bookings):
-    """Inserts the bookings' rows in chunks; returns (reservations, yours, last active end)."""
+    """Inserts the bookings' rows in chunks; returns (reservations, yours, the latest end)."""
     res_sql = f"INSERT INTO reservations({', '.join(RES_COLS)}) VALUES({','.join('?' * len(RES_COLS))})"
     op_sql = f"INSERT INTO operations({', '.join(OP_COLS)}) VALUES({','.join('?' * len(OP_COLS))})"
     ev_sql = f"INSERT INTO events({', '.join(EV_COLS)}) VALUES({','.join('?' * len(EV_COLS))})"
