@@ -7,7 +7,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS ?=
 
-.PHONY: all deps configure build run check check-asan check-tsan bench soak fuzz install clean format tidy
+.PHONY: all deps configure build run check check-asan check-tsan bench bench-scale soak fuzz install clean format tidy
 
 all: build
 
@@ -55,6 +55,12 @@ check-tsan: deps
 
 bench: build
 	bench/run.sh $(BUILD)
+
+# Cost against ledger size, 1k to 1M bookings, through the daemon and in private
+# mode: $(BUILD)/bench/scale.json and scale.txt (bench/plot_scale.py draws them).
+# A quick run: make bench-scale BENCH_SIZES="1k 16k"
+bench-scale: build
+	bench/scale.py $(BUILD)
 
 # Minutes of mixed load on a daemon with its monitor sampling; reports RSS, fds
 # and p99 over time and fails when one keeps growing (not part of `check`).

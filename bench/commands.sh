@@ -42,8 +42,9 @@ while IFS= read -r name; do unset "$name"; done < <(compgen -e | grep '^BK_' || 
 export BK_GPU_COUNT=8 BK_TEST_NOW="$NOW" TZ=UTC
 
 mkdir -p "$OUT"
-rm -rf "$WORK"
 mkdir -p -m 0700 "$WORK"
+# Only ours: WORK/scale holds bench/scale.py's cached seeds.
+rm -rf "$WORK/empty" "$WORK/empty-seed" "$WORK/16k" "$WORK/16k-seed"
 
 echo "== seeding ledgers (BK_TEST_NOW=$NOW, 8 GPUs)"
 python3 "$ROOT/bench/seed_ledger.py" --bk "$BK" --out "$WORK/empty-seed" --count 0 --now "$NOW"

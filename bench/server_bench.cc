@@ -13,8 +13,14 @@
 // spawn-and-wait median, and hyperfine's when hyperfine is installed). The
 // daemon is stopped with SIGTERM and must exit 0. Only POSIX calls are used.
 //
+// With --config the load goes to a server that is already running (a seeded
+// ledger, say): nothing is created, `bk l` is not timed, the daemon is left
+// running, and --pid names it for its CPU figures. --start puts the bookings
+// from that time on (past a seeded block; default: the next slot).
+//
 // usage: server_bench --bk PATH [--clients 32] [--seconds 3] [--dir DIR]
 //                     [--json FILE] [--runs 100] [--order plb] [--seed 320]
+//                     [--config FILE --pid PID] [--start UNIX]
 // Reported, never asserted: the targets are printed next to the figures.
 
 #include <fcntl.h>
@@ -62,6 +68,9 @@ struct Options {
   int runs = 100;
   std::string order = "plb";  // phases: p = server.ping, l = reservations.list, b = booking.create
   long long seed = 320;       // bookings made before the timed phases, so reads return something
+  std::string config;         // an existing server's config.json: attach instead of creating one
+  pid_t pid = 0;              // with --config: the daemon, for its CPU time
+  long long start = 0;        // first booking's slot (Unix seconds); 0: the slot after now
 };
 
 // ---- processes --------------------------------------------------------------
@@ -362,6 +371,79 @@ double HyperfineBkListMs(const std::string& bk, const std::vector<std::string>& 
 
 void RemoveTree(const std::string& dir) { Run({"rm", "-rf", dir}, BaseEnv(), true); }
 
+// The "socket" member of a server's config.json (written by `bk server init`:
+// a plain path, no escapes).
+std::string SocketFromConfig(const std::string& config) {
+  std::ifstream f(config);
+  if (!f) Die("cannot read " + config);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string text = ss.str();
+  size_t key = text.find("\"socket\"");
+  size_t open = key == std::string::npos ? key : text.find('"', text.find(':', key));
+  size_t close = open == std::string::npos ? open : text.find('"', open + 1);
+  if (close == std::string::npos) Die(config + " has no \"socket\"");
+  return text.substr(open + 1, close - open - 1);
+}
+
+// ---- the server under load ------------------------------------------------------
+
+struct Server {
+  std::string work;    // our scratch directory (owned servers only)
+  std::string config;  // its config.json
+  std::string sock;    // its broker socket
+  pid_t daemon = 0;
+  bool owned = false;  // started here (and to be stopped here)
+};
+
+// A throw-away server under o.dir, served until the end of the run.
+Server StartServer(const Options& o, std::vector<std::string> env) {
+  std::string tmpl = o.dir + "/server-bench-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) Die("cannot create a directory under " + o.dir + ": " + std::strerror(errno));
+  Server s;
+  s.work = buf.data();
+  s.owned = true;
+  chmod(s.work.c_str(), 0755);
+  std::string srv = s.work + "/srv";
+  s.config = srv + "/config.json";
+  s.sock = srv + "/run/broker.sock";
+  env.push_back("HOME=" + s.work);
+
+  // 8 GPUs, 2 share slots each, 5-minute slots: 16 bookings fit in every slot.
+  int rc =
+      Run({o.bk, "server", "init", "--directory", srv, "--gpu-count", "8", "--max-shared", "2"}, env, true);
+  if (rc != 0) {
+    RemoveTree(s.work);
+    Die("bk server init failed (exit " + std::to_string(rc) +
+        "); the directory's parents must not be writable by "
+        "others: use --dir");
+  }
+  std::string notify = s.work + "/notify.sock";
+  int nfd = NotifySocket(notify);
+  env.push_back("NOTIFY_SOCKET=" + notify);
+  int log_fd = open((s.work + "/serve.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  s.daemon = Spawn({o.bk, "server", "serve", "--config", s.config}, env, log_fd, log_fd);
+  close(log_fd);
+  if (!WaitReady(nfd, s.daemon, 30000)) {
+    kill(s.daemon, SIGKILL);
+    Wait(s.daemon);
+    Die("bk server serve did not become ready; see " + s.work + "/serve.log");
+  }
+  close(nfd);
+  return s;
+}
+
+// A server someone else started and will stop.
+Server AttachServer(const Options& o) {
+  Server s;
+  s.config = o.config;
+  s.sock = SocketFromConfig(o.config);
+  s.daemon = o.pid;
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -388,13 +470,21 @@ int main(int argc, char** argv) {
       o.order = next();
     else if (a == "--seed")
       o.seed = std::max(0LL, std::atoll(next().c_str()));
+    else if (a == "--config")
+      o.config = next();
+    else if (a == "--pid")
+      o.pid = static_cast<pid_t>(std::atoi(next().c_str()));
+    else if (a == "--start")
+      o.start = std::max(0LL, std::atoll(next().c_str()));
     else if (a == "-h" || a == "--help") {
       std::puts(
           "usage: server_bench --bk PATH [--clients 32] [--seconds 3] [--dir DIR] [--json FILE] [--runs "
           "100]\n"
-          "                    [--order plb] [--seed 320]\n"
+          "                    [--order plb] [--seed 320] [--config FILE --pid PID] [--start UNIX]\n"
           "  --order: phases, p server.ping, l reservations.list (limit 20), b booking.create\n"
-          "  --seed: bookings made before the phases (the reads list them)");
+          "  --seed: bookings made before the phases (the reads list them)\n"
+          "  --config: load a running server instead (no `bk l` timing; it is left running)\n"
+          "  --start: the first booking's slot, Unix seconds (default: the next slot)");
       return 0;
     } else {
       Die("unknown argument " + a + " (see --help)");
@@ -410,46 +500,21 @@ int main(int argc, char** argv) {
     const char* t = std::getenv("TMPDIR");
     o.dir = t && *t ? t : "/tmp";
   }
+  if (o.dir[0] != '/') {  // `bk server init` wants an absolute directory
+    char cwd[4096];
+    if (getcwd(cwd, sizeof(cwd))) o.dir = std::string(cwd) + "/" + o.dir;
+  }
   signal(SIGPIPE, SIG_IGN);
 
-  std::string tmpl = o.dir + "/server-bench-XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (!mkdtemp(buf.data())) Die("cannot create a directory under " + o.dir + ": " + std::strerror(errno));
-  std::string work = buf.data();
-  chmod(work.c_str(), 0755);
-  std::string srv = work + "/srv";
-  std::string config = srv + "/config.json";
-  std::string sock = srv + "/run/broker.sock";
   std::vector<std::string> env = BaseEnv();
-  env.push_back("HOME=" + work);
-
-  // 8 GPUs, 2 share slots each, 5-minute slots: 16 bookings fit in every slot.
-  int rc =
-      Run({o.bk, "server", "init", "--directory", srv, "--gpu-count", "8", "--max-shared", "2"}, env, true);
-  if (rc != 0) {
-    RemoveTree(work);
-    Die("bk server init failed (exit " + std::to_string(rc) +
-        "); the directory's parents must not be writable by "
-        "others: use --dir");
-  }
-  std::string notify = work + "/notify.sock";
-  int nfd = NotifySocket(notify);
-  std::vector<std::string> denv = env;
-  denv.push_back("NOTIFY_SOCKET=" + notify);
-  int log_fd = open((work + "/serve.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  pid_t daemon = Spawn({o.bk, "server", "serve", "--config", config}, denv, log_fd, log_fd);
-  close(log_fd);
-  if (!WaitReady(nfd, daemon, 30000)) {
-    kill(daemon, SIGKILL);
-    Wait(daemon);
-    Die("bk server serve did not become ready; see " + work + "/serve.log");
-  }
-  close(nfd);
+  Server server = o.config.empty() ? StartServer(o, env) : AttachServer(o);
+  if (server.owned) env.push_back("HOME=" + server.work);
+  const std::string& sock = server.sock;
+  const pid_t daemon = server.daemon;
 
   const long long now = PingNow(sock);
   const long long slot = 300;
-  const long long base = now / slot * slot + slot;
+  const long long base = o.start > 0 ? o.start / slot * slot : now / slot * slot + slot;
   const std::string run_id = std::to_string(static_cast<long long>(getpid()));
   auto booking = [&](long long k, const std::string& tag) {
     // Booking k starts in slot k/16 from the next one: each slot takes exactly its 16.
@@ -459,10 +524,8 @@ int main(int argc, char** argv) {
            std::to_string(start) + R"(,"op_id":")" + tag + "-" + run_id + "-" + std::to_string(k) + R"("}})";
   };
 
-  std::printf(
-      "== server: %d clients, %.1f s per phase, %lld seeded bookings, daemon pid %d, ledger "
-      "%s/data/ledger.db\n",
-      o.clients, o.seconds, o.seed, static_cast<int>(daemon), srv.c_str());
+  std::printf("== server: %d clients, %.1f s per phase, %lld seeded bookings, daemon pid %d, config %s\n",
+              o.clients, o.seconds, o.seed, static_cast<int>(daemon), server.config.c_str());
   std::fflush(stdout);
 
   // Seed the ledger so that reads have something to return (all of them the caller's own).
@@ -491,14 +554,17 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::vector<std::string> cenv = env;
-  cenv.push_back("BK_CONFIG_FILE=" + config);
-  double bk_l = MedianBkListMs(o.bk, cenv, o.runs);
-  double hf = -1;
-  if (OnPath("hyperfine")) hf = HyperfineBkListMs(o.bk, cenv, o.runs, work + "/bk-l.json");
-
-  kill(daemon, SIGTERM);
-  int drc = Wait(daemon);
+  // A server of our own: `bk l` through it, then stop it. One we attached to keeps running.
+  double bk_l = -1, hf = -1;
+  int drc = 0;
+  if (server.owned) {
+    std::vector<std::string> cenv = env;
+    cenv.push_back("BK_CONFIG_FILE=" + server.config);
+    bk_l = MedianBkListMs(o.bk, cenv, o.runs);
+    if (OnPath("hyperfine")) hf = HyperfineBkListMs(o.bk, cenv, o.runs, server.work + "/bk-l.json");
+    kill(daemon, SIGTERM);
+    drc = Wait(daemon);
+  }
 
   auto line = [](const PhaseResult& r, const char* unit, const char* target) {
     if (r.name.empty()) return;  // not run (--order)
@@ -511,17 +577,20 @@ int main(int argc, char** argv) {
   line(book, "durable bookings/s", "target >= 1000 ");
   line(ping, "reads/s", "target >= 20000");
   line(list, "reads/s", "target >= 20000");
-  std::printf("%-26s %8.2f %-18s %s  (median of %d spawns)\n", "bk l (whole process)", bk_l, "ms",
-              "target < 10 ms ", o.runs);
-  if (hf >= 0)
-    std::printf("%-26s %8.2f %-18s %s  (hyperfine -N median, %d runs)\n", "bk l (whole process)", hf, "ms",
+  if (server.owned) {
+    std::printf("%-26s %8.2f %-18s %s  (median of %d spawns)\n", "bk l (whole process)", bk_l, "ms",
                 "target < 10 ms ", o.runs);
-  else
-    std::printf("%-26s %8s (hyperfine not installed)\n", "bk l (whole process)", "-");
-  std::printf("daemon stopped with SIGTERM: exit %d%s\n", drc, drc == 0 ? "" : "  (expected 0)");
+    if (hf >= 0)
+      std::printf("%-26s %8.2f %-18s %s  (hyperfine -N median, %d runs)\n", "bk l (whole process)", hf, "ms",
+                  "target < 10 ms ", o.runs);
+    else
+      std::printf("%-26s %8s (hyperfine not installed)\n", "bk l (whole process)", "-");
+    std::printf("daemon stopped with SIGTERM: exit %d%s\n", drc, drc == 0 ? "" : "  (expected 0)");
+  }
 
   if (!o.json_out.empty()) {
     std::ofstream f(o.json_out);
+    auto number = [](double v, bool known) { return known ? std::to_string(v) : std::string("null"); };
     auto phase = [&](const PhaseResult& r) {
       if (r.name.empty()) return std::string("null");
       std::ostringstream s;
@@ -532,10 +601,10 @@ int main(int argc, char** argv) {
     };
     f << "{\n  \"clients\": " << o.clients << ",\n  \"seconds_per_phase\": " << o.seconds
       << ",\n  \"durable_bookings\": " << phase(book) << ",\n  \"reads_ping\": " << phase(ping)
-      << ",\n  \"reads_list\": " << phase(list) << ",\n  \"bk_l_median_ms\": " << bk_l
-      << ",\n  \"bk_l_hyperfine_median_ms\": " << (hf >= 0 ? std::to_string(hf) : "null")
-      << ",\n  \"daemon_exit\": " << drc << "\n}\n";
+      << ",\n  \"reads_list\": " << phase(list) << ",\n  \"bk_l_median_ms\": " << number(bk_l, bk_l >= 0)
+      << ",\n  \"bk_l_hyperfine_median_ms\": " << number(hf, hf >= 0)
+      << ",\n  \"daemon_exit\": " << (server.owned ? std::to_string(drc) : "null") << "\n}\n";
   }
-  RemoveTree(work);
+  if (server.owned) RemoveTree(server.work);
   return drc == 0 && book.errors == 0 && ping.errors == 0 && list.errors == 0 ? 0 : 1;
 }
