@@ -635,7 +635,8 @@ TEST_F(DispatcherTest, BeforeRunIsToldWhetherARequestWritesBeforeItRuns) {
 TEST_F(DispatcherTest, AnUnwrittenWriteIsAnIoErrorUnderItsOwnId) {
   const Error lost{ErrorKind::kIo, "cannot write the ledger: the disk is full"};
   for (const json& id : {json("op-7"), json(42)}) {
-    std::optional<std::string> reply = dispatcher_->Handle(alice_, Request("booking.create", CreateParams(), id));
+    std::optional<std::string> reply =
+        dispatcher_->Handle(alice_, Request("booking.create", CreateParams(), id));
     ASSERT_TRUE(reply);
     json j = json::parse(Dispatcher::Unwritten(*reply, lost));
     ExpectError(j, rpc::kApplicationError, "io", "the disk is full");

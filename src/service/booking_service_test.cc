@@ -1024,7 +1024,7 @@ TEST_F(BatchTest, WritesOfABatchSeeEachOtherAndBecomeDurableTogether) {
     gpus.insert(gpus.end(), r.gpus.begin(), r.gpus.end());
   }
   std::sort(gpus.begin(), gpus.end());
-  EXPECT_EQ(gpus, (std::vector<int>{0, 1, 2, 3}));  // each placed around the ones before it
+  EXPECT_EQ(gpus, (std::vector<int>{0, 1, 2, 3}));          // each placed around the ones before it
   EXPECT_EQ(vfs_->count(store::FaultPoint::kSync), syncs);  // none durable yet
   ASSERT_TRUE(service_->CommitBatch().has_value());
   EXPECT_GT(vfs_->count(store::FaultPoint::kSync), syncs);

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "base/temp_dir_testing.h"
-#include "store/fault_vfs.h"
 #include "engine/reservation_testing.h"
+#include "store/fault_vfs.h"
 #include "sys/file_system_testing.h"
 
 namespace bk::store {
@@ -846,7 +846,8 @@ class GroupCommitTest : public LedgerStoreTest {
   std::vector<std::string> OnDisk() {
     auto s = OpenOrDie(false);
     std::vector<std::string> ids;
-    for (const auto& r : s->Reservations({}).value_or(std::vector<engine::Reservation>{})) ids.push_back(r.id);
+    for (const auto& r : s->Reservations({}).value_or(std::vector<engine::Reservation>{}))
+      ids.push_back(r.id);
     return ids;
   }
 
