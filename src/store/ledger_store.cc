@@ -89,20 +89,6 @@ const std::string& SelectNotifications() {
   return sql;
 }
 
-}  // namespace
-
-WriteTxn::~WriteTxn() {
-  if (store_) store_->RollbackWrite(nested_);
-}
-
-Status WriteTxn::Commit() {
-  LedgerStore* s = store_;
-  store_ = nullptr;
-  return s->CommitWrite(nested_);
-}
-
-namespace {
-
 // A commit that failed while its pages were going to disk may have reached
 // it all the same: SQLite recovers a complete WAL commit on the next open.
 // Saying "retry" alone would make a retry without an operation ID book twice.
@@ -115,6 +101,16 @@ Error MayHaveBeenRecorded(Error e) {
 }
 
 }  // namespace
+
+WriteTxn::~WriteTxn() {
+  if (store_) store_->RollbackWrite(nested_);
+}
+
+Status WriteTxn::Commit() {
+  LedgerStore* s = store_;
+  store_ = nullptr;
+  return s->CommitWrite(nested_);
+}
 
 void LedgerStore::RollbackWrite(bool nested) {
   changed_.clear();

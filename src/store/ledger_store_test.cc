@@ -1,5 +1,6 @@
 #include "store/ledger_store.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -943,6 +944,40 @@ TEST_F(GroupCommitTest, AFullDiskAtTheGroupCommitNamesIt) {
   EXPECT_FALSE(Holds(*s, "a"));
   s.reset();
   EXPECT_TRUE(OnDisk().empty());
+}
+
+// SQLite rolls a whole transaction back after an I/O error in a statement
+// (here while spilling its page cache to the WAL), the group's earlier
+// writes with it: no later write may then run (and commit) on its own.
+TEST_F(GroupCommitTest, AWriteThatLosesTheGroupFailsEveryWriteAfterIt) {
+  auto s = OpenFaulty();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->db().Exec("PRAGMA cache_size=10").has_value());
+  int rollbacks = 0;
+  s->OnGroupRollback([&] { ++rollbacks; });
+  ASSERT_TRUE(s->BeginGroup().has_value());
+  Book(*s, "a");
+  vfs_->Reset();
+  vfs_->FailAt(FaultPoint::kWrite, 1, SQLITE_IOERR_WRITE, /*sticky=*/true);
+  {
+    auto txn = s->BeginWrite();
+    ASSERT_TRUE(txn.has_value());
+    Status st = Ok();
+    for (int i = 0; i < 5000 && st; ++i)
+      st = s->Insert(MakeReservation(fmt::format("bulk-{:05}", i), 1, 100, 200));
+    ASSERT_FALSE(st.has_value()) << "the page cache never spilled";
+  }
+  vfs_->Disarm();
+  auto next = s->BeginWrite();
+  ASSERT_FALSE(next.has_value());
+  EXPECT_EQ(next.error().kind, ErrorKind::kIo);
+  auto st = s->CommitGroup();
+  ASSERT_FALSE(st.has_value());
+  EXPECT_THAT(st.error().message, HasSubstr("rolled back the open transaction"));
+  EXPECT_EQ(rollbacks, 1);
+  Book(*s, "after");
+  s.reset();
+  EXPECT_EQ(OnDisk(), (std::vector<std::string>{"after"}));
 }
 
 TEST_F(GroupCommitTest, AnEmptyGroupCommitsNothing) {
