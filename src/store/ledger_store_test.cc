@@ -867,14 +867,12 @@ TEST_F(GroupCommitTest, WritesOfAGroupSeeEachOtherAndShareOneSync) {
 
   vfs_->Reset();
   ASSERT_TRUE(s->BeginGroup().has_value());
-  EXPECT_TRUE(s->in_group());
   for (const char* id : {"a", "b", "c"}) {
     Book(*s, id);
     EXPECT_TRUE(Holds(*s, id));  // the next write of the group sees it
   }
   EXPECT_EQ(vfs_->count(FaultPoint::kSync), 0);  // nothing durable yet
   ASSERT_TRUE(s->CommitGroup().has_value());
-  EXPECT_FALSE(s->in_group());
   EXPECT_EQ(vfs_->count(FaultPoint::kSync), one_write);
   EXPECT_EQ(told, (std::vector<std::vector<std::string>>{{"alone"}, {"a"}, {"b"}, {"c"}}));
   EXPECT_EQ(s->commits(), 4u);
@@ -915,7 +913,6 @@ TEST_F(GroupCommitTest, AFailedGroupCommitLosesEveryWriteAndSaysSo) {
   EXPECT_EQ(st.error().kind, ErrorKind::kIo);
   EXPECT_THAT(st.error().message, HasSubstr("it may have been recorded all the same"));
   EXPECT_EQ(rollbacks, 1);
-  EXPECT_FALSE(s->in_group());
   EXPECT_FALSE(Holds(*s, "a"));
   EXPECT_FALSE(Holds(*s, "b"));
   EXPECT_TRUE(Holds(*s, "before"));
