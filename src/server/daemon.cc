@@ -65,6 +65,14 @@ struct Conn {
   Steady::time_point partial_since;
   bool eof = false;      // the peer sent its last byte: answer what is complete, then close
   bool closing = false;  // no more requests: flush `out`, then close
+  // Replies waiting for the group commit, in request order: a write's until
+  // the ledger has it on disk, and any reply after one, so that a
+  // connection's answers keep the order of its requests.
+  struct Held {
+    std::string reply;
+    bool write = false;
+  };
+  std::vector<Held> held;
 
   size_t pending() const { return out.size() - sent; }
   // Whether `in` holds a complete line (its newline at in[scanned] then).
@@ -88,7 +96,8 @@ Result<int> TakeLock(const std::string& path) {
 class Loop {
  public:
   Loop(const ServeOptions& o, const config::Config& c, service::BookingService& s, monitor::Runner* m)
-      : opt_(o), config_(c), dispatcher_(s, c, o.cache_max_bytes), monitor_(m) {
+      : opt_(o), config_(c), service_(s), dispatcher_(s, c, o.cache_max_bytes), monitor_(m) {
+    dispatcher_.SetBeforeRun([this](bool write) { write ? OpenGroup() : CommitGroup(); });
     if (m) {
       dispatcher_.SetUsage([m](const monitor::UsageQuery& q, bool text) -> Result<std::string> {
         // Text is rendered in the server's local time: clients are users of this host.
@@ -125,12 +134,17 @@ class Loop {
       if (fds[0].revents & POLLIN) Accept(listen_fd);
       if (monitor_at < fds.size() && (fds[monitor_at].revents & POLLIN)) monitor_->OnReadable();
       RunTurns();
+      // The round's writes reach the disk together before the next poll: no
+      // reply waits on other clients' traffic, and the monitor above never
+      // finds a group open.
+      CommitGroup();
       Expire();
       Reap();
     }
   }
 
   size_t writes() const { return writes_; }
+  size_t groups() const { return groups_; }
   size_t requests() const { return requests_; }
 
  private:
@@ -267,11 +281,61 @@ class Loop {
     ++requests_;
     c.last_activity = Steady::now();
     auto reply = dispatcher_.Handle(c.actor, line);
-    if (dispatcher_.last_was_write()) {
+    const bool write = dispatcher_.last_was_write();
+    if (write) {
       ++writes_;
-      if (monitor_) monitor_->OnWrite();  // a new exclusive booking may pause sampling
+      wrote_ = true;
     }
-    if (reply) Queue(c, *reply);
+    if (reply) Reply(c, std::move(*reply), write);
+  }
+
+  // Group commit: the writes run between two commits share one ledger
+  // transaction and so one fsync, and their replies are held until it is on
+  // disk. The group opens at the first write and is committed before any
+  // read runs (no answer may show what is not durable) and at the end of
+  // each round.
+  void OpenGroup() {
+    if (group_open_) return;
+    // A group that cannot begin leaves each write its own transaction, whose
+    // commit reports the error to its own client.
+    group_open_ = service_.BeginBatch().has_value();
+  }
+
+  void CommitGroup() {
+    Status committed = Ok();
+    if (group_open_) {
+      group_open_ = false;
+      committed = service_.CommitBatch();
+      if (committed) ++groups_;
+    }
+    if (!wrote_) return;
+    wrote_ = false;
+    for (auto& c : conns_) Deliver(*c, committed);
+    if (monitor_) monitor_->OnWrite();  // a new exclusive booking may pause sampling
+  }
+
+  // Queues what `c` holds: after a failed commit each write's reply becomes
+  // the error that lost it, under the same request id.
+  void Deliver(Conn& c, const Status& committed) {
+    if (c.held.empty()) return;
+    std::vector<Conn::Held> held;
+    held.swap(c.held);
+    if (c.fd < 0) return;
+    for (const auto& h : held)
+      Queue(c, h.write && !committed ? Dispatcher::Unwritten(h.reply, committed.error()) : h.reply);
+    Flush(c);
+    // Only a connection with no request running can be closing.
+    if (c.closing) Settle(c);
+  }
+
+  // Queues `reply`, or holds it for the group commit when it answers a write
+  // or follows a held reply.
+  void Reply(Conn& c, std::string reply, bool write) {
+    if (c.fd < 0) return;  // a send failed while the request ran: the peer is gone
+    if (write || !c.held.empty())
+      c.held.push_back({std::move(reply), write});
+    else
+      Queue(c, reply);
   }
 
   // Moves a connection on once it has no complete request left: an
@@ -285,18 +349,19 @@ class Loop {
       else if (c.eof)
         c.closing = true;
     }
-    if (c.closing && c.pending() == 0) Close(c);
+    if (c.closing && c.pending() == 0 && c.held.empty()) Close(c);
   }
 
   void TooLong(Conn& c) {
     c.in.clear();
     Release(c.in);
     c.scanned = 0;
-    Queue(
+    Reply(
         c,
         fmt::format(
             R"({{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"request line exceeds {} bytes"}}}})",
-            opt_.max_line_bytes));
+            opt_.max_line_bytes),
+        false);
     c.closing = true;
   }
 
@@ -350,6 +415,7 @@ class Loop {
     pending_ -= c.pending();
     c.out.clear();
     c.sent = 0;
+    c.held.clear();
   }
 
   void Reap() {
@@ -358,6 +424,7 @@ class Loop {
 
   const ServeOptions& opt_;
   const config::Config& config_;
+  service::BookingService& service_;
   Dispatcher dispatcher_;
   monitor::Runner* monitor_;
   std::vector<std::unique_ptr<Conn>> conns_;
@@ -365,6 +432,9 @@ class Loop {
   size_t pending_ = 0;    // unsent reply bytes of all connections
   size_t writes_ = 0;
   size_t requests_ = 0;
+  bool group_open_ = false;
+  bool wrote_ = false;  // a write ran since the last group commit
+  size_t groups_ = 0;   // group commits made: the ledger's fsyncs for writes
 };
 
 }  // namespace
@@ -441,7 +511,8 @@ int Serve(const ServeOptions& options) {
   monitor.Stop();
   close(*listen_fd);
   unlink(c.socket_path.c_str());
-  Log(fmt::format("stopped: {} requests, {} writes", loop.requests(), loop.writes()));
+  Log(fmt::format("stopped: {} requests, {} writes in {} group commits", loop.requests(), loop.writes(),
+                  loop.groups()));
   close(*lock);
   return rc;
 }

@@ -84,6 +84,12 @@ void Dispatcher::Remember(std::string key, const std::string& answer) {
   if (cache_.try_emplace(std::move(key), answer).second) cache_bytes_ += cost;
 }
 
+std::string Dispatcher::Unwritten(const std::string& reply, const Error& error) {
+  json parsed = json::parse(reply, nullptr, /*allow_exceptions=*/false);
+  json id = parsed.is_object() && parsed.contains("id") ? parsed["id"] : json();
+  return ErrorLine(id, rpc::kApplicationError, error.message, error.kind);
+}
+
 std::optional<std::string> Dispatcher::Handle(const service::Actor& actor, const std::string& line) {
   // Whatever a client sends, the daemon answers and stays up for everyone else.
   try {
@@ -128,6 +134,7 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
     return ErrorLine(id, rpc::kMethodNotFound, fmt::format("unknown method {}", method));
   }
   last_write_ = it->second.write;
+  if (before_run_) before_run_(last_write_);
   std::string key;
   if (it->second.cacheable && !notification) {
     key = fmt::format("{}\n{}\n{}", method, actor.uid, params.dump());

@@ -3,6 +3,7 @@
 // BookingService as the peer the kernel identified. The methods and their
 // strict decoders are those of rpc/methods.h; unknown fields are errors.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -25,6 +26,15 @@ class Dispatcher {
   using UsageFn = rpc::UsageFn;
   void SetUsage(UsageFn fn) { usage_ = std::move(fn); }
 
+  // Told whether a request writes just before it runs, once its method is
+  // known: the daemon opens its group commit for a write and makes the group
+  // durable before a read, so no answer shows what is not yet on disk.
+  using BeforeRun = std::function<void(bool write)>;
+  void SetBeforeRun(BeforeRun fn) { before_run_ = std::move(fn); }
+  // The answer to the write answered by `reply` once the ledger could not
+  // keep it: `error`, under the same request id.
+  static std::string Unwritten(const std::string& reply, const Error& error);
+
   // Whether the last handled request was a write (the daemon counts them).
   bool last_was_write() const { return last_write_; }
   // What the read cache holds now, counted as it is bounded.
@@ -43,6 +53,7 @@ class Dispatcher {
   // in bytes, so distinct large reads cannot grow the daemon.
   std::unordered_map<std::string, std::string> cache_;
   UsageFn usage_;
+  BeforeRun before_run_;
   uint64_t cache_generation_ = 0;
   int64_t cache_now_ = 0;
   size_t cache_bytes_ = 0;

@@ -614,6 +614,38 @@ TEST_F(DispatcherTest, LastWasWriteForWritesOnly) {
   }
 }
 
+TEST_F(DispatcherTest, BeforeRunIsToldWhetherARequestWritesBeforeItRuns) {
+  std::vector<std::pair<bool, uint64_t>> told;  // (write, ledger generation then)
+  dispatcher_->SetBeforeRun([&](bool write) { told.emplace_back(write, service_->Generation()); });
+  const uint64_t g0 = service_->Generation();
+  Call(alice_, "booking.create", CreateParams());
+  Call(alice_, "reservations.list");
+  Call(alice_, "reservations.list");  // a cache hit is a read all the same
+  Line(alice_, "{oops");              // neither runs anything
+  Call(alice_, "no.such");
+  Line(alice_, R"({"jsonrpc":"2.0","method":"booking.create","params":{"count":1,"duration_seconds":600}})");
+  ASSERT_THAT(told, SizeIs(4));
+  EXPECT_EQ(told[0], std::make_pair(true, g0));  // before the create committed
+  EXPECT_FALSE(told[1].first);
+  EXPECT_GT(told[1].second, g0);
+  EXPECT_EQ(told[2], told[1]);
+  EXPECT_EQ(told[3], std::make_pair(true, told[1].second));  // a notification runs too
+}
+
+TEST_F(DispatcherTest, AnUnwrittenWriteIsAnIoErrorUnderItsOwnId) {
+  const Error lost{ErrorKind::kIo, "cannot write the ledger: the disk is full"};
+  for (const json& id : {json("op-7"), json(42)}) {
+    std::optional<std::string> reply =
+        dispatcher_->Handle(alice_, Request("booking.create", CreateParams(), id));
+    ASSERT_TRUE(reply);
+    json j = json::parse(Dispatcher::Unwritten(*reply, lost));
+    ExpectError(j, rpc::kApplicationError, "io", "the disk is full");
+    EXPECT_EQ(j["id"], id);
+  }
+  json refused = json::parse(Dispatcher::Unwritten(R"({"id":3,"jsonrpc":"2.0","error":{}})", lost));
+  EXPECT_EQ(refused["id"], 3);
+}
+
 // ---- hostile input ----------------------------------------------------------------
 
 TEST_F(DispatcherTest, OddInputsNeverThrow) {

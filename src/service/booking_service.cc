@@ -43,6 +43,12 @@ Result<store::LedgerStore*> BookingService::Impl::Reader() {
 void BookingService::Impl::Watch(store::LedgerStore& s) {
   live.reset();
   if (!deps.exclusive_store) return;
+  // A failed group commit took back writes the calendar had taken in: it is
+  // read again from disk at its next use, and read caches start afresh.
+  s.OnGroupRollback([this] {
+    calendar.reset();
+    ++generation;
+  });
   s.OnCommit([this, &s](const std::vector<std::string>& ids) {
     ++generation;
     if (!live) return;
@@ -402,6 +408,13 @@ Status BookingService::Open() {
   (void)s;
   return Ok();
 }
+::bk::Status BookingService::BeginBatch() {
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
+  return s->BeginGroup();
+}
+
+::bk::Status BookingService::CommitBatch() { return impl_->store ? impl_->store->CommitGroup() : Ok(); }
+
 const engine::Policy& BookingService::policy() const { return impl_->policy(); }
 
 Result<BookingOutcome> BookingService::Create(const Actor& actor, const CreateRequest& request) {

@@ -98,6 +98,14 @@ class BookingService {
   // Opens (creating if needed) the ledger now rather than at the first call.
   ::bk::Status Open();
 
+  // Group commit, for the daemon that holds the ledger alone: the writes
+  // between BeginBatch and CommitBatch share one transaction and one fsync.
+  // Each is seen by the next at once, but is durable only once CommitBatch
+  // returns Ok, so its caller must not be answered before; a failed
+  // CommitBatch loses them all (in memory too: state is read again from disk).
+  ::bk::Status BeginBatch();
+  ::bk::Status CommitBatch();
+
   engine::Seconds Now() const;
   // Changes whenever a write commits: caches of read results compare it.
   uint64_t Generation() const;

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include "engine/parse.h"
 #include "gpu/source.h"
 #include "service/service_testing.h"
+#include "store/fault_vfs.h"
 #include "store/ledger_store.h"
 
 namespace bk::service {
@@ -976,6 +978,80 @@ TEST_F(BookingServiceTest, ReadsSeeWrites) {
   ASSERT_TRUE(exact.has_value());
   EXPECT_FALSE(exact->available);
   EXPECT_FALSE(exact->reason.empty());
+}
+
+// ---- group commit (the daemon) ------------------------------------------------
+
+// The service as the daemon builds it, over a disk that can be made to fail.
+class BatchTest : public BookingServiceTest {
+ protected:
+  void SetUp() override {
+    vfs_ = &store::FaultVfs::Install();
+    vfs_->Reset();
+    BookingService::Deps deps{&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), true};
+    deps.store_vfs = store::FaultVfs::kName;
+    service_ = std::make_unique<BookingService>(deps);
+    ASSERT_TRUE(service_->Open().has_value());
+  }
+  void TearDown() override {
+    service_.reset();
+    vfs_->Reset();
+  }
+
+  // The IDs another process finds in the ledger once the daemon is gone.
+  std::vector<std::string> OnDisk() {
+    service_.reset();
+    BookingService reader({&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), false});
+    auto list = reader.List(me_, ListQuery{.everyone = true});
+    EXPECT_TRUE(list.has_value()) << list.error().message;
+    std::vector<std::string> ids;
+    for (const auto& r : list ? list->reservations : std::vector<engine::Reservation>{}) ids.push_back(r.id);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+
+  store::FaultVfs* vfs_ = nullptr;
+};
+
+TEST_F(BatchTest, WritesOfABatchSeeEachOtherAndBecomeDurableTogether) {
+  const int64_t syncs = vfs_->count(store::FaultPoint::kSync);
+  ASSERT_TRUE(service_->BeginBatch().has_value());
+  std::vector<std::string> ids;
+  std::vector<int> gpus;
+  for (int i = 0; i < 4; ++i) {
+    engine::Reservation r = Book(me_, Req(1, 1 * kH, Mode::kExclusive));
+    ids.push_back(r.id);
+    gpus.insert(gpus.end(), r.gpus.begin(), r.gpus.end());
+  }
+  std::sort(gpus.begin(), gpus.end());
+  EXPECT_EQ(gpus, (std::vector<int>{0, 1, 2, 3}));          // each placed around the ones before it
+  EXPECT_EQ(vfs_->count(store::FaultPoint::kSync), syncs);  // none durable yet
+  ASSERT_TRUE(service_->CommitBatch().has_value());
+  EXPECT_GT(vfs_->count(store::FaultPoint::kSync), syncs);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(OnDisk(), ids);
+}
+
+TEST_F(BatchTest, AFailedBatchIsForgottenOnDiskAndInMemory) {
+  engine::Reservation before = Book(me_, On(Req(1, 1 * kH, Mode::kExclusive), {0}));
+  ASSERT_TRUE(service_->BeginBatch().has_value());
+  engine::Reservation lost = Book(me_, Req(3, 1 * kH, Mode::kExclusive));
+  EXPECT_EQ(lost.gpus, (std::vector<int>{1, 2, 3}));
+  const uint64_t generation = service_->Generation();
+  vfs_->FailAt(store::FaultPoint::kSync, vfs_->count(store::FaultPoint::kSync) + 1, SQLITE_IOERR_FSYNC);
+  auto st = service_->CommitBatch();
+  ASSERT_FALSE(st.has_value());
+  EXPECT_EQ(st.error().kind, ErrorKind::kIo);
+  EXPECT_NE(service_->Generation(), generation);  // read caches drop their answers
+  vfs_->Disarm();
+  // The GPUs the lost booking held are free again for the same service.
+  auto again = service_->Create(me_, Req(3, 1 * kH, Mode::kExclusive));
+  ASSERT_TRUE(again.has_value()) << again.error().message;
+  EXPECT_EQ(again->status, "created");
+  EXPECT_EQ(again->reservation.gpus, (std::vector<int>{1, 2, 3}));
+  std::vector<std::string> kept{before.id, again->reservation.id};
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(OnDisk(), kept);
 }
 
 }  // namespace

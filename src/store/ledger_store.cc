@@ -89,37 +89,78 @@ const std::string& SelectNotifications() {
   return sql;
 }
 
+// A commit that failed while its pages were going to disk may have reached
+// it all the same: SQLite recovers a complete WAL commit on the next open.
+// Saying "retry" alone would make a retry without an operation ID book twice.
+Error MayHaveBeenRecorded(Error e) {
+  if (e.kind == ErrorKind::kIo)
+    e.message +=
+        "; it may have been recorded all the same, so look before repeating it (a retry "
+        "with the same --op-id is always safe)";
+  return e;
+}
+
 }  // namespace
 
 WriteTxn::~WriteTxn() {
-  if (store_) {
-    (void)store_->db_->Exec("ROLLBACK");
-    store_->changed_.clear();
-  }
+  if (store_) store_->RollbackWrite(nested_);
 }
 
 Status WriteTxn::Commit() {
   LedgerStore* s = store_;
   store_ = nullptr;
-  if (auto st = s->db_->Exec("COMMIT"); !st) {
-    (void)s->db_->Exec("ROLLBACK");
-    s->changed_.clear();
-    // A commit that failed while its pages were going to disk may have
-    // reached it all the same: SQLite recovers a complete WAL commit on the
-    // next open. Saying "retry" alone would make a retry without an
-    // operation ID book twice.
-    Error e = st.error();
-    if (e.kind == ErrorKind::kIo)
-      e.message +=
-          "; it may have been recorded all the same, so look before repeating it (a retry "
-          "with the same --op-id is always safe)";
-    return std::unexpected(e);
+  return s->CommitWrite(nested_);
+}
+
+void LedgerStore::RollbackWrite(bool nested) {
+  changed_.clear();
+  if (!nested) {
+    (void)db_->Exec("ROLLBACK");
+    return;
   }
-  ++s->commits_;
+  // Only this write goes; the group's earlier writes stay.
+  if (!GroupLost()) (void)db_->Exec("ROLLBACK TO write; RELEASE write");
+}
+
+Status LedgerStore::CommitWrite(bool nested) {
+  Status st = nested && GroupLost() ? Status(std::unexpected(GroupLostError()))
+                                    : db_->Exec(nested ? "RELEASE write" : "COMMIT");
+  if (!st) {
+    RollbackWrite(nested);
+    return std::unexpected(nested ? st.error() : MayHaveBeenRecorded(st.error()));
+  }
+  ++commits_;
   std::vector<std::string> changed;
-  changed.swap(s->changed_);
-  if (s->on_commit_) s->on_commit_(changed);  // every commit: read caches compare generations
+  changed.swap(changed_);
+  if (on_commit_) on_commit_(changed);  // every commit: read caches compare generations
   return Ok();
+}
+
+bool LedgerStore::GroupLost() const { return in_group_ && sqlite3_get_autocommit(db_->raw()) != 0; }
+
+Error LedgerStore::GroupLostError() const {
+  return Error{ErrorKind::kIo,
+               fmt::format("I/O error on {}: a failed write rolled back the open transaction; check the "
+                           "disk and retry",
+                           path_)};
+}
+
+Status LedgerStore::BeginGroup() {
+  if (in_group_) return Ok();
+  BK_TRY(db_->Exec("BEGIN IMMEDIATE"));
+  in_group_ = true;
+  return Ok();
+}
+
+Status LedgerStore::CommitGroup() {
+  if (!in_group_) return Ok();
+  const bool lost = GroupLost();
+  Status st = lost ? Status(std::unexpected(GroupLostError())) : db_->Exec("COMMIT");
+  in_group_ = false;
+  if (st) return Ok();
+  (void)db_->Exec("ROLLBACK");  // fails harmlessly when SQLite has rolled back already
+  if (on_group_rollback_) on_group_rollback_();
+  return std::unexpected(lost ? st.error() : MayHaveBeenRecorded(st.error()));
 }
 
 Result<std::unique_ptr<LedgerStore>> LedgerStore::Open(const OpenOptions& o) {
@@ -185,8 +226,15 @@ Status LedgerStore::Migrate() {
 }
 
 Result<WriteTxn> LedgerStore::BeginWrite() {
-  BK_TRY(db_->Exec("BEGIN IMMEDIATE"));
-  return WriteTxn(this);
+  if (!in_group_) {
+    BK_TRY(db_->Exec("BEGIN IMMEDIATE"));
+    return WriteTxn(this, false);
+  }
+  // Outside a transaction a savepoint would begin (and its release commit)
+  // one of its own, durable apart from the group: refused instead.
+  if (GroupLost()) return std::unexpected(GroupLostError());
+  BK_TRY(db_->Exec("SAVEPOINT write"));
+  return WriteTxn(this, true);
 }
 
 Result<LedgerStore::Cleared> LedgerStore::Reset() {

@@ -48,16 +48,20 @@ struct ReservationQuery {
 
 class LedgerStore;
 
-// A write transaction (BEGIN IMMEDIATE); rolls back unless committed.
+// A write transaction (BEGIN IMMEDIATE); rolls back unless committed. Inside
+// an open group it is a savepoint of the group's transaction instead: its
+// commit makes it visible to the next write, the group's commit makes it
+// durable, and dropping it undoes it alone.
 class WriteTxn {
  public:
-  explicit WriteTxn(LedgerStore* store) : store_(store) {}
-  WriteTxn(WriteTxn&& o) noexcept : store_(o.store_) { o.store_ = nullptr; }
+  WriteTxn(LedgerStore* store, bool nested) : store_(store), nested_(nested) {}
+  WriteTxn(WriteTxn&& o) noexcept : store_(o.store_), nested_(o.nested_) { o.store_ = nullptr; }
   ~WriteTxn();
   Status Commit();
 
  private:
   LedgerStore* store_;
+  bool nested_;
 };
 
 class LedgerStore {
@@ -69,8 +73,17 @@ class LedgerStore {
 
   Result<WriteTxn> BeginWrite();
   bool in_memory() const { return in_memory_; }
-  // Write transactions committed through this object.
+  // Write transactions committed through this object (a group's each count).
   uint64_t commits() const { return commits_; }
+
+  // Group commit (the daemon): the writes between BeginGroup and CommitGroup
+  // share one transaction and so one fsync. Each write's OnCommit listener
+  // runs at its own commit, so later writes see it, but nothing is durable
+  // until CommitGroup returns Ok. When that commit fails every write of the
+  // group is rolled back and the OnGroupRollback listener runs. Beginning a
+  // group while one is open changes nothing.
+  Status BeginGroup();
+  Status CommitGroup();
   const std::string& path() const { return path_; }
 
   // Policy bound at first write (canonical JSON), if any.
@@ -126,6 +139,9 @@ class LedgerStore {
   void OnCommit(std::function<void(const std::vector<std::string>&)> listener) {
     on_commit_ = std::move(listener);
   }
+  // Called when a group's commit failed and its writes, which OnCommit had
+  // reported, are gone: what was derived from them must be dropped.
+  void OnGroupRollback(std::function<void()> listener) { on_group_rollback_ = std::move(listener); }
 
   // Retention: removes reservations that ended (or were cancelled) at or
   // before `cutoff`, with their jobs. Operation IDs stay forever (a retry
@@ -157,6 +173,12 @@ class LedgerStore {
   LedgerStore(std::unique_ptr<Db> db, std::string path, bool in_memory)
       : db_(std::move(db)), path_(std::move(path)), in_memory_(in_memory) {}
   Status Migrate();
+  void RollbackWrite(bool nested);
+  Status CommitWrite(bool nested);
+  // Whether the open group's transaction is gone: SQLite rolls a whole
+  // transaction back after some I/O errors, savepoints and all.
+  bool GroupLost() const;
+  Error GroupLostError() const;
 
   std::unique_ptr<Db> db_;
   std::string path_;
@@ -164,6 +186,8 @@ class LedgerStore {
   uint64_t commits_ = 0;
   std::vector<std::string> changed_;
   std::function<void(const std::vector<std::string>&)> on_commit_;
+  bool in_group_ = false;
+  std::function<void()> on_group_rollback_;
 };
 
 }  // namespace bk::store

@@ -1,5 +1,6 @@
 #include "store/ledger_store.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -13,6 +14,7 @@
 
 #include "base/temp_dir_testing.h"
 #include "engine/reservation_testing.h"
+#include "store/fault_vfs.h"
 #include "sys/file_system_testing.h"
 
 namespace bk::store {
@@ -808,6 +810,183 @@ TEST_F(LedgerStoreTest, SecondWriterIsBusyWhileATransactionIsOpen) {
   auto blocked = (*c)->BeginWrite();
   ASSERT_FALSE(blocked.has_value());
   EXPECT_EQ(blocked.error().kind, ErrorKind::kBusy);
+}
+
+// ---- group commit ------------------------------------------------------------
+
+// Inserts reservation `id` in a write of its own (a savepoint inside a
+// group); commits it unless `keep` is false.
+void Book(LedgerStore& s, const std::string& id, bool keep = true) {
+  auto txn = s.BeginWrite();
+  ASSERT_TRUE(txn.has_value()) << txn.error().message;
+  ASSERT_TRUE(s.Insert(MakeReservation(id, 1, 100, 200)).has_value());
+  if (keep) {
+    ASSERT_TRUE(txn->Commit().has_value());
+  }
+}
+
+class GroupCommitTest : public LedgerStoreTest {
+ protected:
+  void SetUp() override {
+    vfs_ = &FaultVfs::Install();
+    vfs_->Reset();
+  }
+  void TearDown() override { vfs_->Reset(); }
+
+  // The ledger as the daemon opens it, through the fault-injecting VFS.
+  std::unique_ptr<LedgerStore> OpenFaulty() {
+    auto o = Options(true);
+    o.exclusive = true;
+    o.vfs = FaultVfs::kName;
+    auto s = LedgerStore::Open(o);
+    EXPECT_TRUE(s.has_value()) << (s ? "" : s.error().message);
+    return s ? std::move(*s) : nullptr;
+  }
+
+  // What another process finds on disk once the daemon is gone.
+  std::vector<std::string> OnDisk() {
+    auto s = OpenOrDie(false);
+    std::vector<std::string> ids;
+    for (const auto& r : s->Reservations({}).value_or(std::vector<engine::Reservation>{}))
+      ids.push_back(r.id);
+    return ids;
+  }
+
+  FaultVfs* vfs_ = nullptr;
+};
+
+TEST_F(GroupCommitTest, WritesOfAGroupSeeEachOtherAndShareOneSync) {
+  auto s = OpenFaulty();
+  ASSERT_TRUE(s);
+  std::vector<std::vector<std::string>> told;
+  s->OnCommit([&](const std::vector<std::string>& ids) { told.push_back(ids); });
+  vfs_->Reset();
+  Book(*s, "alone");
+  const int64_t one_write = vfs_->count(FaultPoint::kSync);
+  ASSERT_GT(one_write, 0);
+
+  vfs_->Reset();
+  ASSERT_TRUE(s->BeginGroup().has_value());
+  for (const char* id : {"a", "b", "c"}) {
+    Book(*s, id);
+    EXPECT_TRUE(Holds(*s, id));  // the next write of the group sees it
+  }
+  EXPECT_EQ(vfs_->count(FaultPoint::kSync), 0);  // nothing durable yet
+  ASSERT_TRUE(s->CommitGroup().has_value());
+  EXPECT_EQ(vfs_->count(FaultPoint::kSync), one_write);
+  EXPECT_EQ(told, (std::vector<std::vector<std::string>>{{"alone"}, {"a"}, {"b"}, {"c"}}));
+  EXPECT_EQ(s->commits(), 4u);
+  s.reset();
+  EXPECT_EQ(OnDisk(), (std::vector<std::string>{"a", "alone", "b", "c"}));
+}
+
+TEST_F(GroupCommitTest, AWriteDroppedInAGroupTakesOnlyItself) {
+  auto s = OpenFaulty();
+  ASSERT_TRUE(s);
+  std::vector<std::string> told;
+  s->OnCommit([&](const std::vector<std::string>& ids) { told.insert(told.end(), ids.begin(), ids.end()); });
+  ASSERT_TRUE(s->BeginGroup().has_value());
+  Book(*s, "a");
+  Book(*s, "dropped", /*keep=*/false);
+  EXPECT_FALSE(Holds(*s, "dropped"));
+  EXPECT_TRUE(Holds(*s, "a"));
+  Book(*s, "c");
+  ASSERT_TRUE(s->CommitGroup().has_value());
+  EXPECT_EQ(told, (std::vector<std::string>{"a", "c"}));
+  s.reset();
+  EXPECT_EQ(OnDisk(), (std::vector<std::string>{"a", "c"}));
+}
+
+TEST_F(GroupCommitTest, AFailedGroupCommitLosesEveryWriteAndSaysSo) {
+  auto s = OpenFaulty();
+  ASSERT_TRUE(s);
+  Book(*s, "before");
+  int rollbacks = 0;
+  s->OnGroupRollback([&] { ++rollbacks; });
+  ASSERT_TRUE(s->BeginGroup().has_value());
+  Book(*s, "a");
+  Book(*s, "b");
+  vfs_->Reset();
+  vfs_->FailAt(FaultPoint::kSync, 1, SQLITE_IOERR_FSYNC);
+  auto st = s->CommitGroup();
+  ASSERT_FALSE(st.has_value());
+  EXPECT_EQ(st.error().kind, ErrorKind::kIo);
+  EXPECT_THAT(st.error().message, HasSubstr("it may have been recorded all the same"));
+  EXPECT_EQ(rollbacks, 1);
+  EXPECT_FALSE(Holds(*s, "a"));
+  EXPECT_FALSE(Holds(*s, "b"));
+  EXPECT_TRUE(Holds(*s, "before"));
+  // The disk recovers: the next group and the next lone write work.
+  vfs_->Disarm();
+  ASSERT_TRUE(s->BeginGroup().has_value());
+  Book(*s, "after");
+  ASSERT_TRUE(s->CommitGroup().has_value());
+  Book(*s, "alone");
+  EXPECT_EQ(rollbacks, 1);
+  s.reset();
+  EXPECT_EQ(OnDisk(), (std::vector<std::string>{"after", "alone", "before"}));
+}
+
+TEST_F(GroupCommitTest, AFullDiskAtTheGroupCommitNamesIt) {
+  auto s = OpenFaulty();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->BeginGroup().has_value());
+  Book(*s, "a");
+  vfs_->Reset();
+  vfs_->FailAt(FaultPoint::kWrite, 1, SQLITE_FULL, /*sticky=*/true);
+  auto st = s->CommitGroup();
+  ASSERT_FALSE(st.has_value());
+  EXPECT_THAT(st.error().message, HasSubstr("the disk is full"));
+  vfs_->Disarm();
+  EXPECT_FALSE(Holds(*s, "a"));
+  s.reset();
+  EXPECT_TRUE(OnDisk().empty());
+}
+
+// SQLite rolls a whole transaction back after an I/O error in a statement
+// (here while spilling its page cache to the WAL), the group's earlier
+// writes with it: no later write may then run (and commit) on its own.
+TEST_F(GroupCommitTest, AWriteThatLosesTheGroupFailsEveryWriteAfterIt) {
+  auto s = OpenFaulty();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->db().Exec("PRAGMA cache_size=10").has_value());
+  int rollbacks = 0;
+  s->OnGroupRollback([&] { ++rollbacks; });
+  ASSERT_TRUE(s->BeginGroup().has_value());
+  Book(*s, "a");
+  vfs_->Reset();
+  vfs_->FailAt(FaultPoint::kWrite, 1, SQLITE_IOERR_WRITE, /*sticky=*/true);
+  {
+    auto txn = s->BeginWrite();
+    ASSERT_TRUE(txn.has_value());
+    Status st = Ok();
+    for (int i = 0; i < 5000 && st; ++i)
+      st = s->Insert(MakeReservation(fmt::format("bulk-{:05}", i), 1, 100, 200));
+    ASSERT_FALSE(st.has_value()) << "the page cache never spilled";
+  }
+  vfs_->Disarm();
+  auto next = s->BeginWrite();
+  ASSERT_FALSE(next.has_value());
+  EXPECT_EQ(next.error().kind, ErrorKind::kIo);
+  auto st = s->CommitGroup();
+  ASSERT_FALSE(st.has_value());
+  EXPECT_THAT(st.error().message, HasSubstr("rolled back the open transaction"));
+  EXPECT_EQ(rollbacks, 1);
+  Book(*s, "after");
+  s.reset();
+  EXPECT_EQ(OnDisk(), (std::vector<std::string>{"after"}));
+}
+
+TEST_F(GroupCommitTest, AnEmptyGroupCommitsNothing) {
+  auto s = OpenFaulty();
+  ASSERT_TRUE(s);
+  vfs_->Reset();
+  ASSERT_TRUE(s->BeginGroup().has_value());
+  ASSERT_TRUE(s->BeginGroup().has_value());  // already open: one group still
+  ASSERT_TRUE(s->CommitGroup().has_value());
+  ASSERT_TRUE(s->CommitGroup().has_value());  // none open: nothing to do
+  EXPECT_EQ(vfs_->count(FaultPoint::kSync), 0);
+  EXPECT_EQ(s->commits(), 0u);
 }
 
 TEST_F(LedgerStoreTest, BindPolicyPersists) {

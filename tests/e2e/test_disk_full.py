@@ -2,7 +2,8 @@
 
 Bookings fail with one line naming the full disk and change nothing; what was confirmed before
 stays, the ledger stays sound, and everything works again once space returns. The same holds
-through the daemon, which keeps running (and keeps its monitor sampling) while it cannot write.
+through the daemon, which keeps running (and keeps its monitor sampling) while it cannot write;
+when writes that arrived together fail their shared commit, every one of their clients is told.
 
 Needs root (it mounts a tmpfs; CI runs as root); skipped otherwise.
 """
@@ -17,7 +18,7 @@ import unittest
 
 from bktest import BkTestCase
 from ledger_checker import integrity_check
-from server_fixture import OWNER, USER_A, Account, Server, is_root, make_base_dir, remove_tree
+from server_fixture import OWNER, USER_A, Account, Rpc, Server, is_root, make_base_dir, remove_tree
 
 
 def mount_tmpfs(path, size):
@@ -179,6 +180,44 @@ class ServerOnAFullDisk(unittest.TestCase):
         self.assertEqual(self.srv.stop(), 0, self.srv.log())
         self.assertEqual(integrity_check(self.srv.ledger), "ok")
 
+
+    def test_a_failed_group_commit_answers_every_writer_with_an_error(self):
+        first = self.book("1", "30m")
+        filler = fill(self.mount)
+        conns = [Rpc(self.srv.socket, timeout=30) for _ in range(4)]
+        self.addCleanup(lambda: [c.close() for c in conns])
+
+        def create(op):
+            return {"jsonrpc": "2.0", "id": op, "method": "booking.create",
+                    "params": {"count": 1, "duration_seconds": 1800, "op_id": op}}
+
+        # Each connection sends its requests at once; the read between writes must not see them.
+        sent = {}
+        for i, c in enumerate(conns):
+            ops = ["full-%d-%d" % (i, n) for n in range(3)]
+            lines = [create(ops[0]), create(ops[1]),
+                     {"jsonrpc": "2.0", "id": "list-%d" % i, "method": "reservations.list",
+                      "params": {"everyone": True}},
+                     create(ops[2])]
+            c.send_raw("".join(json.dumps(line) + "\n" for line in lines))
+            sent[i] = [line["id"] for line in lines]
+        for i, c in enumerate(conns):
+            for want in sent[i]:
+                reply = c.read(30)
+                self.assertEqual(reply.get("id"), want, reply)  # answers in the order of the requests
+                if want.startswith("list-"):
+                    self.assertEqual([r["id"] for r in reply["result"]["reservations"]], [first], reply)
+                    continue
+                self.assertNotIn("result", reply, reply)
+                self.assertEqual(reply["error"]["data"]["kind"], "io", reply)
+                self.assertIn("the disk is full", reply["error"]["message"])
+        self.assertTrue(self.srv.alive(), self.srv.log())
+        os.unlink(filler)
+        second = self.book("1", "30m", "-t", "22:00")
+        p = self.a.bk("l", "--json")
+        self.assertEqual(sorted(r["id"] for r in json.loads(p.stdout)["reservations"]), sorted([first, second]))
+        self.assertEqual(self.srv.stop(), 0, self.srv.log())
+        self.assertEqual(integrity_check(self.srv.ledger), "ok")
 
 if __name__ == "__main__":
     unittest.main()

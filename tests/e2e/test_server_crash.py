@@ -9,6 +9,10 @@ operation ID. Afterwards, with the daemon stopped gracefully, the ledger is open
 * every operation ID made exactly one reservation (a retry across the crash never doubles);
 * nothing is over-admitted (ledger_checker, independent of bk), PRAGMA integrity_check is ok.
 
+A second test does the same with 32 raw protocol clients, one booking in flight each, so that the
+daemon commits their bookings in groups (one fsync for many): the kill comes at a random moment,
+and every booking whose success reply a client read must be in the ledger afterwards.
+
 As root the daemon runs as the account bksrvown and the clients as bksrva/bksrvb (created when
 missing); otherwise everything runs as the current account. Run:
 
@@ -18,6 +22,8 @@ missing); otherwise everything runs as the current account. Run:
 import calendar
 import json
 import os
+import random
+import re
 import sqlite3
 import threading
 import time
@@ -25,7 +31,7 @@ import unittest
 import urllib.parse
 
 from ledger_checker import check_ledger, integrity_check
-from server_fixture import BK_BIN, NOW, bk_ok, budgeted_server, describe, make_base_dir, remove_tree
+from server_fixture import BK_BIN, NOW, Rpc, bk_ok, budgeted_server, describe, make_base_dir, remove_tree
 
 CLIENTS = 16
 PER_CLIENT = 12
@@ -34,6 +40,8 @@ GPU_COUNT = 4
 CAPACITY = 2
 HOST_CPUS = 16
 HOST_RAM_MB = 65536
+RAW_CLIENTS = 32
+RAW_PER_CLIENT = 10
 
 
 def iso(text):
@@ -169,6 +177,110 @@ class DaemonCrash(unittest.TestCase):
         self.assertEqual(check_ledger(self.srv.ledger, now=NOW, capacity=CAPACITY, gpu_count=GPU_COUNT,
                                       host_cpus=HOST_CPUS, host_ram_mb=HOST_RAM_MB), [])
 
+
+    def create(self, op):
+        return {"jsonrpc": "2.0", "id": op, "method": "booking.create",
+                "params": {"count": 1, "duration_seconds": 1800, "cpus": 1, "op_id": op}}
+
+    def test_kill9_while_32_raw_clients_book_in_shared_commits(self):
+        seed = int.from_bytes(os.urandom(4), "little")
+        kill_after = random.Random(seed).randint(RAW_CLIENTS, RAW_CLIENTS * RAW_PER_CLIENT // 2)
+        why = " (seed %d, kill after %d confirmations)" % (seed, kill_after)
+        lock = threading.Condition()
+        confirmed = {}  # op_id -> reservation, from success replies read before the kill
+        in_flight = []  # op_ids sent but unanswered when the daemon died
+        errors = []
+        killed = threading.Event()
+
+        def client(i):
+            try:
+                rpc = Rpc(self.srv.socket, timeout=60)
+            except OSError as e:
+                with lock:
+                    errors.append("client %d cannot connect: %r" % (i, e))
+                    lock.notify_all()
+                return
+            try:
+                for n in range(RAW_PER_CLIENT):
+                    op = "group-c%02d-%03d" % (i, n)
+                    try:
+                        rpc.send(self.create(op))
+                        reply = rpc.read(60)
+                    except (OSError, EOFError) as e:
+                        with lock:
+                            if killed.is_set():
+                                in_flight.append(op)
+                            else:
+                                errors.append("%s failed while the daemon was up: %r" % (op, e))
+                            lock.notify_all()
+                        return
+                    with lock:
+                        if reply.get("id") != op or "result" not in reply:
+                            errors.append("%s: unexpected reply %r" % (op, reply))
+                            lock.notify_all()
+                            return
+                        confirmed[op] = reply["result"]["reservation"]
+                        lock.notify_all()
+            finally:
+                rpc.close()
+
+        threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(RAW_CLIENTS)]
+        for t in threads:
+            t.start()
+        with lock:
+            ok = lock.wait_for(lambda: len(confirmed) >= kill_after or errors, timeout=120)
+            self.assertTrue(ok, "only %d confirmations within 120 s%s" % (len(confirmed), why))
+            self.assertEqual(errors, [], why)
+            killed.set()
+        self.srv.kill()
+        self.assertEqual(self.srv.proc.returncode, -9)
+        for t in threads:
+            t.join(60)
+            self.assertFalse(t.is_alive(), "a client hung" + why)
+        self.assertEqual(errors, [], why)
+        self.assertLess(len(confirmed), RAW_CLIENTS * RAW_PER_CLIENT, "the clients finished before the kill")
+
+        # Every booking a client was told about survived, with the same ID.
+        self.srv.start()
+        rpc = Rpc(self.srv.socket, timeout=60)
+        for op, r in sorted(confirmed.items()):
+            reply = rpc.call("reservation.history", {"ref": r["id"]})
+            self.assertIn("result", reply, "confirmed booking %s (%s) is missing after the crash%s" % (r["id"], op, why))
+            self.assertEqual(reply["result"]["reservation"]["op_id"], op)
+        # What was in flight is retried by operation ID, pipelined on one connection: each is
+        # booked at most once, and the answers come back in the order of the requests.
+        rpc.send_raw("".join(json.dumps(self.create(op)) + "\n" for op in in_flight))
+        for op in in_flight:
+            reply = rpc.read(60)
+            self.assertEqual(reply.get("id"), op, why)
+            self.assertIn(reply.get("result", {}).get("status"), ("created", "queued", "exists"), reply)
+        rpc.close()
+        p = self.srv.owner.bk("admin", "data", "verify", env=self.srv.owner.env(BK_CONFIG_FILE=self.srv.config))
+        self.assertEqual(p.returncode, 0, describe(["admin", "data", "verify"], p))
+        self.assertIn("invariants: ok", p.stdout)
+        self.assertEqual(self.srv.stop(), 0, self.srv.log())
+        # The retries shared commits: fewer fsyncs than writes.
+        m = re.search(r"stopped: \d+ requests, (\d+) writes in (\d+) group commits", self.srv.log())
+        self.assertIsNotNone(m, self.srv.log())
+        if len(in_flight) > 4:
+            self.assertLess(int(m.group(2)), int(m.group(1)), self.srv.log())
+
+        if os.environ.get("BK_TEST_VERBOSE"):
+            print("\nconfirmed before the kill %d, in flight %d, then %s writes in %s group commits%s"
+                  % (len(confirmed), len(in_flight), m.group(1), m.group(2), why))
+        self.assertEqual(integrity_check(self.srv.ledger), "ok")
+        uri = "file:%s?mode=ro" % urllib.parse.quote(self.srv.ledger)
+        con = sqlite3.connect(uri, uri=True)
+        try:
+            ids = {r[0] for r in con.execute("SELECT id FROM reservations")}
+            doubled = con.execute("SELECT uid, op_id, count(*) FROM reservations GROUP BY uid, op_id "
+                                  "HAVING count(*) > 1").fetchall()
+        finally:
+            con.close()
+        self.assertEqual(doubled, [], why)
+        self.assertLessEqual({r["id"] for r in confirmed.values()}, ids, why)
+        self.assertEqual(check_ledger(self.srv.ledger, now=NOW, capacity=CAPACITY, gpu_count=GPU_COUNT,
+                                      host_cpus=HOST_CPUS, host_ram_mb=HOST_RAM_MB), [], why)
 
 if __name__ == "__main__":
     unittest.main()
