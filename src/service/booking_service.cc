@@ -46,7 +46,7 @@ void BookingService::Impl::Watch(store::LedgerStore& s) {
   // A failed group commit took back writes the calendar had taken in: it is
   // read again from disk at its next use, and read caches start afresh.
   s.OnGroupRollback([this] {
-    calendar.reset();
+    live.reset();
     ++generation;
   });
   s.OnCommit([this, &s](const std::vector<std::string>& ids) {
