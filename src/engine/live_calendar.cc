@@ -34,6 +34,7 @@ LiveCalendar::LiveCalendar(const Policy& policy, std::vector<Entry> entries)
 
 void LiveCalendar::Index(const std::string& id, const Held& held) {
   by_end_.emplace(held.footprint.end, id);
+  by_start_.emplace(std::pair{held.footprint.start, id}, held.footprint.end);
   ++per_owner_[held.owner];
   if (held.footprint.mode == Mode::kExclusive)
     exclusive_.emplace(std::pair{held.footprint.start, id}, held.footprint.end);
@@ -47,6 +48,7 @@ void LiveCalendar::Unindex(const std::string& id, const Held& held) {
       break;
     }
   }
+  by_start_.erase(std::pair{held.footprint.start, id});
   if (auto it = per_owner_.find(held.owner); it != per_owner_.end() && --it->second == 0)
     per_owner_.erase(it);
   exclusive_.erase(std::pair{held.footprint.start, id});
@@ -83,6 +85,13 @@ const Footprint* LiveCalendar::Find(const std::string& id) const {
 int64_t LiveCalendar::CountOwnedBy(uint32_t owner) const {
   auto it = per_owner_.find(owner);
   return it == per_owner_.end() ? 0 : it->second;
+}
+
+std::vector<std::string> LiveCalendar::Overlapping(Seconds from, Seconds to) const {
+  std::vector<std::string> out;
+  for (auto it = by_start_.begin(); it != by_start_.end() && it->first.first < to; ++it)
+    if (it->second > from) out.push_back(it->first.second);
+  return out;
 }
 
 std::vector<Interval> LiveCalendar::ExclusiveIntervals() const {

@@ -40,6 +40,9 @@ class LiveCalendar {
   int64_t CountOwnedBy(uint32_t owner) const;
   // [start, end) of every exclusive reservation, in start order.
   std::vector<Interval> ExclusiveIntervals() const;
+  // The IDs of the reservations overlapping [from, to), in start order. Reads
+  // those that start before `to`: near now, what runs and what the window holds.
+  std::vector<std::string> Overlapping(Seconds from, Seconds to) const;
 
  private:
   struct Held {
@@ -51,7 +54,8 @@ class LiveCalendar {
 
   Occupancy occupancy_;
   std::unordered_map<std::string, Held> entries_;
-  std::multimap<Seconds, std::string> by_end_;  // what Expire drops next
+  std::multimap<Seconds, std::string> by_end_;                   // what Expire drops next
+  std::map<std::pair<Seconds, std::string>, Seconds> by_start_;  // (start, id) -> end
   std::unordered_map<uint32_t, int64_t> per_owner_;
   std::map<std::pair<Seconds, std::string>, Seconds> exclusive_;  // (start, id) -> end
 };

@@ -83,6 +83,35 @@ Result<engine::Calendar> BookingService::Impl::PlacementCalendar(store::LedgerSt
   return engine::Calendar(policy(), cal->occupancy(), now, without);
 }
 
+Result<std::vector<engine::Reservation>> BookingService::Impl::Overlapping(store::LedgerStore& s,
+                                                                           Seconds from, Seconds to,
+                                                                           Seconds now, bool running_only) {
+  store::ReservationQuery q;
+  q.include_cancelled = false;
+  q.overlap_start = from;
+  q.overlap_end = to;
+  if (running_only) {
+    q.active_only = true;
+    q.now = now;
+  }
+  if (!deps.exclusive_store) return s.Reservations(q);
+  BK_ASSIGN_OR_RETURN(engine::LiveCalendar * cal, Live(s, now));
+  std::vector<engine::Reservation> out;
+  // Ended ones (expired, or active until something marks them) from the ledger.
+  if (!running_only && from < now) {
+    q.ended_by = now;
+    BK_ASSIGN_OR_RETURN(out, s.Reservations(q));
+  }
+  for (const std::string& id : cal->Overlapping(from, to)) {
+    BK_ASSIGN_OR_RETURN(auto r, s.Get(id));
+    if (r) out.push_back(*std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const engine::Reservation& a, const engine::Reservation& b) {
+    return std::tie(a.start, a.end, a.id) < std::tie(b.start, b.end, b.id);
+  });
+  return out;
+}
+
 Result<int64_t> BookingService::Impl::CountActive(store::LedgerStore& s, uint32_t uid, Seconds now) {
   if (!deps.exclusive_store) {
     store::ReservationQuery q{uid, true, true, now};

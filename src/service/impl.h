@@ -109,6 +109,14 @@ struct BookingService::Impl {
   uint64_t generation = 0;
   // The daemon's live calendar, loaded at first use, without what ended by `now`.
   Result<engine::LiveCalendar*> Live(store::LedgerStore& s, engine::Seconds now);
+  // The reservations not cancelled that overlap [from, to), in (start, end,
+  // ID) order; `running_only`: only active ones that have not ended by `now`.
+  // The daemon takes those that run on from its live calendar and reads
+  // only the ended ones from the ledger, so a window near now costs what it
+  // holds, not every booking still to come.
+  Result<std::vector<engine::Reservation>> Overlapping(store::LedgerStore& s, engine::Seconds from,
+                                                       engine::Seconds to, engine::Seconds now,
+                                                       bool running_only);
   // How many active reservations `uid` holds (from memory in the daemon).
   Result<int64_t> CountActive(store::LedgerStore& s, uint32_t uid, engine::Seconds now);
 

@@ -262,11 +262,7 @@ Result<StatusView> BookingService::Status(const Actor& actor, Seconds from, Seco
     v.usage[g].next_free =
         steps.FirstWhere(v.now, [](const auto& x) { return x[engine::Occupancy::kHolders] == 0; });
   }
-  store::ReservationQuery now_q;
-  now_q.active_only = true;
-  now_q.now = v.now;
-  now_q.overlap_end = v.now + 1;
-  BK_ASSIGN_OR_RETURN(auto current, s->Reservations(now_q));
+  BK_ASSIGN_OR_RETURN(auto current, impl_->Overlapping(*s, v.now, v.now + 1, v.now, true));
   for (const auto& r : current)
     for (int g : r.gpus)
       if (g >= 0 && g < p.gpu_count) v.usage[g].owners_now.push_back(r.uid);
@@ -278,11 +274,7 @@ Result<StatusView> BookingService::Status(const Actor& actor, Seconds from, Seco
     BK_ASSIGN_OR_RETURN(int64_t total, impl_->CountActive(*s, actor.uid, v.now));
     v.mine_total = static_cast<int>(total);
   }
-  store::ReservationQuery q;
-  q.include_cancelled = false;
-  q.overlap_start = from;
-  q.overlap_end = to;
-  BK_ASSIGN_OR_RETURN(v.reservations, s->Reservations(q));
+  BK_ASSIGN_OR_RETURN(v.reservations, impl_->Overlapping(*s, from, to, v.now, false));
   return v;
 }
 

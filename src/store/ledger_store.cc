@@ -318,6 +318,7 @@ std::string Where(const ReservationQuery& q) {
   if (!q.include_cancelled) sql += " AND status IN ('active', 'expired')";
   if (q.overlap_start) sql += " AND end_at > ?";
   if (q.overlap_end) sql += " AND start_at < ?";
+  if (q.ended_by) sql += " AND end_at <= ?";
   return sql;
 }
 
@@ -327,6 +328,7 @@ int BindWhere(Stmt& st, const ReservationQuery& q) {
   if (q.active_only) st.Bind(i++, q.now.value_or(0));
   if (q.overlap_start) st.Bind(i++, *q.overlap_start);
   if (q.overlap_end) st.Bind(i++, *q.overlap_end);
+  if (q.ended_by) st.Bind(i++, *q.ended_by);
   return i;
 }
 

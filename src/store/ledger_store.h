@@ -42,6 +42,7 @@ struct ReservationQuery {
   std::optional<engine::Seconds> now;            // for active_only / overlap
   std::optional<engine::Seconds> overlap_start;  // end > overlap_start
   std::optional<engine::Seconds> overlap_end;    // start < overlap_end
+  std::optional<engine::Seconds> ended_by;       // end <= ended_by
   bool newest_first = false;                     // order by start descending (history)
   std::optional<int> limit;
 };
