@@ -52,6 +52,17 @@ std::string ErrorLine(const json& id, int code, const std::string& message,
       -1, ' ', false, json::error_handler_t::replace);
 }
 
+// The response line to request `id`: its result, or its error. Validation
+// failures are invalid params; the rest are application errors.
+std::string Answer(const json& id, Result<json> result) {
+  if (!result) {
+    int code = result.error().kind == ErrorKind::kInvalid ? rpc::kInvalidParams : rpc::kApplicationError;
+    return ErrorLine(id, code, result.error().message, result.error().kind);
+  }
+  return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(*result)}}.dump(
+      -1, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace
 
 Dispatcher::Dispatcher(service::BookingService& service, const config::Config& config, size_t cache_max_bytes)
@@ -83,16 +94,18 @@ void Dispatcher::Remember(std::string key, const std::string& answer) {
   if (cache_.try_emplace(std::move(key), answer).second) cache_bytes_ += cost;
 }
 
-std::optional<std::string> Dispatcher::Handle(const service::Actor& actor, const std::string& line) {
+std::optional<std::string> Dispatcher::Handle(const service::Actor& actor, const std::string& line,
+                                              sys::UniqueFd passed) {
   // Whatever a client sends, the daemon answers and stays up for everyone else.
   try {
-    return HandleUnchecked(actor, line);
+    return HandleUnchecked(actor, line, std::move(passed));
   } catch (const std::exception& e) {
     return ErrorLine(nullptr, rpc::kInvalidRequest, fmt::format("malformed request ({})", e.what()));
   }
 }
 
-std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& actor, const std::string& line) {
+std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& actor, const std::string& line,
+                                                       sys::UniqueFd passed) {
   last_write_ = false;
   // Deep nesting would make copies and destruction recurse past the stack,
   // and a key named twice would mean whichever copy a reader picks: both are
@@ -126,7 +139,23 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
     if (notification) return std::nullopt;
     return ErrorLine(id, rpc::kMethodNotFound, fmt::format("unknown method {}", method));
   }
+  if (it->second.write && !refuse_writes_.empty()) {
+    if (notification) return std::nullopt;
+    return ErrorLine(id, rpc::kApplicationError, refuse_writes_, ErrorKind::kBusy);
+  }
   last_write_ = it->second.write;
+  if (method == rpc::methods::kImport.name) {
+    auto request = rpc::methods::kImport.decode_request(params);
+    if (request && request->descriptor) {
+      last_write_ = false;  // the job writes, when it finishes
+      if (notification) return std::nullopt;
+      ::bk::Status started = Invalid("this server takes no ledger.json as a descriptor");
+      if (!passed.ok()) started = Invalid("no descriptor came with this import request");
+      else if (start_import_) started = start_import_(actor, id.dump(), std::move(passed));
+      if (started) return std::nullopt;
+      return Answer(id, std::unexpected(started.error()));
+    }
+  }
   std::string key;
   if (it->second.cacheable && !notification) {
     key = fmt::format("{}\n{}\n{}", method, actor.uid, params.dump());
@@ -141,18 +170,26 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
     result = Fail(ErrorKind::kInternal, fmt::format("internal error: {}", e.what()));
   }
   if (notification) return std::nullopt;
-  if (!result) {
-    // Validation failures are invalid params; the rest are application errors.
-    int code = result.error().kind == ErrorKind::kInvalid ? rpc::kInvalidParams : rpc::kApplicationError;
-    return ErrorLine(id, code, result.error().message, result.error().kind);
-  }
-  if (!key.empty()) {
+  if (result && !key.empty()) {
     std::string text = result->dump(-1, ' ', false, json::error_handler_t::replace);
     Remember(std::move(key), text);
     return fmt::format(R"({{"id":{},"jsonrpc":"2.0","result":{}}})", id.dump(), text);
   }
-  return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(*result)}}.dump(
-      -1, ' ', false, json::error_handler_t::replace);
+  return Answer(id, std::move(result));
+}
+
+std::string Dispatcher::ImportAnswer(const std::string& id, const Result<service::ImportSummary>& result) {
+  if (!result) return Answer(json::parse(id), std::unexpected(result.error()));
+  return Answer(json::parse(id), rpc::methods::kImport.encode_reply(*result));
+}
+
+std::string Dispatcher::ImportProgress(const std::string& id, service::ImportPhase phase, int64_t done,
+                                       int64_t total) {
+  json params = {{"id", json::parse(id)},
+                 {"phase", service::kImportPhaseNames.Name(phase)},
+                 {"done", done},
+                 {"total", total}};
+  return json{{"jsonrpc", "2.0"}, {"method", rpc::methods::kImportProgress}, {"params", std::move(params)}}.dump();
 }
 
 }  // namespace bk::server
