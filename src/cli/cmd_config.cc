@@ -126,8 +126,8 @@ class ProgressLine {
                            ? fmt::format("{} of {} MiB", done >> 20, total >> 20)
                        : total > 0 ? fmt::format("{} of {}", done, total)
                                    : std::string("parsing");
-    std::fprintf(err_, "\r\033[Kimporting: %s %s", std::string(service::kImportPhaseNames.Name(phase)).c_str(),
-                 what.c_str());
+    std::fprintf(err_, "\r\033[Kimporting: %s %s",
+                 std::string(service::kImportPhaseNames.Name(phase)).c_str(), what.c_str());
     std::fflush(err_);
     drawn_ = true;
   }

@@ -158,7 +158,8 @@ class RemoteLedger : public MethodLedger<RemoteLedger> {
       } catch (const json::exception&) {
         return Fail(ErrorKind::kCorrupt, "the daemon sent a reply that is not JSON");
       }
-      if (!resp.is_object()) return Fail(ErrorKind::kCorrupt, "the daemon sent a reply that is not an object");
+      if (!resp.is_object())
+        return Fail(ErrorKind::kCorrupt, "the daemon sent a reply that is not an object");
       if (resp.contains("id")) return resp;
       if (progress_ && *progress_ && resp.value("method", "") == methods::kImportProgress) Progress(resp);
     }
@@ -168,7 +169,9 @@ class RemoteLedger : public MethodLedger<RemoteLedger> {
     const json& p = notice.contains("params") ? notice["params"] : json();
     if (!p.is_object() || !p.contains("phase") || !p["phase"].is_string()) return;
     auto phase = service::kImportPhaseNames.Parse(p["phase"].get<std::string>());
-    auto count = [&](const char* key) { return p.contains(key) && p[key].is_number_integer() ? p[key].get<int64_t>() : 0; };
+    auto count = [&](const char* key) {
+      return p.contains(key) && p[key].is_number_integer() ? p[key].get<int64_t>() : 0;
+    };
     if (phase) (*progress_)(*phase, count("done"), count("total"));
   }
 

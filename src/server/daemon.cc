@@ -412,7 +412,8 @@ class Loop {
     if (!import_ || !import_conn_) return;
     auto now = Steady::now();
     import_conn_->last_activity = now;  // waiting for its answer is not idling
-    if (import_conn_->pending() > 0 || now - last_progress_ < std::chrono::milliseconds(kImportProgressMs)) return;
+    if (import_conn_->pending() > 0 || now - last_progress_ < std::chrono::milliseconds(kImportProgressMs))
+      return;
     last_progress_ = now;
     ImportJob::Progress p = import_->progress();
     Queue(*import_conn_, Dispatcher::ImportProgress(import_id_, p.phase, p.done, p.total));

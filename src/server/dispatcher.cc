@@ -150,8 +150,10 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
       last_write_ = false;  // the job writes, when it finishes
       if (notification) return std::nullopt;
       ::bk::Status started = Invalid("this server takes no ledger.json as a descriptor");
-      if (!passed.ok()) started = Invalid("no descriptor came with this import request");
-      else if (start_import_) started = start_import_(actor, id.dump(), std::move(passed));
+      if (!passed.ok())
+        started = Invalid("no descriptor came with this import request");
+      else if (start_import_)
+        started = start_import_(actor, id.dump(), std::move(passed));
       if (started) return std::nullopt;
       return Answer(id, std::unexpected(started.error()));
     }
@@ -189,7 +191,8 @@ std::string Dispatcher::ImportProgress(const std::string& id, service::ImportPha
                  {"phase", service::kImportPhaseNames.Name(phase)},
                  {"done", done},
                  {"total", total}};
-  return json{{"jsonrpc", "2.0"}, {"method", rpc::methods::kImportProgress}, {"params", std::move(params)}}.dump();
+  return json{{"jsonrpc", "2.0"}, {"method", rpc::methods::kImportProgress}, {"params", std::move(params)}}
+      .dump();
 }
 
 }  // namespace bk::server

@@ -28,8 +28,10 @@ std::unexpected<Error> TooLarge(int64_t size) {
 Status ImportJob::CheckFile(int fd) {
   struct stat st {};
   if (fstat(fd, &st) != 0)
-    return Fail(ErrorKind::kIo, fmt::format("cannot inspect the passed ledger.json: {}", std::strerror(errno)));
-  if (!S_ISREG(st.st_mode)) return Invalid("the passed descriptor is not a regular file; pass the ledger.json");
+    return Fail(ErrorKind::kIo,
+                fmt::format("cannot inspect the passed ledger.json: {}", std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    return Invalid("the passed descriptor is not a regular file; pass the ledger.json");
   int flags = fcntl(fd, F_GETFL);
   if (flags < 0 || (flags & O_ACCMODE) == O_WRONLY)
     return Invalid("the passed ledger.json is not open for reading");
@@ -38,7 +40,7 @@ Status ImportJob::CheckFile(int fd) {
 }
 
 Result<std::unique_ptr<ImportJob>> ImportJob::Start(service::BookingService::StagedImport staged,
-                                                   sys::UniqueFd file) {
+                                                    sys::UniqueFd file) {
   BK_TRY(CheckFile(file.get()));
   sys::UniqueFd done(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!done.ok()) return Fail(ErrorKind::kIo, fmt::format("eventfd: {}", std::strerror(errno)));
@@ -109,13 +111,16 @@ Result<std::string> ImportJob::ReadFile() {
   char buf[65536];
   while (true) {
     if (stop_) return Fail(ErrorKind::kInternal, "the import was stopped: the daemon is shutting down");
-    if (text.size() % kReadChunk < sizeof(buf)) Report(service::ImportPhase::kReading, text.size(), st.st_size);
+    if (text.size() % kReadChunk < sizeof(buf))
+      Report(service::ImportPhase::kReading, text.size(), st.st_size);
     ssize_t n = pread(file_.get(), buf, sizeof(buf), static_cast<off_t>(text.size()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0)
-      return Fail(ErrorKind::kIo, fmt::format("cannot read the passed ledger.json: {}", std::strerror(errno)));
+      return Fail(ErrorKind::kIo,
+                  fmt::format("cannot read the passed ledger.json: {}", std::strerror(errno)));
     if (n == 0) return text;
-    if (static_cast<int64_t>(text.size()) + n > kMaxBytes) return TooLarge(static_cast<int64_t>(text.size()) + n);
+    if (static_cast<int64_t>(text.size()) + n > kMaxBytes)
+      return TooLarge(static_cast<int64_t>(text.size()) + n);
     text.append(buf, static_cast<size_t>(n));
   }
 }

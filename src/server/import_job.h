@@ -65,7 +65,7 @@ class ImportJob {
   sys::UniqueFd done_;  // an eventfd the worker signals when it returns
   std::atomic<bool> stop_{false};
   mutable std::mutex mu_;
-  Progress progress_;                                      // guarded by mu_
+  Progress progress_;                                     // guarded by mu_
   std::optional<Result<service::ImportSummary>> result_;  // guarded by mu_
   std::thread thread_;
 };

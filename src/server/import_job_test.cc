@@ -34,7 +34,8 @@ std::string ReadAll(const std::string& path) {
 
 std::string Fixture() {
   std::filesystem::path here(__FILE__);
-  return ReadAll((here.parent_path().parent_path().parent_path() / "tests/fixtures/upstream-ledger.json").string());
+  return ReadAll(
+      (here.parent_path().parent_path().parent_path() / "tests/fixtures/upstream-ledger.json").string());
 }
 
 // The daemon's import path: PrepareImport, a job on its own thread into the

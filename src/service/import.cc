@@ -4,12 +4,14 @@
 // write transaction, so a refused file leaves the target exactly as it was.
 // ImportInto reads only its arguments: the daemon runs it on a worker thread.
 
+#include "service/import.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -27,7 +29,6 @@
 #include "engine/invariants.h"
 #include "engine/parse.h"
 #include "service/impl.h"
-#include "service/import.h"
 #include "sys/fs.h"
 #include "sys/random.h"
 
@@ -732,11 +733,11 @@ void RemoveStaging(sys::FileSystem& fs, const std::string& staging) {
 Status ReplaceLedger(sys::FileSystem& fs, const std::string& staging, const std::string& ledger) {
   for (const std::string& log : {ledger + "-wal", staging + "-wal"})
     if (fs.Lstat(log))
-      return Fail(ErrorKind::kIo, fmt::format("{} is still there after its ledger was closed; nothing was imported",
-                                              log));
+      return Fail(ErrorKind::kIo,
+                  fmt::format("{} is still there after its ledger was closed; nothing was imported", log));
   if (auto moved = fs.Rename(staging, ledger); !moved)
-    return Fail(ErrorKind::kIo, fmt::format("cannot rename {} to {}: {}; nothing was imported", staging, ledger,
-                                            std::strerror(moved.error())));
+    return Fail(ErrorKind::kIo, fmt::format("cannot rename {} to {}: {}; nothing was imported", staging,
+                                            ledger, std::strerror(moved.error())));
   std::string dir = sys::Dirname(ledger);
   if (auto synced = fs.Sync(dir); !synced)
     return Fail(ErrorKind::kIo, fmt::format("the import is in {} but syncing {} failed: {}", ledger, dir,

@@ -25,9 +25,9 @@ struct ImportSpec {
   const engine::Policy* policy = nullptr;
   // The daemon's config file, named in advice (empty for a private ledger).
   std::string server_config;
-  Actor actor;          // who imports: named by every "import" event
-  int64_t now = 0;      // which of the file's active bookings are still to come
-  ImportProgressFn progress;            // may be empty
+  Actor actor;                              // who imports: named by every "import" event
+  int64_t now = 0;                          // which of the file's active bookings are still to come
+  ImportProgressFn progress;                // may be empty
   const std::atomic<bool>* stop = nullptr;  // set: give up (the daemon is stopping)
 };
 

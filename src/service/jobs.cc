@@ -251,8 +251,7 @@ Result<JobPatchResult> BookingService::UpdateJobImpl(const Actor& actor, const J
     BK_TRY(s->Update(*r));
   }
   if (!p.audit_action.empty())
-    BK_TRY(s->AppendEvent(
-        Stamped(MakeEvent(p.audit_action, *r, actor, r->op_id, p.audit_message, now), j)));
+    BK_TRY(s->AppendEvent(Stamped(MakeEvent(p.audit_action, *r, actor, r->op_id, p.audit_message, now), j)));
   BK_TRY(txn.Commit());
   out.applied = true;
   out.current = JobView{*r, j};

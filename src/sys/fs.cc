@@ -276,7 +276,8 @@ Result<std::string> ReadOpenFile(int fd, const std::string& path, size_t max_byt
       return SysFail(errno, fmt::format("cannot read {}", path));
     }
     if (n == 0) break;
-    if (out.size() + static_cast<size_t>(n) > max_bytes) return TooBig(path, max_bytes);  // grew while we read
+    if (out.size() + static_cast<size_t>(n) > max_bytes)
+      return TooBig(path, max_bytes);  // grew while we read
     out.append(buf, static_cast<size_t>(n));
   }
   return out;
