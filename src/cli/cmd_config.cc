@@ -125,7 +125,7 @@ class ProgressLine {
     std::string what = phase == service::ImportPhase::kReading
                            ? fmt::format("{} of {} MiB", done >> 20, total >> 20)
                        : total > 0 ? fmt::format("{} of {}", done, total)
-                                   : std::string("parsing");
+                                   : std::string("(parsing the file)");
     std::fprintf(err_, "\r\033[Kimporting: %s %s",
                  std::string(service::kImportPhaseNames.Name(phase)).c_str(), what.c_str());
     std::fflush(err_);

@@ -158,9 +158,7 @@ class RemoteLedger : public MethodLedger<RemoteLedger> {
       } catch (const json::exception&) {
         return Fail(ErrorKind::kCorrupt, "the daemon sent a reply that is not JSON");
       }
-      if (!resp.is_object())
-        return Fail(ErrorKind::kCorrupt, "the daemon sent a reply that is not an object");
-      if (resp.contains("id")) return resp;
+      if (!resp.is_object() || resp.contains("id")) return resp;
       if (progress_ && *progress_ && resp.value("method", "") == methods::kImportProgress) Progress(resp);
     }
   }

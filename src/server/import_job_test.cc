@@ -14,7 +14,9 @@
 #include <sstream>
 #include <string>
 
+#include "service/import.h"
 #include "service/service_testing.h"
+#include "sys/file_system_testing.h"
 
 namespace bk::server {
 namespace {
@@ -203,6 +205,36 @@ TEST_F(ImportJobTest, ProgressGoesThroughEveryPhase) {
   EXPECT_EQ(summary->reservations, 600);
   EXPECT_TRUE(seen.count(service::ImportPhase::kValidating));
   EXPECT_TRUE(seen.count(service::ImportPhase::kWriting));
+}
+
+// Renames fail; everything else is the real file system.
+class NoRename : public sys::ForwardingFileSystem {
+ public:
+  sys::ErrnoResult<void> Rename(const std::string&, const std::string&) override {
+    return std::unexpected(EXDEV);
+  }
+};
+
+TEST_F(ImportJobTest, AFailedRenameOrALeftoverLogLeavesTheLedgerAsItWas) {
+  std::string ledger = Path("live.db"), staging = Path("live.db.import");
+  std::ofstream(ledger) << "live";
+  std::ofstream(staging) << "staged";
+  NoRename no_rename;
+  auto refused = service::ReplaceLedger(no_rename, staging, ledger);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_THAT(refused.error().message, HasSubstr("nothing was imported"));
+  EXPECT_EQ(ReadAll(ledger), "live");
+
+  std::ofstream(ledger + "-wal") << "pages";
+  auto logged = service::ReplaceLedger(sys::RealFileSystem(), staging, ledger);
+  ASSERT_FALSE(logged.has_value());
+  EXPECT_THAT(logged.error().message, HasSubstr("live.db-wal is still there"));
+  EXPECT_EQ(ReadAll(ledger), "live");
+
+  std::filesystem::remove(ledger + "-wal");
+  ASSERT_TRUE(service::ReplaceLedger(sys::RealFileSystem(), staging, ledger).has_value());
+  EXPECT_EQ(ReadAll(ledger), "staged");
+  EXPECT_FALSE(std::filesystem::exists(staging));
 }
 
 }  // namespace
