@@ -1,6 +1,10 @@
 // bk config and bk admin data import.
 
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 
 #include "base/strings.h"
 #include "cli/args.h"
@@ -97,6 +101,42 @@ Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args) {
 
 namespace {
 
+// One self-overwriting line on a terminal while an import runs, updated at
+// most a few times a second and gone before anything else is printed.
+class ProgressLine {
+ public:
+  ProgressLine(FILE* err, bool shown) : err_(err), shown_(shown) {}
+  service::ImportProgressFn Fn() {
+    if (!shown_) return {};
+    return [this](service::ImportPhase phase, int64_t done, int64_t total) { Show(phase, done, total); };
+  }
+  void Clear() {
+    if (!drawn_) return;
+    std::fputs("\r\033[K", err_);
+    std::fflush(err_);
+    drawn_ = false;
+  }
+
+ private:
+  void Show(service::ImportPhase phase, int64_t done, int64_t total) {
+    auto now = std::chrono::steady_clock::now();
+    if (drawn_ && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    std::string what = phase == service::ImportPhase::kReading
+                           ? fmt::format("{} of {} MiB", done >> 20, total >> 20)
+                       : total > 0 ? fmt::format("{} of {}", done, total)
+                                   : std::string("(parsing the file)");
+    std::fprintf(err_, "\r\033[Kimporting: %s %s",
+                 std::string(service::kImportPhaseNames.Name(phase)).c_str(), what.c_str());
+    std::fflush(err_);
+    drawn_ = true;
+  }
+  FILE* err_;
+  bool shown_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
+
 constexpr const char* kAdminUsage =
     "usage: bk admin data import LEDGER.json [--json]\n"
     "       bk admin data verify [LEDGER.db] [--json]\n"
@@ -177,10 +217,13 @@ Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
           "0.2.8 ledger in ~/.local/share/bk or this data directory)");
     file = original;
   }
-  auto text = sys::ReadSmallFile(*file, 256u << 20);
-  if (!text) return Invalid(text.error().message);
+  auto opened = sys::OpenSmallFile(*file, client::kMaxImportBytes);
+  if (!opened) return Invalid(opened.error().message);
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
-  BK_ASSIGN_OR_RETURN(service::ImportSummary s, ledger->ImportUpstream(*text));
+  ProgressLine line(ctx.err, !out.wanted() && isatty(fileno(ctx.err)));
+  auto imported = ledger->ImportFile(*file, std::move(*opened), line.Fn());
+  line.Clear();
+  BK_ASSIGN_OR_RETURN(service::ImportSummary s, std::move(imported));
   if (out.wanted()) {
     ctx.Print(surface::ImportDoc(s));
     return 0;

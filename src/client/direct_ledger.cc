@@ -5,6 +5,7 @@
 #include "client/method_ledger.h"
 #include "gpu/open_source.h"
 #include "service/booking_service.h"
+#include "sys/fs.h"
 #include "sys/local_zone.h"
 #include "sys/users.h"
 
@@ -29,6 +30,14 @@ class DirectLedger : public MethodLedger<DirectLedger> {
   const engine::Policy& policy() const override { return service_.policy(); }
   engine::Seconds Now() const override { return service_.Now(); }
   std::string Telemetry() override { return service_.TelemetrySource(); }
+
+  // In process, on the live ledger, as the inline form.
+  Result<service::ImportSummary> ImportFile(const std::string& path, sys::UniqueFd file,
+                                            const service::ImportProgressFn& progress) override {
+    auto text = sys::ReadOpenFile(file.get(), path, kMaxImportBytes);
+    if (!text) return Invalid(text.error().message);
+    return service_.ImportUpstream(actor_, *text, progress);
+  }
 
   Result<std::string> Usage(const monitor::UsageQuery& q, bool text) override {
     static const sys::LocalZone zone;

@@ -11,8 +11,13 @@
 #include "monitor/usage_view.h"
 #include "service/types.h"
 #include "sys/clock.h"
+#include "sys/unique_fd.h"
 
 namespace bk::client {
+
+// The largest ledger.json `bk admin data import` opens (a server takes less:
+// its refusal names its own limit).
+inline constexpr size_t kMaxImportBytes = size_t{256} << 20;
 
 class Ledger {
  public:
@@ -50,6 +55,11 @@ class Ledger {
                                              std::optional<int> mine_limit) = 0;
   virtual Result<service::PolicyStatus> CheckPolicy() = 0;
   virtual Result<service::ImportSummary> ImportUpstream(const std::string& json_text) = 0;
+  // Imports the open ledger.json `file` (named `path` in messages);
+  // `progress`, when set, hears how far it is. A server gets the descriptor
+  // itself over its socket, so a large file never travels as one request.
+  virtual Result<service::ImportSummary> ImportFile(const std::string& path, sys::UniqueFd file,
+                                                    const service::ImportProgressFn& progress) = 0;
   virtual Result<service::VerifyReport> Verify(const std::string& path) = 0;
   virtual Result<std::string> Backup(const std::string& path) = 0;
   // Usage history rendered by the server's monitor (remote ledgers only: in

@@ -49,6 +49,20 @@ class RemoteLedger : public MethodLedger<RemoteLedger> {
     return reply.document;
   }
 
+  // The descriptor rides with the request line; the daemon reads the file
+  // and tells how far it is until it answers.
+  Result<service::ImportSummary> ImportFile(const std::string& path, sys::UniqueFd file,
+                                            const service::ImportProgressFn& progress) override {
+    (void)path;
+    progress_ = &progress;
+    passed_ = file.get();
+    auto reply = Send(methods::kImport.name, methods::kImport.encode_request({.descriptor = true}));
+    progress_ = nullptr;
+    passed_ = -1;
+    if (!reply) return std::unexpected(reply.error());
+    return methods::kImport.decode_reply(*reply);
+  }
+
  private:
   friend class MethodLedger<RemoteLedger>;
 
@@ -108,23 +122,64 @@ class RemoteLedger : public MethodLedger<RemoteLedger> {
     }
     json req = {{"jsonrpc", "2.0"}, {"id", ++next_id_}, {"method", method}, {"params", std::move(params)}};
     std::string line = req.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-    size_t off = 0;
-    while (off < line.size()) {
-      // MSG_NOSIGNAL: a daemon gone meanwhile is an error to report, not a SIGPIPE.
-      ssize_t n = send(fd_, line.data() + off, line.size() - off, MSG_NOSIGNAL);
-      if (n <= 0) {
+    if (passed_ >= 0) {
+      if (!server::SendWithDescriptor(fd_, line, passed_)) {
         Drop();
         return std::unexpected(Unreachable("the connection closed while sending"));
       }
-      off += static_cast<size_t>(n);
+    } else {
+      size_t off = 0;
+      while (off < line.size()) {
+        // MSG_NOSIGNAL: a daemon gone meanwhile is an error to report, not a SIGPIPE.
+        ssize_t n = send(fd_, line.data() + off, line.size() - off, MSG_NOSIGNAL);
+        if (n <= 0) {
+          Drop();
+          return std::unexpected(Unreachable("the connection closed while sending"));
+        }
+        off += static_cast<size_t>(n);
+      }
     }
-    std::string reply;
+    BK_ASSIGN_OR_RETURN(json resp, Reply());
+    if (resp.contains("error")) return std::unexpected(rpc::ErrorFromObject(resp["error"]));
+    if (!resp.contains("result"))
+      return Fail(ErrorKind::kCorrupt, "the daemon sent a reply without a result");
+    return resp["result"];
+  }
+
+  // The answer to the request just sent: requests go one at a time, so the
+  // first line with an id. Notifications before it (no id) are told to
+  // `progress_` when they are an import's progress, and otherwise skipped.
+  Result<json> Reply() {
+    while (true) {
+      BK_ASSIGN_OR_RETURN(std::string line, ReadLine());
+      json resp;
+      try {
+        resp = json::parse(line);
+      } catch (const json::exception&) {
+        return Fail(ErrorKind::kCorrupt, "the daemon sent a reply that is not JSON");
+      }
+      if (!resp.is_object() || resp.contains("id")) return resp;
+      if (progress_ && *progress_ && resp.value("method", "") == methods::kImportProgress) Progress(resp);
+    }
+  }
+
+  void Progress(const json& notice) {
+    const json& p = notice.contains("params") ? notice["params"] : json();
+    if (!p.is_object() || !p.contains("phase") || !p["phase"].is_string()) return;
+    auto phase = service::kImportPhaseNames.Parse(p["phase"].get<std::string>());
+    auto count = [&](const char* key) {
+      return p.contains(key) && p[key].is_number_integer() ? p[key].get<int64_t>() : 0;
+    };
+    if (phase) (*progress_)(*phase, count("done"), count("total"));
+  }
+
+  Result<std::string> ReadLine() {
     while (true) {
       size_t nl = buffer_.find('\n');
       if (nl != std::string::npos) {
-        reply = buffer_.substr(0, nl);
+        std::string line = buffer_.substr(0, nl);
         buffer_.erase(0, nl + 1);
-        break;
+        return line;
       }
       char buf[65536];
       ssize_t n = read(fd_, buf, sizeof(buf));
@@ -135,16 +190,6 @@ class RemoteLedger : public MethodLedger<RemoteLedger> {
       }
       buffer_.append(buf, static_cast<size_t>(n));
     }
-    json resp;
-    try {
-      resp = json::parse(reply);
-    } catch (const json::exception&) {
-      return Fail(ErrorKind::kCorrupt, "the daemon sent a reply that is not JSON");
-    }
-    if (resp.contains("error")) return std::unexpected(rpc::ErrorFromObject(resp["error"]));
-    if (!resp.contains("result"))
-      return Fail(ErrorKind::kCorrupt, "the daemon sent a reply without a result");
-    return resp["result"];
   }
 
   const config::Config& config_;
@@ -156,6 +201,9 @@ class RemoteLedger : public MethodLedger<RemoteLedger> {
   int fd_ = -1;
   int64_t next_id_ = 0;
   std::string buffer_;
+  // While ImportFile runs: the descriptor to pass and who hears the progress.
+  int passed_ = -1;
+  const service::ImportProgressFn* progress_ = nullptr;
 };
 
 }  // namespace

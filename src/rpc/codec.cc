@@ -1257,9 +1257,19 @@ Result<BackupReply> DecodeBackupReply(const json& j) {
   return BackupReply{j["path"].get<std::string>()};
 }
 
-json Encode(const ImportRequest& r) { return {{"ledger_json", r.ledger_json}}; }
+json Encode(const ImportRequest& r) {
+  if (r.descriptor) return {{"descriptor", true}};
+  return {{"ledger_json", r.ledger_json}};
+}
 
 Result<ImportRequest> DecodeImportRequest(const json& j) {
+  if (j.is_object() && j.contains("descriptor")) {
+    Fields f(j);
+    BK_TRY(f.Known({"descriptor"}));
+    BK_ASSIGN_OR_RETURN(bool passed, f.Bool("descriptor"));
+    if (!passed) return Invalid("descriptor must be true; give the file inline as ledger_json otherwise");
+    return ImportRequest{.descriptor = true};
+  }
   BK_ASSIGN_OR_RETURN(std::string text, OnlyString(j, "ledger_json"));
   return ImportRequest{text};
 }

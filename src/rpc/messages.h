@@ -81,8 +81,11 @@ struct BackupReply {
   std::string path;
 };
 
+// admin.import: the ledger.json inline, or (`descriptor`) as the descriptor
+// passed with the request line over the daemon's socket.
 struct ImportRequest {
   std::string ledger_json;
+  bool descriptor = false;
 };
 
 // usage.query. `to` defaults to just after the daemon's now; view "me" is

@@ -197,6 +197,10 @@ inline constexpr Method<ImportRequest, ImportSummary> kImport{
       return c.service.ImportUpstream(c.actor, r.ledger_json);
     }};
 
+// The notification an import from a descriptor sends while it runs:
+// {"id": <the request's id>, "phase": reading|validating|writing, "done", "total"}.
+inline constexpr std::string_view kImportProgress = "import.progress";
+
 inline constexpr Method<UsageRequest, UsageReply> kUsage{
     "usage.query", kRead, kFresh, Caller::kAnyone,
     &Encode, &DecodeUsageRequest, &Encode, &DecodeUsageReply,

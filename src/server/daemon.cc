@@ -22,7 +22,9 @@
 #include "monitor/runner.h"
 #include "monitor/usage_view.h"
 #include "server/dispatcher.h"
+#include "server/import_job.h"
 #include "server/notify.h"
+#include "server/passed_file.h"
 #include "server/unix_socket.h"
 #include "service/booking_service.h"
 #include "sys/clock.h"
@@ -63,6 +65,7 @@ struct Conn {
   size_t sent = 0;  // out[0, sent) is already sent
   Steady::time_point last_activity;
   Steady::time_point partial_since;
+  PassedFile passed;     // a descriptor that came with a request line (an import's file)
   bool eof = false;      // the peer sent its last byte: answer what is complete, then close
   bool closing = false;  // no more requests: flush `out`, then close
   // Replies waiting for the group commit, in request order: a write's until
@@ -98,6 +101,9 @@ class Loop {
   Loop(const ServeOptions& o, const config::Config& c, service::BookingService& s, monitor::Runner* m)
       : opt_(o), config_(c), service_(s), dispatcher_(s, c, o.cache_max_bytes), monitor_(m) {
     dispatcher_.SetBeforeRun([this](bool write) { write ? OpenGroup() : CommitGroup(); });
+    dispatcher_.SetStartImport([this](const service::Actor& a, const std::string& id, sys::UniqueFd file) {
+      return StartImport(a, id, std::move(file));
+    });
     if (m) {
       dispatcher_.SetUsage([m](const monitor::UsageQuery& q, bool text) -> Result<std::string> {
         // Text is rendered in the server's local time: clients are users of this host.
@@ -123,21 +129,25 @@ class Loop {
       // here keeps this thread the ledger's only writer (monitor/runner.h).
       const size_t monitor_at = fds.size();
       if (monitor_ && monitor_->fd() >= 0) fds.push_back({monitor_->fd(), POLLIN, 0});
-      int n = poll(fds.data(), fds.size(), ready ? 0 : 1000);
+      const size_t import_at = fds.size();
+      if (import_) fds.push_back({import_->fd(), POLLIN, 0});
+      int n = poll(fds.data(), fds.size(), ready ? 0 : import_ ? kImportProgressMs : 1000);
       if (n < 0 && errno != EINTR) {
         Log(fmt::format("poll failed: {}", std::strerror(errno)));
         return 1;
       }
-      if (fds[1].revents & POLLIN) return 0;
+      if (fds[1].revents & POLLIN) return Stop();
       // Connections first (their indexes match fds[2..]), then new ones.
       for (size_t i = 0; i < conns_.size(); ++i) Service(*conns_[i], fds[i + 2].revents);
       if (fds[0].revents & POLLIN) Accept(listen_fd);
       if (monitor_at < fds.size() && (fds[monitor_at].revents & POLLIN)) monitor_->OnReadable();
+      if (import_at < fds.size() && (fds[import_at].revents & POLLIN)) FinishImport();
       RunTurns();
       // The round's writes reach the disk together before the next poll: no
       // reply waits on other clients' traffic, and the monitor above never
       // finds a group open.
       CommitGroup();
+      ReportImport();
       Expire();
       Reap();
     }
@@ -221,9 +231,9 @@ class Loop {
   // One read per round, however much the client has sent.
   void Read(Conn& c) {
     char buf[kReadChunk];
-    ssize_t n;
-    do n = read(c.fd, buf, sizeof(buf));
-    while (n < 0 && errno == EINTR);
+    Received got = ReceiveWithDescriptors(c.fd, buf, sizeof(buf));
+    c.passed.Arrived(std::move(got.fds), c.in.size());
+    ssize_t n = got.n;
     if (n == 0) {
       c.eof = true;
       return;
@@ -267,6 +277,7 @@ class Loop {
   void Request(Conn& c) {
     if (!c.HasLine()) return;
     std::string line = c.in.substr(0, c.scanned);
+    sys::UniqueFd passed = c.passed.TakeFor(c.scanned + 1);
     c.in.erase(0, c.scanned + 1);
     c.scanned = 0;
     if (c.in.empty()) {
@@ -280,7 +291,8 @@ class Loop {
     if (line.size() > opt_.max_line_bytes) return TooLong(c);
     ++requests_;
     c.last_activity = Steady::now();
-    auto reply = dispatcher_.Handle(c.actor, line);
+    requesting_ = &c;
+    auto reply = dispatcher_.Handle(c.actor, line, std::move(passed));
     const bool write = dispatcher_.last_was_write();
     if (write) {
       ++writes_;
@@ -354,6 +366,7 @@ class Loop {
 
   void TooLong(Conn& c) {
     c.in.clear();
+    c.passed.Reset();
     Release(c.in);
     c.scanned = 0;
     Reply(
@@ -412,6 +425,8 @@ class Loop {
   void Close(Conn& c) {
     if (c.fd >= 0) close(c.fd);
     c.fd = -1;
+    c.passed.Reset();
+    if (&c == import_conn_) import_conn_ = nullptr;  // the import goes on; its answer has nobody to go to
     pending_ -= c.pending();
     c.out.clear();
     c.sent = 0;
@@ -420,6 +435,62 @@ class Loop {
 
   void Reap() {
     std::erase_if(conns_, [](const std::unique_ptr<Conn>& c) { return c->fd < 0; });
+  }
+
+  // An import from a passed descriptor runs as a job (server/import_job.h):
+  // this thread starts it, tells its client how far it is, and swaps its
+  // ledger in when it is done; meanwhile writes are refused and reads go on.
+  static constexpr int kImportProgressMs = 250;
+
+  ::bk::Status StartImport(const service::Actor& actor, const std::string& id, sys::UniqueFd file) {
+    BK_ASSIGN_OR_RETURN(auto staged, service_.PrepareImport(actor));
+    BK_ASSIGN_OR_RETURN(import_, ImportJob::Start(std::move(staged), std::move(file)));
+    import_conn_ = requesting_;
+    import_id_ = id;
+    dispatcher_.RefuseWrites(std::string(kImportBusy));
+    Log(fmt::format("import by {} (UID {}) started", actor.username, actor.uid));
+    return Ok();
+  }
+
+  void FinishImport() {
+    auto outcome = import_->Finish();
+    if (outcome) {
+      if (auto adopted = service_.AdoptImport(import_->staging_path()); !adopted)
+        outcome = std::unexpected(adopted.error());
+    }
+    Log(outcome ? fmt::format("import done: {} reservations", outcome->reservations)
+                : "import refused: " + outcome.error().message);
+    import_.reset();  // removes the staging file unless it became the ledger
+    dispatcher_.RefuseWrites("");
+    if (outcome) {
+      ++writes_;
+      if (monitor_) monitor_->OnWrite();  // imported exclusive bookings may pause sampling
+    }
+    if (!import_conn_) return;
+    Queue(*import_conn_, Dispatcher::ImportAnswer(import_id_, outcome));
+    Flush(*import_conn_);
+    import_conn_ = nullptr;
+  }
+
+  // At most one notification per kImportProgressMs, and none while the
+  // client has not read the last one.
+  void ReportImport() {
+    if (!import_ || !import_conn_) return;
+    auto now = Steady::now();
+    import_conn_->last_activity = now;  // waiting for its answer is not idling
+    if (import_conn_->pending() > 0 || now - last_progress_ < std::chrono::milliseconds(kImportProgressMs))
+      return;
+    last_progress_ = now;
+    ImportJob::Progress p = import_->progress();
+    Queue(*import_conn_, Dispatcher::ImportProgress(import_id_, p.phase, p.done, p.total));
+    Flush(*import_conn_);
+  }
+
+  // SIGINT/SIGTERM: an import still running is stopped and leaves nothing behind.
+  int Stop() {
+    if (import_) Log("stopping: the import in progress is abandoned; the ledger is unchanged");
+    import_.reset();
+    return 0;
   }
 
   const ServeOptions& opt_;
@@ -433,8 +504,13 @@ class Loop {
   size_t writes_ = 0;
   size_t requests_ = 0;
   bool group_open_ = false;
-  bool wrote_ = false;  // a write ran since the last group commit
-  size_t groups_ = 0;   // group commits made: the ledger's fsyncs for writes
+  bool wrote_ = false;          // a write ran since the last group commit
+  size_t groups_ = 0;           // group commits made: the ledger's fsyncs for writes
+  Conn* requesting_ = nullptr;  // whose request the dispatcher is handling
+  std::unique_ptr<ImportJob> import_;
+  Conn* import_conn_ = nullptr;  // where the import's answer goes (null once it closed)
+  std::string import_id_;        // the import request's id, as JSON
+  Steady::time_point last_progress_;
 };
 
 }  // namespace

@@ -53,6 +53,20 @@ std::string ErrorLine(const json& id, int code, const std::string& message,
       -1, ' ', false, json::error_handler_t::replace);
 }
 
+// The response line to request `id`: its result, or its error. Validation
+// failures are invalid params; the rest are application errors.
+// A reply line from the result's JSON text: members in nlohmann's order (id,
+// jsonrpc, result), as every other line.
+std::string Answer(const json& id, const Result<std::string>& result) {
+  if (!result) {
+    // Validation failures are invalid params; the rest are application errors.
+    int code = result.error().kind == ErrorKind::kInvalid ? rpc::kInvalidParams : rpc::kApplicationError;
+    return ErrorLine(id, code, result.error().message, result.error().kind);
+  }
+  return fmt::format(R"({{"id":{},"jsonrpc":"2.0","result":{}}})",
+                     id.dump(-1, ' ', false, json::error_handler_t::replace), *result);
+}
+
 }  // namespace
 
 Dispatcher::Dispatcher(service::BookingService& service, const config::Config& config, size_t cache_max_bytes)
@@ -90,16 +104,18 @@ std::string Dispatcher::Unwritten(const std::string& reply, const Error& error) 
   return ErrorLine(id, rpc::kApplicationError, error.message, error.kind);
 }
 
-std::optional<std::string> Dispatcher::Handle(const service::Actor& actor, const std::string& line) {
+std::optional<std::string> Dispatcher::Handle(const service::Actor& actor, const std::string& line,
+                                              sys::UniqueFd passed) {
   // Whatever a client sends, the daemon answers and stays up for everyone else.
   try {
-    return HandleUnchecked(actor, line);
+    return HandleUnchecked(actor, line, std::move(passed));
   } catch (const std::exception& e) {
     return ErrorLine(nullptr, rpc::kInvalidRequest, fmt::format("malformed request ({})", e.what()));
   }
 }
 
-std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& actor, const std::string& line) {
+std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& actor, const std::string& line,
+                                                       sys::UniqueFd passed) {
   last_write_ = false;
   // Deep nesting would make copies and destruction recurse past the stack,
   // and a key named twice would mean whichever copy a reader picks: both are
@@ -133,13 +149,30 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
     if (notification) return std::nullopt;
     return ErrorLine(id, rpc::kMethodNotFound, fmt::format("unknown method {}", method));
   }
+  if (it->second.write && !refuse_writes_.empty()) {
+    if (notification) return std::nullopt;
+    return ErrorLine(id, rpc::kApplicationError, refuse_writes_, ErrorKind::kBusy);
+  }
   last_write_ = it->second.write;
+  if (method == rpc::methods::kImport.name) {
+    auto request = rpc::methods::kImport.decode_request(params);
+    if (request && request->descriptor) {
+      last_write_ = false;  // the job writes, when it finishes
+      if (notification) return std::nullopt;
+      ::bk::Status started = Invalid("this server takes no ledger.json as a descriptor");
+      if (!passed.ok())
+        started = Invalid("no descriptor came with this import request");
+      else if (start_import_)
+        started = start_import_(actor, id.dump(), std::move(passed));
+      if (started) return std::nullopt;
+      return Answer(id, std::unexpected(started.error()));
+    }
+  }
   if (before_run_) before_run_(last_write_);
   std::string key;
   if (it->second.cacheable && !notification) {
     key = fmt::format("{}\n{}\n{}", method, actor.uid, params.dump());
-    if (const std::string* hit = Cached(key))
-      return fmt::format(R"({{"id":{},"jsonrpc":"2.0","result":{}}})", id.dump(), *hit);
+    if (const std::string* hit = Cached(key)) return Answer(id, *hit);
   }
   Result<std::string> result = Fail(ErrorKind::kInternal, "not run");
   try {
@@ -149,15 +182,24 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
     result = Fail(ErrorKind::kInternal, fmt::format("internal error: {}", e.what()));
   }
   if (notification) return std::nullopt;
-  if (!result) {
-    // Validation failures are invalid params; the rest are application errors.
-    int code = result.error().kind == ErrorKind::kInvalid ? rpc::kInvalidParams : rpc::kApplicationError;
-    return ErrorLine(id, code, result.error().message, result.error().kind);
-  }
-  if (!key.empty()) Remember(std::move(key), *result);
-  // The reply's members in nlohmann's order (id, jsonrpc, result), as every other line.
-  return fmt::format(R"({{"id":{},"jsonrpc":"2.0","result":{}}})",
-                     id.dump(-1, ' ', false, json::error_handler_t::replace), *result);
+  if (result && !key.empty()) Remember(std::move(key), *result);
+  return Answer(id, std::move(result));
+}
+
+std::string Dispatcher::ImportAnswer(const std::string& id, const Result<service::ImportSummary>& result) {
+  if (!result) return Answer(json::parse(id), std::unexpected(result.error()));
+  return Answer(json::parse(id), rpc::methods::kImport.encode_reply(*result).dump(
+                                     -1, ' ', false, json::error_handler_t::replace));
+}
+
+std::string Dispatcher::ImportProgress(const std::string& id, service::ImportPhase phase, int64_t done,
+                                       int64_t total) {
+  json params = {{"id", json::parse(id)},
+                 {"phase", service::kImportPhaseNames.Name(phase)},
+                 {"done", done},
+                 {"total", total}};
+  return json{{"jsonrpc", "2.0"}, {"method", rpc::methods::kImportProgress}, {"params", std::move(params)}}
+      .dump();
 }
 
 }  // namespace bk::server

@@ -10,6 +10,7 @@
 
 #include "rpc/messages.h"
 #include "service/booking_service.h"
+#include "sys/unique_fd.h"
 
 namespace bk::server {
 
@@ -20,8 +21,25 @@ class Dispatcher {
 
   Dispatcher(service::BookingService& service, const config::Config& config,
              size_t cache_max_bytes = kDefaultCacheBytes);
-  // nullopt for a notification (no id): nothing is sent back.
-  std::optional<std::string> Handle(const service::Actor& actor, const std::string& line);
+  // nullopt for a notification (no id), or for an import started as a job:
+  // nothing is sent back now. `passed` is the descriptor that came with the
+  // line, if any: only an import from a descriptor takes it, the rest close it.
+  std::optional<std::string> Handle(const service::Actor& actor, const std::string& line,
+                                    sys::UniqueFd passed = {});
+  // Starts admin.import with {"descriptor": true}: the ledger.json is the
+  // passed descriptor, read by a job of the daemon. `id` is the request's id
+  // as JSON text. Ok: the job answers later (ImportAnswer); an error is the
+  // answer now. Unset, such an import is refused.
+  using StartImportFn =
+      std::function<::bk::Status(const service::Actor&, const std::string& id, sys::UniqueFd file)>;
+  void SetStartImport(StartImportFn fn) { start_import_ = std::move(fn); }
+  // While not empty, every write is refused at once with this (kind busy).
+  void RefuseWrites(std::string why) { refuse_writes_ = std::move(why); }
+  // The lines an import job sends: its answer to request `id`, and a
+  // notification of how far it is.
+  static std::string ImportAnswer(const std::string& id, const Result<service::ImportSummary>& result);
+  static std::string ImportProgress(const std::string& id, service::ImportPhase phase, int64_t done,
+                                    int64_t total);
   // Answers usage.query: the rendered gpubk.usage.v1 document or text table.
   using UsageFn = rpc::UsageFn;
   void SetUsage(UsageFn fn) { usage_ = std::move(fn); }
@@ -42,7 +60,8 @@ class Dispatcher {
   size_t cache_entries() const { return cache_.size(); }
 
  private:
-  std::optional<std::string> HandleUnchecked(const service::Actor& actor, const std::string& line);
+  std::optional<std::string> HandleUnchecked(const service::Actor& actor, const std::string& line,
+                                             sys::UniqueFd passed);
   const std::string* Cached(const std::string& key);
   void Remember(std::string key, const std::string& answer);
   service::BookingService& service_;
@@ -54,6 +73,8 @@ class Dispatcher {
   std::unordered_map<std::string, std::string> cache_;
   UsageFn usage_;
   BeforeRun before_run_;
+  StartImportFn start_import_;
+  std::string refuse_writes_;
   uint64_t cache_generation_ = 0;
   int64_t cache_now_ = 0;
   size_t cache_bytes_ = 0;

@@ -1,5 +1,6 @@
 #include "server/dispatcher.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -862,6 +863,54 @@ TEST_F(DispatcherTest, UsageQueryShowsOrdinaryUsersOnlyTheirOwnRows) {
   ASSERT_THAT(asked, SizeIs(2));
   EXPECT_EQ(asked[1].uid, std::nullopt);
   EXPECT_FALSE(asked[1].own_rows_only);
+}
+
+TEST_F(DispatcherTest, WhileWritesAreRefusedReadsGoOn) {
+  dispatcher_->RefuseWrites("an import is in progress; try again when it finishes");
+  ExpectError(Call(alice_, "booking.create", CreateParams()), rpc::kApplicationError, "busy",
+              "an import is in progress; try again when it finishes");
+  EXPECT_FALSE(dispatcher_->last_was_write());
+  Ok(alice_, "reservations.list");
+  Ok(alice_, "server.ping");
+  dispatcher_->RefuseWrites("");
+  Ok(alice_, "booking.create", CreateParams());
+}
+
+TEST_F(DispatcherTest, AnImportFromADescriptorGoesToTheStarterWithItsFile) {
+  json params = {{"descriptor", true}};
+  // Without a descriptor, or without a daemon to start the job, it is refused at once.
+  ExpectError(Call(admin_, "admin.import", params), rpc::kInvalidParams, "invalid", "no descriptor came");
+  auto file = [] { return sys::UniqueFd(open("/dev/null", O_RDONLY | O_CLOEXEC)); };
+  auto reply = dispatcher_->Handle(admin_, Request("admin.import", params, 7), file());
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_THAT(*reply, HasSubstr("this server takes no ledger.json as a descriptor"));
+
+  std::string started_id;
+  int started_fd = -1;
+  dispatcher_->SetStartImport([&](const service::Actor& who, const std::string& id, sys::UniqueFd f) {
+    EXPECT_EQ(who.uid, admin_.uid);
+    started_id = id;
+    started_fd = f.get();
+    return ::bk::Status{};
+  });
+  sys::UniqueFd passed = file();
+  int fd = passed.get();
+  EXPECT_FALSE(
+      dispatcher_->Handle(admin_, Request("admin.import", params, "x-1"), std::move(passed)).has_value())
+      << "the job answers later";
+  EXPECT_EQ(started_id, "\"x-1\"");
+  EXPECT_EQ(started_fd, fd);
+  // Its answer and its progress are lines of the same protocol.
+  json done = json::parse(Dispatcher::ImportAnswer(started_id, service::ImportSummary{.reservations = 3}));
+  EXPECT_EQ(done["id"], "x-1");
+  EXPECT_EQ(done["result"]["reservations"], 3);
+  json progress = json::parse(Dispatcher::ImportProgress(started_id, service::ImportPhase::kWriting, 5, 9));
+  EXPECT_FALSE(progress.contains("id"));
+  EXPECT_EQ(progress["method"], "import.progress");
+  EXPECT_EQ(progress["params"], (json{{"id", "x-1"}, {"phase", "writing"}, {"done", 5}, {"total", 9}}));
+  // The inline form still runs at once.
+  ExpectError(Call(admin_, "admin.import", {{"descriptor", false}}), rpc::kInvalidParams, "invalid",
+              "descriptor must be true");
 }
 
 }  // namespace

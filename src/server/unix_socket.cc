@@ -92,4 +92,55 @@ Result<int> ConnectUnix(const std::string& path, int timeout_ms) {
   return fd;
 }
 
+Status SendWithDescriptor(int sock, std::string_view data, int fd) {
+  if (data.empty()) return Invalid("a descriptor needs at least one byte to travel with");
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  size_t off = 0;
+  while (off < data.size()) {
+    iovec iov{const_cast<char*>(data.data() + off), data.size() - off};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (off == 0) {
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof(control);
+      cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+      cm->cmsg_level = SOL_SOCKET;
+      cm->cmsg_type = SCM_RIGHTS;
+      cm->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+    }
+    // MSG_NOSIGNAL: a peer gone meanwhile is an error to report, not a SIGPIPE.
+    ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Fail(ErrorKind::kIo, fmt::format("send: {}", std::strerror(n < 0 ? errno : EPIPE)));
+    off += static_cast<size_t>(n);
+  }
+  return Ok();
+}
+
+Received ReceiveWithDescriptors(int sock, char* buf, size_t size) {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxReceived)];
+  iovec iov{buf, size};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  Received out;
+  do out.n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  while (out.n < 0 && errno == EINTR);
+  if (out.n < 0) return out;
+  for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+      out.fds.emplace_back(fd);
+    }
+  }
+  return out;
+}
+
 }  // namespace bk::server

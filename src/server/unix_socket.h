@@ -5,8 +5,11 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/result.h"
+#include "sys/unique_fd.h"
 
 namespace bk::server {
 
@@ -26,5 +29,21 @@ Result<int> ListenUnix(const std::string& path, mode_t mode, std::optional<gid_t
 Result<PeerCred> PeerCredentials(int fd);
 // Connects (blocking) with a send/receive timeout in milliseconds.
 Result<int> ConnectUnix(const std::string& path, int timeout_ms);
+
+// Sends all of `data` on a blocking socket with `fd` attached to its first
+// byte (SCM_RIGHTS): the peer receives the descriptor with the start of the
+// line it belongs to.
+Status SendWithDescriptor(int sock, std::string_view data, int fd);
+
+// One recvmsg(2) of at most `size` bytes. `n` is what read(2) would return
+// (-1 with errno set); `fds` are the descriptors that came with those bytes,
+// close-on-exec and owned by the caller. A sender that attaches more than
+// kMaxReceived at once loses the rest: the kernel closes what does not fit.
+struct Received {
+  ssize_t n = 0;
+  std::vector<sys::UniqueFd> fds;
+};
+inline constexpr size_t kMaxReceived = 4;
+Received ReceiveWithDescriptors(int sock, char* buf, size_t size);
 
 }  // namespace bk::server

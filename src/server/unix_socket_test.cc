@@ -14,8 +14,10 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "base/temp_dir_testing.h"
+#include "server/passed_file.h"
 
 namespace bk::server {
 namespace {
@@ -303,6 +305,106 @@ TEST_F(UnixSocketTest, ConnectAppliesTheTimeout) {
   char b;
   EXPECT_LT(read(client, &b, 1), 0);
   EXPECT_TRUE(errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+// Descriptors open in this process now.
+size_t OpenDescriptors() {
+  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                                           std::filesystem::directory_iterator()));
+}
+
+TEST_F(UnixSocketTest, ADescriptorTravelsWithTheFirstByteOfItsLine) {
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  Keep(pair[0]);
+  Keep(pair[1]);
+  std::string file = Path("ledger.json");
+  std::ofstream(file) << "{\"version\": 1}";
+  const size_t before = OpenDescriptors();
+  {
+    sys::UniqueFd f(open(file.c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE(SendWithDescriptor(pair[0], "request line\n", f.get()).has_value());
+  }
+  char buf[64];
+  Received got = ReceiveWithDescriptors(pair[1], buf, sizeof(buf));
+  ASSERT_EQ(got.n, 13);
+  EXPECT_EQ(std::string(buf, 13), "request line\n");
+  ASSERT_EQ(got.fds.size(), 1u);
+  EXPECT_TRUE(fcntl(got.fds[0].get(), F_GETFD) & FD_CLOEXEC);
+  char text[32] = {};
+  EXPECT_EQ(pread(got.fds[0].get(), text, sizeof(text), 0), 14);
+  EXPECT_STREQ(text, "{\"version\": 1}");
+  EXPECT_EQ(OpenDescriptors(), before + 1);
+  got.fds.clear();
+  EXPECT_EQ(OpenDescriptors(), before);
+}
+
+TEST_F(UnixSocketTest, DescriptorsBeyondTheLimitAreClosedByTheKernel) {
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  Keep(pair[0]);
+  Keep(pair[1]);
+  const size_t before = OpenDescriptors();
+  {
+    std::vector<int> many(kMaxReceived + 3, open("/dev/null", O_RDONLY | O_CLOEXEC));
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * (kMaxReceived + 3))] = {};
+    char byte = 'x';
+    iovec iov{&byte, 1};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * many.size());
+    std::memcpy(CMSG_DATA(cm), many.data(), sizeof(int) * many.size());
+    ASSERT_EQ(sendmsg(pair[0], &msg, 0), 1);
+    close(many[0]);
+  }
+  char buf[8];
+  Received got = ReceiveWithDescriptors(pair[1], buf, sizeof(buf));
+  EXPECT_EQ(got.n, 1);
+  EXPECT_EQ(got.fds.size(), kMaxReceived);
+  got.fds.clear();
+  EXPECT_EQ(OpenDescriptors(), before);
+}
+
+TEST_F(UnixSocketTest, AHeldDescriptorBelongsToTheLineItCameWith) {
+  auto fd = [] { return sys::UniqueFd(open("/dev/null", O_RDONLY | O_CLOEXEC)); };
+  const size_t before = OpenDescriptors();
+  {
+    PassedFile passed;
+    // "ping\n" then "import\n": the descriptor came with the second line (offset 5).
+    std::vector<sys::UniqueFd> one;
+    one.push_back(fd());
+    passed.Arrived(std::move(one), 5);
+    EXPECT_FALSE(passed.TakeFor(5).ok()) << "the ping does not get it";
+    EXPECT_TRUE(passed.held());
+    // A second descriptor while one is held is closed at once.
+    std::vector<sys::UniqueFd> another;
+    another.push_back(fd());
+    passed.Arrived(std::move(another), 0);
+    EXPECT_EQ(OpenDescriptors(), before + 1);
+    sys::UniqueFd taken = passed.TakeFor(7);
+    EXPECT_TRUE(taken.ok());
+    EXPECT_FALSE(passed.held());
+    // Several at once: none is kept.
+    std::vector<sys::UniqueFd> two;
+    two.push_back(fd());
+    two.push_back(fd());
+    passed.Arrived(std::move(two), 0);
+    EXPECT_FALSE(passed.held());
+    EXPECT_EQ(OpenDescriptors(), before + 1);
+    std::vector<sys::UniqueFd> last;
+    last.push_back(fd());
+    passed.Arrived(std::move(last), 0);
+    passed.Reset();
+    EXPECT_EQ(OpenDescriptors(), before + 1);
+  }
+  EXPECT_EQ(OpenDescriptors(), before);
 }
 
 }  // namespace

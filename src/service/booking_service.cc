@@ -192,7 +192,11 @@ std::string BookingService::TelemetrySource() {
 }
 
 ::bk::Status BookingService::Impl::CheckPolicy(store::LedgerStore& s, bool bind) {
-  std::string local = config::BoundPolicyJson(policy());
+  return CheckBoundPolicy(s, policy(), bind);
+}
+
+Status CheckBoundPolicy(store::LedgerStore& s, const engine::Policy& policy, bool bind) {
+  std::string local = config::BoundPolicyJson(policy);
   BK_ASSIGN_OR_RETURN(auto bound, s.BoundPolicy());
   if (!bound) {
     if (bind) return s.BindPolicy(local);
@@ -249,9 +253,8 @@ Result<Reservation> BookingService::Impl::Resolve(store::LedgerStore& s, const A
   return matches[0];
 }
 
-store::Event BookingService::Impl::MakeEvent(const std::string& action, const Reservation& r,
-                                             const Actor& actor, const std::string& op_id,
-                                             const std::string& message, Seconds now) const {
+store::Event MakeEvent(const std::string& action, const Reservation& r, const Actor& actor,
+                       const std::string& op_id, const std::string& message, Seconds now) {
   store::Event e;
   e.event_id = sys::NewUuid();
   e.ts = now;
@@ -560,7 +563,7 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   BK_TRY(s->Insert(r));
   BK_TRY(s->InsertOperation({actor.uid, r.op_id, "create", r.id, signature, now}));
   std::string message = placed->queued ? "queued" : "created";
-  store::Event e = impl_->MakeEvent("add", r, actor, r.op_id, message, now);
+  store::Event e = MakeEvent("add", r, actor, r.op_id, message, now);
   e.transaction_id = sys::NewUuid();
   e.after = StateJson(r);
   e.signature = signature;

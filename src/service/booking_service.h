@@ -12,6 +12,7 @@
 #include "base/result.h"
 #include "config/config.h"
 #include "gpu/source.h"
+#include "service/import.h"
 #include "service/types.h"
 #include "store/ledger_store.h"
 #include "sys/clock.h"
@@ -93,7 +94,23 @@ class BookingService {
   Result<std::string> Backup(const Actor& actor, const std::string& path);
 
   // Loads a ledger.json of the Python original into an empty ledger.
-  Result<ImportSummary> ImportUpstream(const Actor& actor, const std::string& json_text);
+  Result<ImportSummary> ImportUpstream(const Actor& actor, const std::string& json_text,
+                                       const ImportProgressFn& progress = {});
+
+  // The daemon's import runs in three steps, so that its event loop keeps
+  // answering: PrepareImport checks the caller and the live ledger (empty,
+  // same policy) and says what to import with and where to stage it; a
+  // worker thread writes the staging ledger (ImportInto), sharing nothing
+  // mutable with this service; AdoptImport, back on the service's thread,
+  // swaps the closed staging file in while the live ledger is still empty.
+  struct StagedImport {
+    ImportSpec spec;
+    store::OpenOptions staging;
+  };
+  Result<StagedImport> PrepareImport(const Actor& actor);
+  // Renames `staging` over the live ledger, which is reopened either way.
+  // Refused, with the live ledger untouched, once it holds anything.
+  ::bk::Status AdoptImport(const std::string& staging);
 
   // Opens (creating if needed) the ledger now rather than at the first call.
   ::bk::Status Open();
@@ -122,7 +139,9 @@ class BookingService {
   Result<ReleaseOutcome> ReleaseImpl(const Actor& actor, const ReleaseRequest& request);
   Result<JobPatchResult> UpdateJobImpl(const Actor& actor, const JobPatch& patch);
   Result<JobView> RetryJobImpl(const Actor& actor, const JobRetryRequest& request);
-  Result<ImportSummary> ImportUpstreamImpl(const Actor& actor, const std::string& json_text);
+  Result<ImportSummary> ImportUpstreamImpl(const Actor& actor, const std::string& json_text,
+                                           const ImportProgressFn& progress);
+  ImportSpec ImportSpecFor(const Actor& actor, ImportProgressFn progress) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -130,8 +130,6 @@ struct BookingService::Impl {
                             const engine::Reservation& cur, const engine::Reservation& next,
                             const std::optional<std::string>& op_id, const std::string& signature,
                             const std::string& message, engine::Seconds now);
-  store::Event MakeEvent(const std::string& action, const engine::Reservation& r, const Actor& actor,
-                         const std::string& op_id, const std::string& message, engine::Seconds now) const;
 
   // The reservation an operation ID already wrote, when the caller's `op_id`
   // was used before: nullopt for a new operation. The same ID used for
@@ -149,6 +147,12 @@ struct BookingService::Impl {
   ::bk::Status CancelReservation(store::LedgerStore& s, const CancelStep& step, engine::Reservation& next,
                                  engine::Seconds now);
 };
+
+// An audit event of `action` on `r` by `actor` at `now`, with a fresh event ID.
+store::Event MakeEvent(const std::string& action, const engine::Reservation& r, const Actor& actor,
+                       const std::string& op_id, const std::string& message, engine::Seconds now);
+// Binds `policy` to a ledger that has none (when `bind`); refuses a ledger bound to another one.
+Status CheckBoundPolicy(store::LedgerStore& s, const engine::Policy& policy, bool bind);
 
 // The answer to a write replayed by its operation ID, from the ledger alone.
 BookingOutcome Replay(const engine::Reservation& r);

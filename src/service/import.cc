@@ -2,12 +2,16 @@
 // original into an empty ledger. Every record is
 // validated before anything is opened for writing; the import is then one
 // write transaction, so a refused file leaves the target exactly as it was.
+// ImportInto reads only its arguments: the daemon runs it on a worker thread.
+
+#include "service/import.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -25,6 +29,7 @@
 #include "engine/invariants.h"
 #include "engine/parse.h"
 #include "service/impl.h"
+#include "sys/fs.h"
 #include "sys/random.h"
 
 namespace bk::service {
@@ -268,11 +273,13 @@ class Importer {
  public:
   // `server_config`: the daemon's config file, where a server's settings are
   // changed (empty for a private ledger, configured by the environment).
+  // `step` reports progress and says whether to go on.
+  using StepFn = std::function<Status(ImportPhase, size_t done, size_t total)>;
   Importer(const engine::Policy& policy, std::string server_config)
       : policy_(policy), server_config_(std::move(server_config)) {}
 
   // Validates the whole document into a plan; nothing is touched on disk.
-  Result<std::vector<Planned>> Plan(const json& doc) {
+  Result<std::vector<Planned>> Plan(const json& doc, const StepFn& step) {
     if (!doc.is_object()) return Bad("the ledger must be a JSON object");
     const json* version = Field(doc, "version");
     if (!version || !IsInt(*version) || IntOf(*version) != 1)
@@ -290,6 +297,7 @@ class Importer {
     std::vector<Planned> plan;
     plan.reserve(reservations->size());
     for (size_t i = 0; i < reservations->size(); ++i) {
+      BK_TRY(step(ImportPhase::kValidating, i, reservations->size()));
       BK_ASSIGN_OR_RETURN(Planned p, Record((*reservations)[i], Index("reservations", i)));
       plan.push_back(std::move(p));
     }
@@ -511,81 +519,69 @@ Result<int64_t> CountRows(store::LedgerStore& s, const char* sql) {
   return row ? st.Int(0) : 0;
 }
 
-}  // namespace
+// Reports every kProgressEvery items and checks whether to stop.
+constexpr size_t kProgressEvery = 256;
 
-Result<ImportSummary> BookingService::ImportUpstream(const Actor& actor, const std::string& json_text) {
-  return impl_->Write([&] { return ImportUpstreamImpl(actor, json_text); });
+Status Step(const ImportSpec& spec, ImportPhase phase, size_t done, size_t total) {
+  if (done % kProgressEvery != 0) return Ok();
+  if (spec.stop && spec.stop->load(std::memory_order_relaxed))
+    return Fail(ErrorKind::kInternal, "the import was stopped: the daemon is shutting down");
+  if (spec.progress) spec.progress(phase, static_cast<int64_t>(done), static_cast<int64_t>(total));
+  return Ok();
 }
 
-// Long on purpose: one transaction from the first check to the commit; every
-// step before the commit may refuse the whole import.
-Result<ImportSummary> BookingService::ImportUpstreamImpl(const Actor& actor, const std::string& json_text) {
-  if (!actor.admin) return Fail(ErrorKind::kPermission, "only the ledger owner or root can import data");
-  const engine::Policy& p = impl_->policy();
-
-  auto parsed = ParseStrictJson(json_text);
-  if (!parsed) return Invalid(Refused("the file " + parsed.error().Phrase()));
-  json doc = std::move(*parsed);
-  Importer importer(p, impl_->deps.config->server_config);
-  auto planned = importer.Plan(doc);
-  if (!planned) return Invalid(Refused(planned.error().message));
-  std::vector<Planned>& plan = *planned;
-  // The file's active bookings must fit this policy together, as every
-  // booking made here does: an over-admitted calendar is refused, naming who.
-  {
-    std::vector<engine::Footprint> active;
-    std::vector<std::string> names;
-    for (const Planned& item : plan) {
-      if (item.r.status != engine::Status::kActive || item.r.end <= impl_->Now()) continue;
-      active.push_back(item.r.ToFootprint());
-      names.push_back(item.r.ShortId());
-    }
-    if (auto v = engine::CheckInvariants(p, active, &names); !v.empty())
-      return Invalid(Refused("the file's active bookings over-admit this host: " + Join(v, "; ")));
+// The file's active bookings must fit this policy together, as every
+// booking made here does: an over-admitted calendar is refused, naming who.
+Status CheckActiveFit(const engine::Policy& p, const std::vector<Planned>& plan, Seconds now) {
+  std::vector<engine::Footprint> active;
+  std::vector<std::string> names;
+  for (const Planned& item : plan) {
+    if (item.r.status != engine::Status::kActive || item.r.end <= now) continue;
+    active.push_back(item.r.ToFootprint());
+    names.push_back(item.r.ShortId());
   }
+  if (auto v = engine::CheckInvariants(p, active, &names); !v.empty())
+    return Invalid(Refused("the file's active bookings over-admit this host: " + Join(v, "; ")));
+  return Ok();
+}
 
-  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
-  BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
-  BK_ASSIGN_OR_RETURN(int64_t existing, s->CountReservations());
-  BK_ASSIGN_OR_RETURN(int64_t events, CountRows(*s, "SELECT count(*) FROM events"));
-  if (existing > 0 || events > 0)
-    return Invalid(
-        existing > 0 ? fmt::format("ledger import needs an empty ledger; {} already holds {} reservation{}",
-                                   s->path(), existing, existing == 1 ? "" : "s")
-                     : fmt::format("ledger import needs an empty ledger; {} already holds {} history event{}",
-                                   s->path(), events, events == 1 ? "" : "s"));
-  BK_TRY(impl_->CheckPolicy(*s, true));
+// Events are appended in time order so `bk log` reads chronologically; each
+// record's own events keep their order (import, edits, cancellation) even
+// when the file's times disagree with it.
+struct Pending {
+  Seconds key;
+  size_t record;
+  size_t order;
+  store::Event event;
+};
 
-  // Events are appended in time order so `bk log` reads chronologically; each
-  // record's own events keep their order (import, edits, cancellation) even
-  // when the file's times disagree with it.
-  struct Pending {
-    Seconds key;
-    size_t record;
-    size_t order;
-    store::Event event;
-  };
+// Writes the plan's rows into `s` inside the caller's transaction; the
+// events it returns are appended afterwards, in time order.
+Result<std::vector<Pending>> WriteRecords(store::LedgerStore& s, const ImportSpec& spec,
+                                          const std::vector<Planned>& plan, size_t total,
+                                          ImportSummary& summary) {
+  const engine::Policy& p = *spec.policy;
   std::vector<Pending> pending;
   std::string transaction_id = sys::NewUuid();
-  ImportSummary summary;
   auto event = [&](const std::string& action, const Reservation& state, uint32_t actor_uid,
                    const std::string& actor_name, const std::string& op_id, const std::string& message,
                    Seconds ts) {
-    store::Event e = impl_->MakeEvent(action, state, Actor{actor_uid, actor_name, false}, op_id, message, ts);
+    store::Event e = MakeEvent(action, state, Actor{actor_uid, actor_name, false}, op_id, message, ts);
     e.transaction_id = transaction_id;
     return e;
   };
 
   for (size_t i = 0; i < plan.size(); ++i) {
+    BK_TRY(Step(spec, ImportPhase::kWriting, i, total));
     const Planned& item = plan[i];
     const Reservation& r = item.r;
-    BK_TRY(s->Insert(r));
-    BK_TRY(s->InsertOperation({r.uid, r.op_id, "create", r.id, r.op_signature, r.created_at}));
+    BK_TRY(s.Insert(r));
+    BK_TRY(s.InsertOperation({r.uid, r.op_id, "create", r.id, r.op_signature, r.created_at}));
     ++summary.operations;
 
     // The import event stands for the original booking: its time and its state before any edit.
     Reservation created = item.edits.empty() ? r : WithState(r, item.edits.front().before, p.share_capacity);
-    store::Event imported = event("import", created, actor.uid, actor.username, r.op_id,
+    store::Event imported = event("import", created, spec.actor.uid, spec.actor.username, r.op_id,
                                   "imported from ledger.json", r.created_at);
     imported.after = StateJson(created);
     imported.signature = r.op_signature;
@@ -593,7 +589,7 @@ Result<ImportSummary> BookingService::ImportUpstreamImpl(const Actor& actor, con
 
     for (size_t k = 0; k < item.edits.size(); ++k) {
       const EditIn& edit = item.edits[k];
-      BK_TRY(s->InsertOperation({r.uid, edit.op_id, "edit", r.id, edit.signature, edit.at}));
+      BK_TRY(s.InsertOperation({r.uid, edit.op_id, "edit", r.id, edit.signature, edit.at}));
       ++summary.operations;
       Reservation before = WithState(r, edit.before, p.share_capacity);
       Reservation after = WithState(r, edit.after, p.share_capacity);
@@ -608,7 +604,7 @@ Result<ImportSummary> BookingService::ImportUpstreamImpl(const Actor& actor, con
 
     if (item.cancel) {
       const CancelIn& c = *item.cancel;
-      BK_TRY(s->InsertOperation({r.uid, c.op_id, "cancel", r.id, c.signature, c.at}));
+      BK_TRY(s.InsertOperation({r.uid, c.op_id, "cancel", r.id, c.signature, c.at}));
       ++summary.operations;
       store::Event e = event(c.administrator ? "admin-cancel" : "cancel", r, c.actor_uid, c.actor_username,
                              c.op_id, c.administrator ? c.reason : "cancelled", c.at);
@@ -617,7 +613,7 @@ Result<ImportSummary> BookingService::ImportUpstreamImpl(const Actor& actor, con
       pending.push_back({c.at, i, item.edits.size() + 1, std::move(e)});
     }
 
-    for (const store::Notification& n : item.notifications) BK_TRY(s->InsertNotification(n));
+    for (const store::Notification& n : item.notifications) BK_TRY(s.InsertNotification(n));
     summary.notifications += static_cast<int>(item.notifications.size());
 
     ++summary.reservations;
@@ -627,15 +623,126 @@ Result<ImportSummary> BookingService::ImportUpstreamImpl(const Actor& actor, con
       case engine::Status::kExpired: ++summary.expired; break;
     }
   }
+  return pending;
+}
+
+}  // namespace
+
+Status CheckEmptyForImport(store::LedgerStore& s) {
+  BK_ASSIGN_OR_RETURN(int64_t existing, s.CountReservations());
+  BK_ASSIGN_OR_RETURN(int64_t events, CountRows(s, "SELECT count(*) FROM events"));
+  if (existing > 0)
+    return Invalid(fmt::format("ledger import needs an empty ledger; {} already holds {} reservation{}",
+                               s.path(), existing, existing == 1 ? "" : "s"));
+  if (events > 0)
+    return Invalid(fmt::format("ledger import needs an empty ledger; {} already holds {} history event{}",
+                               s.path(), events, events == 1 ? "" : "s"));
+  return Ok();
+}
+
+// One transaction from the first write to the commit; every step before the
+// commit may refuse the whole import.
+Result<ImportSummary> ImportInto(store::LedgerStore& s, const ImportSpec& spec, std::string_view json_text) {
+  const engine::Policy& p = *spec.policy;
+  BK_TRY(Step(spec, ImportPhase::kValidating, 0, 0));
+  auto parsed = ParseStrictJson(json_text);
+  if (!parsed) return Invalid(Refused("the file " + parsed.error().Phrase()));
+  json doc = std::move(*parsed);
+  Importer importer(p, spec.server_config);
+  auto planned = importer.Plan(
+      doc, [&](ImportPhase phase, size_t done, size_t total) { return Step(spec, phase, done, total); });
+  if (!planned) {
+    if (planned.error().kind != ErrorKind::kInvalid) return std::unexpected(planned.error());
+    return Invalid(Refused(planned.error().message));
+  }
+  std::vector<Planned>& plan = *planned;
+  doc = json();  // the plan holds everything now: give the document's memory back
+  BK_TRY(CheckActiveFit(p, plan, spec.now));
+
+  BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s.BeginWrite());
+  BK_TRY(CheckEmptyForImport(s));
+  BK_TRY(CheckBoundPolicy(s, p, true));
+
+  size_t total = plan.size();
+  for (const Planned& item : plan) total += 1 + item.edits.size() + (item.cancel ? 1 : 0);
+  ImportSummary summary;
+  BK_ASSIGN_OR_RETURN(std::vector<Pending> pending, WriteRecords(s, spec, plan, total, summary));
   for (size_t i = 1; i < pending.size(); ++i)
     if (pending[i].record == pending[i - 1].record)
       pending[i].key = std::max(pending[i].key, pending[i - 1].key);
   std::sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
     return std::tie(a.key, a.record, a.order) < std::tie(b.key, b.record, b.order);
   });
-  for (const Pending& item : pending) BK_TRY(s->AppendEvent(item.event));
+  for (size_t i = 0; i < pending.size(); ++i) {
+    BK_TRY(Step(spec, ImportPhase::kWriting, plan.size() + i, total));
+    BK_TRY(s.AppendEvent(pending[i].event));
+  }
   BK_TRY(txn.Commit());
   return summary;
+}
+
+Result<ImportSummary> BookingService::ImportUpstream(const Actor& actor, const std::string& json_text,
+                                                     const ImportProgressFn& progress) {
+  return impl_->Write([&] { return ImportUpstreamImpl(actor, json_text, progress); });
+}
+
+Result<ImportSummary> BookingService::ImportUpstreamImpl(const Actor& actor, const std::string& json_text,
+                                                         const ImportProgressFn& progress) {
+  if (!actor.admin) return Fail(ErrorKind::kPermission, std::string(kImportNeedsAdmin));
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
+  return ImportInto(*s, ImportSpecFor(actor, progress), json_text);
+}
+
+ImportSpec BookingService::ImportSpecFor(const Actor& actor, ImportProgressFn progress) const {
+  return ImportSpec{.policy = &impl_->policy(),
+                    .server_config = impl_->deps.config->server_config,
+                    .actor = actor,
+                    .now = impl_->Now(),
+                    .progress = std::move(progress)};
+}
+
+Result<BookingService::StagedImport> BookingService::PrepareImport(const Actor& actor) {
+  if (!actor.admin) return Fail(ErrorKind::kPermission, std::string(kImportNeedsAdmin));
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * live, impl_->Writer());
+  BK_TRY(CheckEmptyForImport(*live));
+  BK_TRY(impl_->CheckPolicy(*live, false));
+  // The staging ledger is made like the live one: same directory, owner, modes and VFS.
+  store::OpenOptions staging = impl_->StoreOptions(true);
+  staging.path = StagingPath(staging.path);
+  staging.on_lock_wait = nullptr;
+  return StagedImport{ImportSpecFor(actor, {}), std::move(staging)};
+}
+
+::bk::Status BookingService::AdoptImport(const std::string& staging) {
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * live, impl_->Writer());
+  BK_TRY(CheckEmptyForImport(*live));
+  impl_->store.reset();  // closing checkpoints SQLite's log into the file and removes it
+  ::bk::Status replaced = ReplaceLedger(sys::RealFileSystem(), staging, impl_->deps.config->ledger_path);
+  // Reopened either way: the daemon serves on, with the imported ledger or the untouched one.
+  BK_TRY(impl_->Writer());
+  ++impl_->generation;
+  return replaced;
+}
+
+std::string StagingPath(const std::string& ledger_path) { return ledger_path + ".import"; }
+
+void RemoveStaging(sys::FileSystem& fs, const std::string& staging) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) (void)fs.RemoveTree(staging + suffix);
+}
+
+Status ReplaceLedger(sys::FileSystem& fs, const std::string& staging, const std::string& ledger) {
+  for (const std::string& log : {ledger + "-wal", staging + "-wal"})
+    if (fs.Lstat(log))
+      return Fail(ErrorKind::kIo,
+                  fmt::format("{} is still there after its ledger was closed; nothing was imported", log));
+  if (auto moved = fs.Rename(staging, ledger); !moved)
+    return Fail(ErrorKind::kIo, fmt::format("cannot rename {} to {}: {}; nothing was imported", staging,
+                                            ledger, std::strerror(moved.error())));
+  std::string dir = sys::Dirname(ledger);
+  if (auto synced = fs.Sync(dir); !synced)
+    return Fail(ErrorKind::kIo, fmt::format("the import is in {} but syncing {} failed: {}", ledger, dir,
+                                            std::strerror(synced.error())));
+  return Ok();
 }
 
 }  // namespace bk::service

@@ -251,8 +251,7 @@ Result<JobPatchResult> BookingService::UpdateJobImpl(const Actor& actor, const J
     BK_TRY(s->Update(*r));
   }
   if (!p.audit_action.empty())
-    BK_TRY(s->AppendEvent(
-        Stamped(impl_->MakeEvent(p.audit_action, *r, actor, r->op_id, p.audit_message, now), j)));
+    BK_TRY(s->AppendEvent(Stamped(MakeEvent(p.audit_action, *r, actor, r->op_id, p.audit_message, now), j)));
   BK_TRY(txn.Commit());
   out.applied = true;
   out.current = JobView{*r, j};
@@ -291,7 +290,7 @@ Result<JobView> BookingService::RetryJobImpl(const Actor& actor, const JobRetryR
   j.updated_at = now;
   BK_TRY(s->UpdateJob(j));
   std::string why = request.accept_duplicate_risk ? "retry queued; duplicate risk accepted" : "retry queued";
-  BK_TRY(s->AppendEvent(Stamped(impl_->MakeEvent("job-retry", *r, actor, r->op_id, why, now), j)));
+  BK_TRY(s->AppendEvent(Stamped(MakeEvent("job-retry", *r, actor, r->op_id, why, now), j)));
   BK_TRY(txn.Commit());
   return JobView{*r, j};
 }

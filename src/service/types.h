@@ -3,6 +3,7 @@
 // (CLI, MCP, daemon protocol) speaks through client::Ledger.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -268,6 +269,16 @@ struct VerifyReport {
   int64_t active = 0;
   bool ok() const { return integrity == "ok" && violations.empty(); }
 };
+
+// How far an import is: bytes while reading, records afterwards.
+enum class ImportPhase { kReading, kValidating, kWriting };
+inline constexpr auto kImportPhaseNames =
+    MakeEnumNames<ImportPhase>(std::pair{ImportPhase::kReading, std::string_view("reading")},
+                               std::pair{ImportPhase::kValidating, std::string_view("validating")},
+                               std::pair{ImportPhase::kWriting, std::string_view("writing")});
+inline const auto& EnumNamesOf(ImportPhase) { return kImportPhaseNames; }
+// Told often (every few hundred records); the callee throttles what it shows.
+using ImportProgressFn = std::function<void(ImportPhase phase, int64_t done, int64_t total)>;
 
 struct ImportSummary {
   int reservations = 0;

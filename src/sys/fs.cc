@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string_view>
@@ -60,6 +61,10 @@ class Fd {
  private:
   int fd_;
 };
+
+std::unexpected<Error> TooBig(const std::string& path, size_t max_bytes) {
+  return Fail(ErrorKind::kInvalid, fmt::format("{} is larger than {} bytes", path, max_bytes));
+}
 
 std::string StripTrailingSlashes(const std::string& path) {
   std::string p = path;
@@ -241,8 +246,8 @@ Status CreateDataFile(const std::string& path, mode_t mode, uid_t owner) {
   return Ok();
 }
 
-Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) {
-  Fd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+Result<UniqueFd> OpenSmallFile(const std::string& path, size_t max_bytes) {
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   if (!fd.ok()) {
     if (errno == ELOOP) {
       return Fail(
@@ -254,24 +259,33 @@ Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) {
   struct stat st;
   if (fstat(fd.get(), &st) != 0) return SysFail(errno, fmt::format("cannot read {}", path));
   if (!S_ISREG(st.st_mode)) return Fail(ErrorKind::kInvalid, fmt::format("{} is not a regular file", path));
-  auto too_big = [&] {
-    return Fail(ErrorKind::kInvalid, fmt::format("{} is larger than {} bytes", path, max_bytes));
-  };
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) return too_big();
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) return TooBig(path, max_bytes);
+  return fd;
+}
+
+Result<std::string> ReadOpenFile(int fd, const std::string& path, size_t max_bytes) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return SysFail(errno, fmt::format("cannot read {}", path));
   std::string out;
-  out.reserve(static_cast<size_t>(st.st_size));
+  out.reserve(static_cast<size_t>(std::min<uint64_t>(st.st_size, max_bytes)));
   char buf[65536];
   while (true) {
-    ssize_t n = read(fd.get(), buf, sizeof buf);
+    ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
       return SysFail(errno, fmt::format("cannot read {}", path));
     }
     if (n == 0) break;
-    if (out.size() + static_cast<size_t>(n) > max_bytes) return too_big();  // grew while we read
+    if (out.size() + static_cast<size_t>(n) > max_bytes)
+      return TooBig(path, max_bytes);  // grew while we read
     out.append(buf, static_cast<size_t>(n));
   }
   return out;
+}
+
+Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) {
+  BK_ASSIGN_OR_RETURN(UniqueFd fd, OpenSmallFile(path, max_bytes));
+  return ReadOpenFile(fd.get(), path, max_bytes);
 }
 
 Status WriteFileAtomic(FileSystem& fs, const std::string& path, const std::string& data, mode_t mode) {

@@ -10,6 +10,7 @@
 
 #include "base/result.h"
 #include "sys/file_system.h"
+#include "sys/unique_fd.h"
 
 namespace bk::sys {
 
@@ -45,6 +46,11 @@ Status CreateDataFile(const std::string& path, mode_t mode, uid_t owner);
 
 // Reads a whole regular file (no symlink), at most max_bytes.
 Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes);
+// ReadSmallFile in two steps, with the same errors: open and check the file
+// (to read it elsewhere: another thread, another process), then read what is
+// left of it.
+Result<UniqueFd> OpenSmallFile(const std::string& path, size_t max_bytes);
+Result<std::string> ReadOpenFile(int fd, const std::string& path, size_t max_bytes);
 
 // Writes atomically: temp file with `mode` in the same directory, fsync,
 // rename, fsync of the directory; on failure the temp file is gone and the
