@@ -91,11 +91,9 @@ Status Monitor::Start(int64_t now_ms) {
 }
 
 Result<std::vector<ActiveBooking>> Monitor::ActiveAt(int64_t now_s) {
-  service::ListQuery q;
-  q.everyone = true;
-  BK_ASSIGN_OR_RETURN(service::ListResult list, opt_.service->List(opt_.actor, q));
+  BK_ASSIGN_OR_RETURN(std::vector<engine::Reservation> running, opt_.service->Running(now_s));
   std::vector<ActiveBooking> out;
-  for (const engine::Reservation& r : list.reservations) {
+  for (const engine::Reservation& r : running) {
     if (!r.ActiveAt(now_s) || !r.Started(now_s)) continue;
     out.push_back({r.id, r.uid, r.username, r.gpus, r.mode == engine::Mode::kExclusive, r.start, r.end});
   }

@@ -45,8 +45,10 @@ void BookingService::Impl::Watch(store::LedgerStore& s) {
   if (!deps.exclusive_store) return;
   // A failed group commit took back writes the calendar had taken in: it is
   // read again from disk at its next use, and read caches start afresh.
+  policy_matched = false;
   s.OnGroupRollback([this] {
     live.reset();
+    policy_matched = false;
     ++generation;
   });
   s.OnCommit([this, &s](const std::vector<std::string>& ids) {
@@ -192,7 +194,13 @@ std::string BookingService::TelemetrySource() {
 }
 
 ::bk::Status BookingService::Impl::CheckPolicy(store::LedgerStore& s, bool bind) {
-  return CheckBoundPolicy(s, policy(), bind);
+  // The daemon alone writes its ledger: once the bound policy was read and
+  // matched, it stays so (Watch and a failed group commit forget it).
+  if (deps.exclusive_store && policy_matched) return Ok();
+  BK_ASSIGN_OR_RETURN(auto bound, s.BoundPolicy());
+  BK_TRY(CheckBoundPolicy(s, policy(), bind));
+  policy_matched = bound.has_value();
+  return Ok();
 }
 
 Status CheckBoundPolicy(store::LedgerStore& s, const engine::Policy& policy, bool bind) {

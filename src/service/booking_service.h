@@ -74,6 +74,9 @@ class BookingService {
   Result<StatusView> Status(const Actor& actor, engine::Seconds from, engine::Seconds to,
                             std::optional<int> mine_limit);
   Result<PolicyStatus> CheckPolicy();
+  // Everyone's active reservations that cover the instant `at` (the
+  // monitor's attribution asks each sample; from memory in the daemon).
+  Result<std::vector<engine::Reservation>> Running(engine::Seconds at);
   // [start, end) of every active exclusive reservation, from the calendar
   // (cheap: the monitor asks after every write).
   Result<std::vector<engine::Interval>> ExclusiveWindows();

@@ -122,6 +122,7 @@ struct BookingService::Impl {
 
   // Binds the policy on the first write; refuses a ledger bound to another one.
   ::bk::Status CheckPolicy(store::LedgerStore& s, bool bind);
+  bool policy_matched = false;  // the daemon's ledger was read bound to this policy
   Result<engine::Reservation> Resolve(store::LedgerStore& s, const Actor& actor, const std::string& ref,
                                       RefScope scope, engine::Seconds now);
   // Writes a changed reservation with its operation ID and its audit event

@@ -278,6 +278,11 @@ Result<StatusView> BookingService::Status(const Actor& actor, Seconds from, Seco
   return v;
 }
 
+Result<std::vector<engine::Reservation>> BookingService::Running(Seconds at) {
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
+  return impl_->Overlapping(*s, at, at + 1, at, /*running_only=*/true);
+}
+
 Result<std::vector<engine::Interval>> BookingService::ExclusiveWindows() {
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
   if (impl_->deps.exclusive_store) {
