@@ -120,21 +120,6 @@ void WalkWithout(const Steps& steps, Seconds from, Seconds to, const Interval* c
   });
 }
 
-// The merged parts of the walk where blocked(values) holds.
-template <class Walk, class Pred>
-std::vector<Interval> BlockedBy(Walk walk, Pred blocked) {
-  std::vector<Interval> out;
-  walk([&](Seconds a, Seconds b, const auto& v) {
-    if (!blocked(v)) return;
-    if (!out.empty() && out.back().end >= a) {
-      out.back().end = std::max(out.back().end, b);
-    } else {
-      out.push_back({a, b});
-    }
-  });
-  return out;
-}
-
 }  // namespace
 
 template <class F>
@@ -221,10 +206,10 @@ std::vector<Interval> Calendar::GpuBlocked(int gpu, const PlacementRequest& requ
                                            Seconds from, Seconds to) const {
   auto walk = [&](auto f) { GpuSegments(gpu, from, to, f); };
   if (request.mode == Mode::kExclusive)
-    return BlockedBy(walk, [](const GpuValues& v) { return v[Occupancy::kHolders] > 0; });
+    return BlockedParts(walk, [](const GpuValues& v) { return v[Occupancy::kHolders] > 0; });
   const int64_t units = request.share_units;
   const int64_t capacity = policy_.share_capacity;
-  auto blocked = BlockedBy(walk, [&](const GpuValues& v) {
+  auto blocked = BlockedParts(walk, [&](const GpuValues& v) {
     return v[Occupancy::kExclusive] > 0 || v[Occupancy::kUnits] + units > capacity;
   });
   const std::optional<int64_t> total = MemoryTotal(advice, gpu);
@@ -242,7 +227,7 @@ std::vector<Interval> Calendar::GpuBlocked(int gpu, const PlacementRequest& requ
 std::vector<Interval> Calendar::HostBlocked(const PlacementRequest& request, Seconds from, Seconds to) const {
   const auto& cpus = policy_.host_cpus;
   const auto& ram = policy_.host_ram_mb;
-  return BlockedBy([&](auto f) { HostSegments(from, to, f); },
+  return BlockedParts([&](auto f) { HostSegments(from, to, f); },
                    [&](const HostValues& v) {
                      return (cpus && v[Occupancy::kCpus] + request.cpus > *cpus) ||
                             (ram && v[Occupancy::kRamMb] + request.ram_mb > *ram);

@@ -18,6 +18,22 @@ namespace bk::engine {
 inline constexpr Seconds kTimeMin = std::numeric_limits<Seconds>::min() / 4;
 inline constexpr Seconds kTimeMax = std::numeric_limits<Seconds>::max() / 4;
 
+// The merged parts, in order, of the pieces walk(f) visits as f(a, b, value)
+// where blocked(value) holds.
+template <class Walk, class Pred>
+std::vector<Interval> BlockedParts(Walk walk, Pred blocked) {
+  std::vector<Interval> out;
+  walk([&](Seconds a, Seconds b, const auto& v) {
+    if (!blocked(v)) return;
+    if (!out.empty() && out.back().end >= a) {
+      out.back().end = std::max(out.back().end, b);
+    } else {
+      out.push_back({a, b});
+    }
+  });
+  return out;
+}
+
 // A sum of interval contributions over N integer channels, as a step function:
 // value(i) holds on [at(i), at(i+1)); the function is zero before at(0) and
 // from the last breakpoint on (every added interval is closed again).
@@ -92,16 +108,7 @@ class StepProfile {
   // The parts of [from, to) where blocked(value) holds, merged, in order.
   template <class Pred>
   std::vector<Interval> Blocked(Pred blocked, Seconds from, Seconds to) const {
-    std::vector<Interval> out;
-    ForEachSegment(from, to, [&](Seconds a, Seconds b, const Values& v) {
-      if (!blocked(v)) return;
-      if (!out.empty() && out.back().end >= a) {
-        out.back().end = std::max(out.back().end, b);
-      } else {
-        out.push_back({a, b});
-      }
-    });
-    return out;
+    return BlockedParts([&](auto f) { ForEachSegment(from, to, f); }, blocked);
   }
 
  private:

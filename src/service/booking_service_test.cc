@@ -1056,3 +1056,68 @@ TEST_F(BatchTest, AFailedBatchIsForgottenOnDiskAndInMemory) {
 
 }  // namespace
 }  // namespace bk::service
+
+namespace bk::service {
+namespace {
+
+// The daemon answers views from its live calendar and a command in private
+// mode from the ledger: after the same history, at the same instant, both
+// show the same reservations and the same per-GPU use.
+class LiveCalendarViewsTest : public BookingServiceTest {
+ protected:
+  struct Seen {
+    std::vector<std::string> window, running, mine;
+    int active = 0, mine_total = 0;
+    std::vector<int> used;
+  };
+  Seen Look(Seconds from, Seconds to) {
+    Seen s;
+    auto v = service_->Status(me_, from, to, 2);
+    EXPECT_TRUE(v.has_value()) << (v ? "" : v.error().message);
+    if (!v) return s;
+    for (const auto& r : v->reservations) s.window.push_back(r.id);
+    for (const auto& r : v->mine) s.mine.push_back(r.id);
+    for (const auto& u : v->usage) s.used.push_back(u.exclusive ? -1 : u.used_units);
+    s.active = v->active_count;
+    s.mine_total = v->mine_total;
+    auto running = service_->Running(clock_->Now());
+    EXPECT_TRUE(running.has_value());
+    if (running)
+      for (const auto& r : *running) s.running.push_back(r.id);
+    return s;
+  }
+};
+
+TEST_F(LiveCalendarViewsTest, DaemonAndPrivateModeShowTheSame) {
+  exclusive_store_ = true;
+  Restart();
+  std::vector<engine::Reservation> made;
+  for (int i = 0; i < 12; ++i) {
+    CreateRequest r = Req(1 + i % 2, (1 + i % 3) * kH, i % 4 == 3 ? Mode::kExclusive : Mode::kShared);
+    made.push_back(Book(i % 3 == 0 ? other_ : me_, r));
+  }
+  ASSERT_TRUE(service_->Cancel(me_, CancelRequest{.ref = made[1].id}).has_value());
+  SetNow("2026-11-29T20:10:00Z");  // some have ended, some run, some wait
+  const Seconds now = clock_->Now();
+  std::vector<std::pair<Seconds, Seconds>> windows = {
+      {now, now + 1}, {now - 2 * kH, now + 1}, {now - kH, now + 6 * kH}, {now + kH, now + 2 * kH}};
+  std::vector<Seen> daemon;
+  for (auto [from, to] : windows) daemon.push_back(Look(from, to));
+
+  exclusive_store_ = false;
+  Restart();
+  for (size_t i = 0; i < windows.size(); ++i) {
+    Seen local = Look(windows[i].first, windows[i].second);
+    EXPECT_EQ(daemon[i].window, local.window) << i;
+    EXPECT_EQ(daemon[i].running, local.running) << i;
+    EXPECT_EQ(daemon[i].mine, local.mine) << i;
+    EXPECT_EQ(daemon[i].used, local.used) << i;
+    EXPECT_EQ(daemon[i].active, local.active) << i;
+    EXPECT_EQ(daemon[i].mine_total, local.mine_total) << i;
+  }
+  EXPECT_FALSE(daemon[0].running.empty());
+  EXPECT_GT(daemon[2].window.size(), daemon[0].window.size());
+}
+
+}  // namespace
+}  // namespace bk::service
