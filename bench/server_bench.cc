@@ -574,7 +574,7 @@ int main(int argc, char** argv) {
         r.name.c_str(), r.rate(), unit, target, r.ok, r.errors, r.p50_us, r.p99_us, r.cpu_us_per_op());
     if (r.errors) std::printf("  first error: %s\n", r.first_error.c_str());
   };
-  line(book, "durable bookings/s", "target >= 1000 ");
+  line(book, "durable bookings/s", "target >= 3000 ");
   line(ping, "reads/s", "target >= 20000");
   line(list, "reads/s", "target >= 20000");
   if (server.owned) {
