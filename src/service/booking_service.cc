@@ -51,15 +51,16 @@ void BookingService::Impl::Watch(store::LedgerStore& s) {
     policy_matched = false;
     ++generation;
   });
-  s.OnCommit([this, &s](const std::vector<std::string>& ids) {
+  s.OnCommit([this](const std::vector<engine::Reservation>& written) {
     ++generation;
     if (!live) return;
-    for (const auto& id : ids) {
-      auto r = s.Get(id);
-      if (r && *r && (*r)->status == engine::Status::kActive)
-        live->Put(id, (*r)->uid, (*r)->ToFootprint());
+    // In order: a reservation written twice ends as it was written last. A
+    // pruned one has ended, so Expire drops it if it was still held.
+    for (const auto& r : written) {
+      if (r.status == engine::Status::kActive)
+        live->Put(r.id, r.uid, r.ToFootprint());
       else
-        live->Erase(id);
+        live->Erase(r.id);
     }
   });
 }

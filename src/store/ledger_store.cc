@@ -130,7 +130,7 @@ Status LedgerStore::CommitWrite(bool nested) {
     return std::unexpected(nested ? st.error() : MayHaveBeenRecorded(st.error()));
   }
   ++commits_;
-  std::vector<std::string> changed;
+  std::vector<engine::Reservation> changed;
   changed.swap(changed_);
   if (on_commit_) on_commit_(changed);  // every commit: read caches compare generations
   return Ok();
@@ -374,13 +374,13 @@ Result<std::vector<engine::Reservation>> LedgerStore::ByPrefix(const std::string
 }
 
 Status LedgerStore::Insert(const engine::Reservation& r) {
-  changed_.push_back(r.id);
+  changed_.push_back(r);
   static const std::string sql = InsertSql(kReservationTable);
   return WriteRow(*db_, sql, kReservationTable, r);
 }
 
 Status LedgerStore::Update(const engine::Reservation& r) {
-  changed_.push_back(r.id);
+  changed_.push_back(r);
   static const std::string sql = UpdateSql(kReservationTable);
   BK_TRY(WriteRow(*db_, sql, kReservationTable, r));
   if (db_->Changes() != 1) return Fail(ErrorKind::kNotFound, "reservation not found: " + r.id);
@@ -531,7 +531,7 @@ Result<std::vector<engine::Reservation>> LedgerStore::PruneIfDue(engine::Seconds
                       db_->Cached("INSERT OR REPLACE INTO meta(key, value) VALUES('last_prune', ?)"));
   st.Bind(1, std::to_string(now));
   BK_TRY(st.Run());
-  for (const auto& r : removed) changed_.push_back(r.id);
+  changed_.insert(changed_.end(), removed.begin(), removed.end());
   return removed;
 }
 

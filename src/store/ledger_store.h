@@ -135,11 +135,11 @@ class LedgerStore {
   // ones a worker may still act on (pending, claimed, running, uncertain).
   Result<std::vector<JobRecord>> JobsForUid(uint32_t uid, bool open_only = false);
 
-  // Called after each committed write transaction with the IDs of the
-  // reservations it inserted or updated (the daemon's in-memory calendar).
-  void OnCommit(std::function<void(const std::vector<std::string>&)> listener) {
-    on_commit_ = std::move(listener);
-  }
+  // Called after each committed write transaction with the reservations it
+  // inserted, updated or pruned, as written, in order (the daemon's live
+  // calendar takes them without reading them back).
+  using CommitListener = std::function<void(const std::vector<engine::Reservation>&)>;
+  void OnCommit(CommitListener listener) { on_commit_ = std::move(listener); }
   // Called when a group's commit failed and its writes, which OnCommit had
   // reported, are gone: what was derived from them must be dropped.
   void OnGroupRollback(std::function<void()> listener) { on_group_rollback_ = std::move(listener); }
@@ -185,8 +185,8 @@ class LedgerStore {
   std::string path_;
   bool in_memory_;
   uint64_t commits_ = 0;
-  std::vector<std::string> changed_;
-  std::function<void(const std::vector<std::string>&)> on_commit_;
+  std::vector<engine::Reservation> changed_;
+  CommitListener on_commit_;
   bool in_group_ = false;
   std::function<void()> on_group_rollback_;
 };

@@ -859,7 +859,10 @@ TEST_F(GroupCommitTest, WritesOfAGroupSeeEachOtherAndShareOneSync) {
   auto s = OpenFaulty();
   ASSERT_TRUE(s);
   std::vector<std::vector<std::string>> told;
-  s->OnCommit([&](const std::vector<std::string>& ids) { told.push_back(ids); });
+  s->OnCommit([&](const std::vector<engine::Reservation>& written) {
+    told.emplace_back();
+    for (const auto& r : written) told.back().push_back(r.id);
+  });
   vfs_->Reset();
   Book(*s, "alone");
   const int64_t one_write = vfs_->count(FaultPoint::kSync);
@@ -884,7 +887,9 @@ TEST_F(GroupCommitTest, AWriteDroppedInAGroupTakesOnlyItself) {
   auto s = OpenFaulty();
   ASSERT_TRUE(s);
   std::vector<std::string> told;
-  s->OnCommit([&](const std::vector<std::string>& ids) { told.insert(told.end(), ids.begin(), ids.end()); });
+  s->OnCommit([&](const std::vector<engine::Reservation>& written) {
+    for (const auto& r : written) told.push_back(r.id);
+  });
   ASSERT_TRUE(s->BeginGroup().has_value());
   Book(*s, "a");
   Book(*s, "dropped", /*keep=*/false);
