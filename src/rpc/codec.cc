@@ -477,6 +477,53 @@ Result<engine::Reservation> DecodeReservation(const json& j) {
   return Guard([&]() -> Result<engine::Reservation> { return DecodeReservationUnchecked(j); });
 }
 
+namespace {
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// One reservation as Encode(r) writes it, keys in nlohmann's (sorted) order,
+// without the tree.
+void WriteReservation(JsonWriter& w, const engine::Reservation& r) {
+  w.BeginObject().Key("cancellation");
+  if (const auto& c = r.cancellation) {
+    w.BeginObject();
+    w.Key("actor_uid").Int(c->actor_uid).Key("actor_username").String(c->actor_username);
+    w.Key("at").Int(c->at).Key("kind").String(engine::kCancelKindNames.Name(c->kind));
+    w.Key("op_id").String(c->op_id).Key("reason").String(c->reason);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  w.Key("cpus").Int(r.cpus).Key("created_at").Int(r.created_at).Key("edit_count").Int(r.edit_count);
+  w.Key("end").Int(r.end).Key("gpus").BeginArray();
+  for (int g : r.gpus) w.Int(g);
+  w.EndArray().Key("id").String(r.id).Key("memory_mb");
+  if (r.memory_mb)
+    w.Int(*r.memory_mb);
+  else
+    w.Null();
+  w.Key("mode").String(engine::ModeName(r.mode)).Key("op_id").String(r.op_id);
+  w.Key("op_signature").String(r.op_signature).Key("ram_mb").Int(r.ram_mb);
+  w.Key("share_units").Int(r.share_units).Key("start").Int(r.start);
+  w.Key("status").String(engine::StatusName(r.status)).Key("uid").Int(r.uid);
+  w.Key("updated_at").Int(r.updated_at).Key("username").String(r.username);
+  w.EndObject();
+}
+
+void WriteStrings(JsonWriter& w, const std::vector<std::string>& list) {
+  w.BeginArray();
+  for (const auto& x : list) w.String(x);
+  w.EndArray();
+}
+
+void WriteReservations(JsonWriter& w, const std::vector<engine::Reservation>& list) {
+  w.BeginArray();
+  for (const auto& r : list) WriteReservation(w, r);
+  w.EndArray();
+}
+
+}  // namespace
+
 json Encode(const service::BookingOutcome& o) {
   json sel = json::array();
   for (const auto& v : o.selected) sel.push_back(EncodeView(v));
@@ -493,6 +540,30 @@ json Encode(const service::BookingOutcome& o) {
           {"message", o.message},
           {"queued_reason", o.queued_reason},
           {"job", o.job ? EncodeJob(*o.job) : json()}};
+}
+
+std::string Write(const service::BookingOutcome& o) {
+  json sel = json::array();
+  for (const auto& v : o.selected) sel.push_back(EncodeView(v));
+  std::string out;
+  JsonWriter w(out);
+  w.BeginObject().Key("allocator_source").String(o.allocator_source).Key("assumed_memory_mb");
+  if (o.assumed_memory_mb)
+    w.Int(*o.assumed_memory_mb);
+  else
+    w.Null();
+  w.Key("avoided_busy");
+  WriteStrings(w, o.avoided_busy);
+  w.Key("job").Raw(o.job ? Dump(EncodeJob(*o.job)) : "null");
+  w.Key("memory_telemetry").Bool(o.memory_telemetry).Key("message").String(o.message);
+  w.Key("queued_reason").String(o.queued_reason).Key("replayed").Bool(o.replayed).Key("reservation");
+  WriteReservation(w, o.reservation);
+  w.Key("selected").Raw(Dump(sel)).Key("selected_busy");
+  WriteStrings(w, o.selected_busy);
+  w.Key("status").String(o.status).Key("warnings");
+  WriteStrings(w, o.warnings);
+  w.EndObject();
+  return out;
 }
 
 Result<service::BookingOutcome> DecodeBookingOutcome(const json& j) {
@@ -595,47 +666,6 @@ Result<service::SlotsResult> DecodeSlots(const json& j) {
     return r;
   });
 }
-
-namespace {
-
-std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-// One reservation as Encode(r) writes it, keys in nlohmann's (sorted) order,
-// without the tree.
-void WriteReservation(JsonWriter& w, const engine::Reservation& r) {
-  w.BeginObject().Key("cancellation");
-  if (const auto& c = r.cancellation) {
-    w.BeginObject();
-    w.Key("actor_uid").Int(c->actor_uid).Key("actor_username").String(c->actor_username);
-    w.Key("at").Int(c->at).Key("kind").String(engine::kCancelKindNames.Name(c->kind));
-    w.Key("op_id").String(c->op_id).Key("reason").String(c->reason);
-    w.EndObject();
-  } else {
-    w.Null();
-  }
-  w.Key("cpus").Int(r.cpus).Key("created_at").Int(r.created_at).Key("edit_count").Int(r.edit_count);
-  w.Key("end").Int(r.end).Key("gpus").BeginArray();
-  for (int g : r.gpus) w.Int(g);
-  w.EndArray().Key("id").String(r.id).Key("memory_mb");
-  if (r.memory_mb)
-    w.Int(*r.memory_mb);
-  else
-    w.Null();
-  w.Key("mode").String(engine::ModeName(r.mode)).Key("op_id").String(r.op_id);
-  w.Key("op_signature").String(r.op_signature).Key("ram_mb").Int(r.ram_mb);
-  w.Key("share_units").Int(r.share_units).Key("start").Int(r.start);
-  w.Key("status").String(engine::StatusName(r.status)).Key("uid").Int(r.uid);
-  w.Key("updated_at").Int(r.updated_at).Key("username").String(r.username);
-  w.EndObject();
-}
-
-void WriteReservations(JsonWriter& w, const std::vector<engine::Reservation>& list) {
-  w.BeginArray();
-  for (const auto& r : list) WriteReservation(w, r);
-  w.EndArray();
-}
-
-}  // namespace
 
 json Encode(const service::ListResult& r) {
   json items = json::array();

@@ -45,6 +45,7 @@ json Encode(const service::StatusView& v);
 // replies that carry many reservations.
 std::string Write(const service::StatusView& v);
 std::string Write(const service::ListResult& r);
+std::string Write(const service::BookingOutcome& o);
 json Encode(const service::PolicyStatus& s);
 json Encode(const service::ImportSummary& s);
 json Encode(const service::VerifyReport& r);

@@ -710,6 +710,9 @@ TEST(CodecResultTest, BookingOutcomeRoundTrip) {
   EXPECT_FALSE(b->assumed_memory_mb.has_value());
   ExpectStableEncoding(bare, DecodeBookingOutcome);
   ExpectStableEncoding(in, DecodeBookingOutcome);
+  // The daemon writes the reply as text: the same bytes as the tree.
+  EXPECT_EQ(Write(in), Encode(in).dump());
+  EXPECT_EQ(Write(bare), Encode(bare).dump());
 }
 
 TEST(CodecResultTest, CancelOutcomeRoundTrip) {
@@ -829,6 +832,7 @@ TEST(CodecResultTest, ListResultRoundTrip) {
   auto o = DecodeListResult(old);
   ASSERT_TRUE(o.has_value()) << o.error().message;
   EXPECT_THAT(o->jobs, IsEmpty());
+  EXPECT_EQ(Write(in), Encode(in).dump());  // the daemon writes it as text
 }
 
 TEST(CodecResultTest, HistoryRoundTrip) {
@@ -975,6 +979,7 @@ TEST(CodecResultTest, StatusViewRoundTrip) {
   ExpectSameReservation(in.reservations[0], out->reservations[0]);
   ExpectSameReservation(in.reservations[1], out->reservations[1]);
   ExpectStableEncoding(in, DecodeStatus);
+  EXPECT_EQ(Write(in), Encode(in).dump());  // the daemon writes it as text
 }
 
 TEST(CodecResultTest, PolicyStatusAndImportSummaryRoundTrip) {

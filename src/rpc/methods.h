@@ -68,17 +68,20 @@ inline constexpr Method<NoParams, ServerInfo> kPing{
 inline constexpr Method<CreateRequest, BookingOutcome> kCreate{
     "booking.create", kWrite, kFresh, Caller::kAnyone,
     &Encode, &DecodeCreate, &Encode, &DecodeBookingOutcome,
-    [](const Context& c, const CreateRequest& r) { return c.service.Create(c.actor, r); }};
+    [](const Context& c, const CreateRequest& r) { return c.service.Create(c.actor, r); },
+    &Write};
 
 inline constexpr Method<EditRequest, BookingOutcome> kEdit{
     "booking.edit", kWrite, kFresh, Caller::kAnyone,
     &Encode, &DecodeEdit, &Encode, &DecodeBookingOutcome,
-    [](const Context& c, const EditRequest& r) { return c.service.Edit(c.actor, r); }};
+    [](const Context& c, const EditRequest& r) { return c.service.Edit(c.actor, r); },
+    &Write};
 
 inline constexpr Method<RenewRequest, BookingOutcome> kRenew{
     "booking.renew", kWrite, kFresh, Caller::kAnyone,
     &Encode, &DecodeRenew, &Encode, &DecodeBookingOutcome,
-    [](const Context& c, const RenewRequest& r) { return c.service.Renew(c.actor, r); }};
+    [](const Context& c, const RenewRequest& r) { return c.service.Renew(c.actor, r); },
+    &Write};
 
 inline constexpr Method<CancelRequest, CancelOutcome> kCancel{
     "booking.cancel", kWrite, kFresh, Caller::kAnyone,
