@@ -228,10 +228,10 @@ std::vector<Interval> Calendar::HostBlocked(const PlacementRequest& request, Sec
   const auto& cpus = policy_.host_cpus;
   const auto& ram = policy_.host_ram_mb;
   return BlockedParts([&](auto f) { HostSegments(from, to, f); },
-                   [&](const HostValues& v) {
-                     return (cpus && v[Occupancy::kCpus] + request.cpus > *cpus) ||
-                            (ram && v[Occupancy::kRamMb] + request.ram_mb > *ram);
-                   });
+                      [&](const HostValues& v) {
+                        return (cpus && v[Occupancy::kCpus] + request.cpus > *cpus) ||
+                               (ram && v[Occupancy::kRamMb] + request.ram_mb > *ram);
+                      });
 }
 
 double Calendar::Pressure(int gpu, Seconds start, Seconds end) const {
