@@ -444,45 +444,11 @@ Result<service::ListQuery> DecodeList(const json& j) {
 
 // ---- results --------------------------------------------------------------
 
-json Encode(const engine::Reservation& r) {
-  json c;
-  if (r.cancellation)
-    c = {{"at", r.cancellation->at},
-         {"kind", engine::kCancelKindNames.Name(r.cancellation->kind)},
-         {"reason", r.cancellation->reason},
-         {"actor_uid", r.cancellation->actor_uid},
-         {"actor_username", r.cancellation->actor_username},
-         {"op_id", r.cancellation->op_id}};
-  return {{"id", r.id},
-          {"uid", r.uid},
-          {"username", r.username},
-          {"gpus", r.gpus},
-          {"mode", engine::ModeName(r.mode)},
-          {"share_units", r.share_units},
-          {"memory_mb", Opt(r.memory_mb)},
-          {"cpus", r.cpus},
-          {"ram_mb", r.ram_mb},
-          {"start", r.start},
-          {"end", r.end},
-          {"status", engine::StatusName(r.status)},
-          {"created_at", r.created_at},
-          {"updated_at", r.updated_at},
-          {"op_id", r.op_id},
-          {"op_signature", r.op_signature},
-          {"edit_count", r.edit_count},
-          {"cancellation", c}};
-}
-
-Result<engine::Reservation> DecodeReservation(const json& j) {
-  return Guard([&]() -> Result<engine::Reservation> { return DecodeReservationUnchecked(j); });
-}
-
 namespace {
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// One reservation as Encode(r) writes it, keys in nlohmann's (sorted) order,
-// without the tree.
+// One reservation, keys in nlohmann's (sorted) order, without a tree.
 void WriteReservation(JsonWriter& w, const engine::Reservation& r) {
   w.BeginObject().Key("cancellation");
   if (const auto& c = r.cancellation) {
@@ -524,23 +490,20 @@ void WriteReservations(JsonWriter& w, const std::vector<engine::Reservation>& li
 
 }  // namespace
 
-json Encode(const service::BookingOutcome& o) {
-  json sel = json::array();
-  for (const auto& v : o.selected) sel.push_back(EncodeView(v));
-  return {{"status", o.status},
-          {"reservation", Encode(o.reservation)},
-          {"replayed", o.replayed},
-          {"allocator_source", o.allocator_source},
-          {"selected", sel},
-          {"memory_telemetry", o.memory_telemetry},
-          {"assumed_memory_mb", Opt(o.assumed_memory_mb)},
-          {"avoided_busy", o.avoided_busy},
-          {"selected_busy", o.selected_busy},
-          {"warnings", o.warnings},
-          {"message", o.message},
-          {"queued_reason", o.queued_reason},
-          {"job", o.job ? EncodeJob(*o.job) : json()}};
+// The tree forms of the replies that carry reservations are read back from
+// their text (the Write functions): one definition of each wire form.
+json Encode(const engine::Reservation& r) {
+  std::string out;
+  JsonWriter w(out);
+  WriteReservation(w, r);
+  return json::parse(out);
 }
+
+Result<engine::Reservation> DecodeReservation(const json& j) {
+  return Guard([&]() -> Result<engine::Reservation> { return DecodeReservationUnchecked(j); });
+}
+
+json Encode(const service::BookingOutcome& o) { return json::parse(Write(o)); }
 
 std::string Write(const service::BookingOutcome& o) {
   json sel = json::array();
@@ -667,20 +630,14 @@ Result<service::SlotsResult> DecodeSlots(const json& j) {
   });
 }
 
-json Encode(const service::ListResult& r) {
-  json items = json::array();
-  for (const auto& x : r.reservations) items.push_back(Encode(x));
-  json jobs = json::array();
-  for (const auto& x : r.jobs) jobs.push_back(EncodeJob(x));
-  return {{"reservations", items}, {"total", r.total}, {"truncated", r.truncated}, {"jobs", jobs}};
-}
+json Encode(const service::ListResult& r) { return json::parse(Write(r)); }
 
 std::string Write(const service::ListResult& r) {
   json jobs = json::array();
   for (const auto& x : r.jobs) jobs.push_back(EncodeJob(x));
   std::string out;
   JsonWriter w(out);
-  w.BeginObject().Key("jobs").Raw(jobs.dump(-1, ' ', false, json::error_handler_t::replace));
+  w.BeginObject().Key("jobs").Raw(Dump(jobs));
   w.Key("reservations");
   WriteReservations(w, r.reservations);
   w.Key("total").Int(r.total).Key("truncated").Bool(r.truncated).EndObject();
@@ -819,21 +776,7 @@ json EncodeUsage(const std::vector<service::GpuUsage>& list) {
 
 }  // namespace
 
-json Encode(const service::StatusView& v) {
-  json rs = json::array();
-  for (const auto& r : v.reservations) rs.push_back(Encode(r));
-  json mine = json::array();
-  for (const auto& r : v.mine) mine.push_back(Encode(r));
-  return {{"now", v.now},
-          {"devices", EncodeDevices(v.snapshot)},
-          {"error", v.snapshot.error},
-          {"gpus", EncodeViews(v.gpus)},
-          {"usage", EncodeUsage(v.usage)},
-          {"active_count", v.active_count},
-          {"mine", mine},
-          {"mine_total", v.mine_total},
-          {"reservations", rs}};
-}
+json Encode(const service::StatusView& v) { return json::parse(Write(v)); }
 
 std::string Write(const service::StatusView& v) {
   std::string out;

@@ -710,7 +710,7 @@ TEST(CodecResultTest, BookingOutcomeRoundTrip) {
   EXPECT_FALSE(b->assumed_memory_mb.has_value());
   ExpectStableEncoding(bare, DecodeBookingOutcome);
   ExpectStableEncoding(in, DecodeBookingOutcome);
-  // The daemon writes the reply as text: the same bytes as the tree.
+  // The written text is canonical: the bytes nlohmann writes, keys sorted.
   EXPECT_EQ(Write(in), Encode(in).dump());
   EXPECT_EQ(Write(bare), Encode(bare).dump());
 }
@@ -832,7 +832,7 @@ TEST(CodecResultTest, ListResultRoundTrip) {
   auto o = DecodeListResult(old);
   ASSERT_TRUE(o.has_value()) << o.error().message;
   EXPECT_THAT(o->jobs, IsEmpty());
-  EXPECT_EQ(Write(in), Encode(in).dump());  // the daemon writes it as text
+  EXPECT_EQ(Write(in), Encode(in).dump());  // canonical text: keys sorted, as nlohmann writes
 }
 
 TEST(CodecResultTest, HistoryRoundTrip) {
@@ -979,7 +979,7 @@ TEST(CodecResultTest, StatusViewRoundTrip) {
   ExpectSameReservation(in.reservations[0], out->reservations[0]);
   ExpectSameReservation(in.reservations[1], out->reservations[1]);
   ExpectStableEncoding(in, DecodeStatus);
-  EXPECT_EQ(Write(in), Encode(in).dump());  // the daemon writes it as text
+  EXPECT_EQ(Write(in), Encode(in).dump());  // canonical text: keys sorted, as nlohmann writes
 }
 
 TEST(CodecResultTest, PolicyStatusAndImportSummaryRoundTrip) {

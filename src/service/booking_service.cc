@@ -198,21 +198,19 @@ std::string BookingService::TelemetrySource() {
   // The daemon alone writes its ledger: once the bound policy was read and
   // matched, it stays so (Watch and a failed group commit forget it).
   if (deps.exclusive_store && policy_matched) return Ok();
-  BK_ASSIGN_OR_RETURN(auto bound, s.BoundPolicy());
-  BK_TRY(CheckBoundPolicy(s, policy(), bind));
-  policy_matched = bound.has_value();
+  BK_ASSIGN_OR_RETURN(policy_matched, CheckBoundPolicy(s, policy(), bind));
   return Ok();
 }
 
-Status CheckBoundPolicy(store::LedgerStore& s, const engine::Policy& policy, bool bind) {
+Result<bool> CheckBoundPolicy(store::LedgerStore& s, const engine::Policy& policy, bool bind) {
   std::string local = config::BoundPolicyJson(policy);
   BK_ASSIGN_OR_RETURN(auto bound, s.BoundPolicy());
   if (!bound) {
-    if (bind) return s.BindPolicy(local);
-    return Ok();
+    if (bind) BK_TRY(s.BindPolicy(local));
+    return false;
   }
   std::string diff = config::ComparePolicy(*bound, local);
-  if (diff.empty()) return Ok();
+  if (diff.empty()) return true;
   return Fail(ErrorKind::kPolicy,
               fmt::format("local configuration does not match ledger policy: {}; restore those "
                           "settings or use another data directory",

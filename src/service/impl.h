@@ -152,8 +152,9 @@ struct BookingService::Impl {
 // An audit event of `action` on `r` by `actor` at `now`, with a fresh event ID.
 store::Event MakeEvent(const std::string& action, const engine::Reservation& r, const Actor& actor,
                        const std::string& op_id, const std::string& message, engine::Seconds now);
-// Binds `policy` to a ledger that has none (when `bind`); refuses a ledger bound to another one.
-Status CheckBoundPolicy(store::LedgerStore& s, const engine::Policy& policy, bool bind);
+// Binds `policy` to a ledger that has none (when `bind`); refuses a ledger
+// bound to another one. True when the ledger was already bound to `policy`.
+Result<bool> CheckBoundPolicy(store::LedgerStore& s, const engine::Policy& policy, bool bind);
 
 // The answer to a write replayed by its operation ID, from the ledger alone.
 BookingOutcome Replay(const engine::Reservation& r);
