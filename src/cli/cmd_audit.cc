@@ -93,6 +93,11 @@ Result<int> RunLog(Context& ctx, const std::vector<std::string>& args) {
   }
   if (events.empty()) ctx.Print("No operations yet.");
   for (const auto& e : events) {
+    if (e.reservation_id.empty()) {  // about the server, not one booking: a policy change
+      ctx.Print(fmt::format("{} {} {} by {}: {}", engine::FormatLocal(e.ts, *ctx.zone), e.action, e.result,
+                            e.actor_username, ctx.Local(e.message)));
+      continue;
+    }
     std::string share = e.share_units ? std::to_string(*e.share_units) : "-";
     ctx.Print(fmt::format("{} {} {} {} mode={} share={} gpu={} {}", engine::FormatLocal(e.ts, *ctx.zone),
                           e.action, e.result, e.reservation_id.substr(0, 8), e.mode, share,

@@ -140,7 +140,9 @@ class ProgressLine {
 constexpr const char* kAdminUsage =
     "usage: bk admin data import LEDGER.json [--json]\n"
     "       bk admin data verify [LEDGER.db] [--json]\n"
-    "       bk admin data backup NEW-FILE.db\n";
+    "       bk admin data backup NEW-FILE.db\n"
+    "       bk admin policy [--disabled-gpus LIST] [--max-booking-hours N] ... [--dry-run] [--yes]\n"
+    "       bk admin blackout list|add START END REASON|edit ID|rm ID [--gpus LIST]\n";
 
 Result<int> AdminVerify(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> path;
@@ -192,6 +194,9 @@ Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
     ctx.Print(std::string(kAdminUsage) + "\nAdministration of this deployment's ledger.");
     return 0;
   }
+  if (!args.empty() && (args[0] == "policy" || args[0] == "gpu-policy"))
+    return RunAdminPolicy(ctx, {args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "blackout") return RunAdminBlackout(ctx, {args.begin() + 1, args.end()});
   if (args.size() < 2 || args[0] != "data")
     return Invalid("usage: bk admin data import|verify|backup ...; see `bk admin --help`");
   std::vector<std::string> tail(args.begin() + 2, args.end());

@@ -60,6 +60,8 @@ class Ledger {
   // itself over its socket, so a large file never travels as one request.
   virtual Result<service::ImportSummary> ImportFile(const std::string& path, sys::UniqueFd file,
                                                     const service::ImportProgressFn& progress) = 0;
+  // The server's daemon reads its config file again (or checks a proposal).
+  virtual Result<service::PolicyChange> ReloadPolicy(const service::PolicyReloadRequest& r) = 0;
   virtual Result<service::VerifyReport> Verify(const std::string& path) = 0;
   virtual Result<std::string> Backup(const std::string& path) = 0;
   // Usage history rendered by the server's monitor (remote ledgers only: in

@@ -62,6 +62,9 @@ class MethodLedger : public Ledger {
     return Run(rpc::methods::kStatus, {from, to, mine_limit});
   }
   Result<service::PolicyStatus> CheckPolicy() override { return Run(rpc::methods::kCheckPolicy, {}); }
+  Result<service::PolicyChange> ReloadPolicy(const service::PolicyReloadRequest& r) override {
+    return Run(rpc::methods::kReloadPolicy, r);
+  }
   Result<service::VerifyReport> Verify(const std::string& path) override {
     return Run(rpc::methods::kVerify, {path});
   }

@@ -109,6 +109,11 @@ Status Finish(Config& c, const EnvFn& env) {
       return Invalid(fmt::format("disabled_gpus names GPU {} but gpu_count is {}", g, c.policy.gpu_count));
   if (c.policy.EnabledGpus().empty())
     return Invalid("disabled_gpus disables every GPU; leave at least one enabled");
+  for (const engine::Blackout& b : c.policy.blackouts)
+    for (int g : b.gpus)
+      if (g >= c.policy.gpu_count)
+        return Invalid(
+            fmt::format("booking_blackouts names GPU {} but gpu_count is {}", g, c.policy.gpu_count));
   return Ok();
 }
 

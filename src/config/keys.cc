@@ -142,11 +142,12 @@ Result<std::vector<engine::Blackout>> BlackoutsValue(const std::string& key, con
   engine::FixedZone utc(0);
   for (size_t i = 0; i < arr.size(); ++i) {
     const json& e = arr[i];
-    json start, end, reason = "administrator maintenance";
+    json start, end, reason = "administrator maintenance", gpus = json::array();
     if (e.is_object()) {
       start = e.value("start_at", json());
       end = e.value("end_at", json());
       if (e.contains("reason")) reason = e["reason"];
+      if (e.contains("gpus")) gpus = e["gpus"];
     } else if (e.is_array() && e.size() == 3) {
       start = e[0], end = e[1], reason = e[2];
     } else {
@@ -164,10 +165,23 @@ Result<std::vector<engine::Blackout>> BlackoutsValue(const std::string& key, con
     if (!reason.is_string() || Trim(reason.get<std::string>()).empty() ||
         reason.get<std::string>().size() > 512)
       return Invalid(fmt::format("{}[{}] reason must be 1-512 characters", key, i));
-    out.push_back({*s, *en, Printable(reason.get<std::string>())});
+    engine::Blackout b{*s, *en, Printable(reason.get<std::string>()), {}};
+    auto bad_gpus = [&] {
+      return Invalid(
+          fmt::format("{}[{}] gpus must be a list of GPU indexes, e.g. [0, 2] (omit it for all)", key, i));
+    };
+    if (!gpus.is_array()) return bad_gpus();
+    for (const json& g : gpus) {
+      if (!g.is_number_integer() || g.get<int64_t>() < 0 || g.get<int64_t>() >= engine::kMaxGpus)
+        return bad_gpus();
+      b.gpus.push_back(g.get<int>());
+    }
+    std::sort(b.gpus.begin(), b.gpus.end());
+    b.gpus.erase(std::unique(b.gpus.begin(), b.gpus.end()), b.gpus.end());
+    out.push_back(std::move(b));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.start, a.end, a.reason) < std::tie(b.start, b.end, b.reason);
+    return std::tie(a.start, a.end, a.reason, a.gpus) < std::tie(b.start, b.end, b.reason, b.gpus);
   });
   return out;
 }

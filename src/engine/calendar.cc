@@ -56,7 +56,14 @@ std::string NoPlacement::Message() const {
   return out;
 }
 
-std::optional<std::string> PolicyConflict(const Policy& policy, Seconds now, Seconds start, Seconds end) {
+std::string BlackoutMessage(const Blackout& b) {
+  std::string where = b.gpus.empty() ? "" : fmt::format(" on GPU {}", JoinInts(b.gpus, ","));
+  return fmt::format("administrator blackout{} {} -> {}: {}", where, FormatIsoUtc(b.start),
+                     FormatIsoUtc(b.end), b.reason);
+}
+
+std::optional<std::string> PolicyConflict(const Policy& policy, Seconds now, Seconds start, Seconds end,
+                                          const std::vector<int>& gpus) {
   if (end - start > policy.max_duration) {
     return fmt::format("reservation duration exceeds the administrator maximum of {} hours",
                        policy.max_duration / kHour);
@@ -66,10 +73,9 @@ std::optional<std::string> PolicyConflict(const Policy& policy, Seconds now, Sec
                        FormatIsoUtc(now + policy.horizon));
   }
   for (const Blackout& b : policy.blackouts) {
-    if (start < b.end && end > b.start) {
-      return fmt::format("administrator blackout {} -> {}: {}", FormatIsoUtc(b.start), FormatIsoUtc(b.end),
-                         b.reason);
-    }
+    if (start >= b.end || end <= b.start) continue;
+    if (b.gpus.empty() || std::any_of(gpus.begin(), gpus.end(), [&](int g) { return b.Covers(g); }))
+      return BlackoutMessage(b);
   }
   return std::nullopt;
 }
@@ -93,12 +99,21 @@ Calendar::Calendar(const Policy& policy, const Occupancy& occupancy, Seconds now
 }
 
 void Calendar::IndexBlackouts() {
-  std::vector<Interval> blackouts;
-  for (const Blackout& b : policy_.blackouts)
-    if (b.start < b.end) blackouts.push_back({b.start, b.end});
-  std::sort(blackouts.begin(), blackouts.end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  blackouts_ = UnionOf(blackouts, {});
+  auto merged = [](std::vector<Interval> v) {
+    std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    return UnionOf(v, {});
+  };
+  std::vector<Interval> all;
+  std::vector<std::vector<Interval>> by_gpu(std::max(0, occupancy_->gpu_count()));
+  for (const Blackout& b : policy_.blackouts) {
+    if (b.start >= b.end) continue;
+    if (b.gpus.empty()) all.push_back({b.start, b.end});
+    for (int g : b.gpus)
+      if (g >= 0 && g < static_cast<int>(by_gpu.size())) by_gpu[g].push_back({b.start, b.end});
+  }
+  blackouts_ = merged(std::move(all));
+  gpu_blackouts_.clear();
+  for (auto& v : by_gpu) gpu_blackouts_.push_back(merged(std::move(v)));
 }
 
 namespace {
@@ -204,6 +219,13 @@ std::optional<std::vector<int>> Calendar::Candidates(const PlacementRequest& req
 
 std::vector<Interval> Calendar::GpuBlocked(int gpu, const PlacementRequest& request, const GpuAdvice& advice,
                                            Seconds from, Seconds to) const {
+  const std::vector<Interval>& closed = gpu_blackouts_[gpu];
+  if (closed.empty()) return GpuBusy(gpu, request, advice, from, to);
+  return UnionOf(GpuBusy(gpu, request, advice, from, to), closed);
+}
+
+std::vector<Interval> Calendar::GpuBusy(int gpu, const PlacementRequest& request, const GpuAdvice& advice,
+                                        Seconds from, Seconds to) const {
   auto walk = [&](auto f) { GpuSegments(gpu, from, to, f); };
   if (request.mode == Mode::kExclusive)
     return BlockedParts(walk, [](const GpuValues& v) { return v[Occupancy::kHolders] > 0; });
@@ -346,6 +368,8 @@ std::expected<Placement, NoPlacement> Calendar::FindEarliest(const PlacementRequ
 std::optional<std::string> Calendar::GpuReason(int gpu, const PlacementRequest& request, Seconds start,
                                                Seconds end, const GpuAdvice& advice) const {
   if (gpu < 0 || gpu >= occupancy_->gpu_count()) return std::nullopt;
+  for (const Blackout& b : policy_.blackouts)
+    if (!b.gpus.empty() && b.Covers(gpu) && start < b.end && end > b.start) return BlackoutMessage(b);
   GpuValues peak{};
   GpuSegments(gpu, start, end, [&](Seconds, Seconds, const GpuValues& v) {
     for (std::size_t c = 0; c < peak.size(); ++c) peak[c] = std::max(peak[c], v[c]);

@@ -119,6 +119,9 @@ class Calendar {
   // Where within [from, to) the request cannot hold `gpu` / the host budget.
   std::vector<Interval> GpuBlocked(int gpu, const PlacementRequest& request, const GpuAdvice& advice,
                                    Seconds from, Seconds to) const;
+  // GpuBlocked less the GPU's own blackouts: what the bookings on it leave.
+  std::vector<Interval> GpuBusy(int gpu, const PlacementRequest& request, const GpuAdvice& advice,
+                                Seconds from, Seconds to) const;
   std::vector<Interval> HostBlocked(const PlacementRequest& request, Seconds from, Seconds to) const;
   std::optional<std::string> GpuReason(int gpu, const PlacementRequest& request, Seconds start, Seconds end,
                                        const GpuAdvice& advice) const;
@@ -137,12 +140,17 @@ class Calendar {
   std::shared_ptr<const Occupancy> owned_;  // when built from footprints
   const Occupancy* occupancy_;
   std::optional<Footprint> except_;
-  std::vector<int> except_gpus_;     // the GPUs `except_` claims
-  std::vector<Interval> blackouts_;  // merged
+  std::vector<int> except_gpus_;                      // the GPUs `except_` claims
+  std::vector<Interval> blackouts_;                   // of every GPU, merged
+  std::vector<std::vector<Interval>> gpu_blackouts_;  // of one GPU only, merged, by GPU
 };
 
 // Message for a conflict of [start, end) with the policy alone (maximum
-// duration, horizon, blackouts), or nullopt. Checked in that order.
-std::optional<std::string> PolicyConflict(const Policy& policy, Seconds now, Seconds start, Seconds end);
+// duration, horizon, blackouts), or nullopt. Checked in that order. A
+// blackout of some GPUs only counts when it closes one of `gpus`.
+std::optional<std::string> PolicyConflict(const Policy& policy, Seconds now, Seconds start, Seconds end,
+                                          const std::vector<int>& gpus = {});
+// The refusal a blackout gives: its window (end included) and reason.
+std::string BlackoutMessage(const Blackout& b);
 
 }  // namespace bk::engine

@@ -327,6 +327,30 @@ TEST(CalendarTest, BlackoutIsSkippedWhenQueuedAndAnErrorWhenExact) {
   EXPECT_EQ(after->start, At(2, 5));
 }
 
+TEST(CalendarTest, BlackoutOfSomeGpusClosesOnlyThose) {
+  Policy p = Gpus(3);
+  p.blackouts = {{At(1), At(3), "fan swap", {0, 1}}};
+  Calendar cal(p, {}, At(0));
+  // Free choice: the one GPU still open.
+  auto one = cal.FindEarliest(ExactExcl(At(1), kHour), {});
+  ASSERT_TRUE(one.has_value());
+  EXPECT_THAT(one->gpus, ElementsAre(2));
+  // Two GPUs wait until the window ends.
+  PlacementRequest two = QueuedExcl(At(1), kHour);
+  two.count = 2;
+  auto later = cal.FindEarliest(two, {});
+  ASSERT_TRUE(later.has_value());
+  EXPECT_EQ(later->start, At(3));
+  // Pinned into the window: refused with the window's reason and end.
+  auto pinned = cal.FindEarliest(Pin(ExactExcl(At(2), kHour), {1}), {});
+  ASSERT_FALSE(pinned.has_value());
+  EXPECT_EQ(pinned.error().reasons.front(),
+            "administrator blackout on GPU 0,1 2026-11-29T01:00:00Z -> 2026-11-29T03:00:00Z: fan swap");
+  EXPECT_EQ(PolicyConflict(p, At(0), At(2), At(4), {1}), pinned.error().reasons.front());
+  EXPECT_EQ(PolicyConflict(p, At(0), At(2), At(4), {2}), std::nullopt);
+  EXPECT_EQ(PolicyConflict(p, At(0), At(2), At(4)), std::nullopt) << "GPUs not chosen yet";
+}
+
 TEST(CalendarTest, HorizonBoundsExactAndQueuedRequests) {
   Policy p = Gpus(1);
   p.horizon = kDay;
@@ -592,6 +616,8 @@ int64_t Auto(const Policy& p, int64_t total, int64_t units) {
 
 bool GpuFree(const Case& c, int g, Seconds s, Seconds e) {
   const PlacementRequest& r = c.request;
+  for (const Blackout& b : c.policy.blackouts)
+    if (Has(b.gpus, g) && Overlaps(s, e, b.start, b.end)) return false;
   auto relevant = Relevant(c, s, e, g);
   if (r.mode == Mode::kExclusive) return relevant.empty();
   for (const Footprint* f : relevant)
@@ -640,7 +666,7 @@ bool HostFits(const Case& c, Seconds s, Seconds e) {
 bool PolicyFits(const Case& c, Seconds s, Seconds e) {
   if (e - s > c.policy.max_duration || e > c.now + c.policy.horizon) return false;
   for (const Blackout& b : c.policy.blackouts)
-    if (Overlaps(s, e, b.start, b.end)) return false;
+    if (b.gpus.empty() && Overlaps(s, e, b.start, b.end)) return false;
   return true;
 }
 
@@ -720,7 +746,11 @@ std::string Describe(const Case& c) {
   s << "] prio={";
   for (auto [g, v] : p.gpu_priority) s << g << ':' << v << ' ';
   s << "} cpus=" << p.host_cpus.value_or(-1) << " ram=" << p.host_ram_mb.value_or(-1) << " blackouts=[";
-  for (const Blackout& b : p.blackouts) s << '[' << b.start << ',' << b.end << ") ";
+  for (const Blackout& b : p.blackouts) {
+    s << '[' << b.start << ',' << b.end << ")";
+    for (int g : b.gpus) s << 'g' << g;
+    s << ' ';
+  }
   s << "]\n footprints:";
   for (const Footprint& f : c.footprints) {
     s << "\n  " << (f.mode == Mode::kExclusive ? 'X' : 'S') << " [" << f.start << ',' << f.end << ") gpus=[";
@@ -783,7 +813,11 @@ Case Generate(uint64_t seed) {
   for (int64_t n = chance(0.6) ? 0 : uniform(1, 2); n > 0; --n) {
     Seconds s = instant(chance(0.5));
     p.blackouts.push_back(
-        {s, s + uniform(1, 90) * kMinute + (chance(0.5) ? uniform(0, 59) : 0), "maintenance"});
+        {s, s + uniform(1, 90) * kMinute + (chance(0.5) ? uniform(0, 59) : 0), "maintenance", {}});
+    // Some close only a few GPUs.
+    if (chance(0.4))
+      for (int g = 0; g < p.gpu_count; ++g)
+        if (chance(0.5)) p.blackouts.back().gpus.push_back(g);
   }
   std::sort(p.blackouts.begin(), p.blackouts.end(),
             [](const Blackout& a, const Blackout& b) { return a.start < b.start; });

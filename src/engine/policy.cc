@@ -4,6 +4,10 @@
 
 namespace bk::engine {
 
+bool Blackout::Covers(int gpu) const {
+  return gpus.empty() || std::binary_search(gpus.begin(), gpus.end(), gpu);
+}
+
 bool Policy::GpuEnabled(int gpu) const {
   return gpu >= 0 && gpu < gpu_count &&
          std::find(disabled_gpus.begin(), disabled_gpus.end(), gpu) == disabled_gpus.end();

@@ -11,10 +11,16 @@
 
 namespace bk::engine {
 
+// A window in which no booking may hold the GPUs it names (all of them when
+// `gpus` is empty): maintenance an administrator announced.
 struct Blackout {
   Seconds start = 0;
   Seconds end = 0;
   std::string reason;
+  std::vector<int> gpus;  // ascending; empty: every GPU
+
+  bool Covers(int gpu) const;  // whether it closes `gpu`
+  bool operator==(const Blackout&) const = default;
 };
 
 struct Policy {

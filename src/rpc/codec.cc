@@ -1012,6 +1012,57 @@ Result<service::JobPatchResult> DecodeJobPatchResult(const json& j) {
   });
 }
 
+json Encode(const service::PolicyReloadRequest& r) {
+  return {{"config_text", Opt(r.config_text)},
+          {"expect_sha256", r.expect_sha256},
+          {"force", r.force},
+          {"cancel_conflicting", r.cancel_conflicting},
+          {"reason", Opt(r.reason)}};
+}
+
+Result<service::PolicyReloadRequest> DecodePolicyReload(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Object());
+  service::PolicyReloadRequest r;
+  BK_ASSIGN_OR_RETURN(r.config_text, f.Str("config_text"));
+  BK_ASSIGN_OR_RETURN(auto sha, f.AnyStr("expect_sha256"));
+  r.expect_sha256 = sha.value_or("");
+  BK_ASSIGN_OR_RETURN(auto force, f.OptBool("force"));
+  r.force = force.value_or(false);
+  BK_ASSIGN_OR_RETURN(auto cancel, f.OptBool("cancel_conflicting"));
+  r.cancel_conflicting = cancel.value_or(false);
+  BK_ASSIGN_OR_RETURN(r.reason, f.Str("reason"));
+  BK_TRY(f.Done());
+  return r;
+}
+
+json Encode(const service::PolicyChange& r) {
+  json changes = json::array(), conflicts = json::array();
+  for (const auto& c : r.changes)
+    changes.push_back({{"key", c.key}, {"before", c.before}, {"after", c.after}});
+  for (const auto& c : r.conflicts)
+    conflicts.push_back({{"reservation", Encode(c.reservation)}, {"why", c.why}});
+  return {{"status", r.status},     {"changes", changes},     {"restart", r.restart},
+          {"conflicts", conflicts}, {"notified", r.notified}, {"cancelled", r.cancelled}};
+}
+
+Result<service::PolicyChange> DecodePolicyChange(const json& j) {
+  return Guard([&]() -> Result<service::PolicyChange> {
+    service::PolicyChange r;
+    r.status = j.at("status").get<std::string>();
+    for (const auto& c : j.at("changes"))
+      r.changes.push_back({c.at("key").get<std::string>(), c.at("before").get<std::string>(),
+                           c.at("after").get<std::string>()});
+    r.restart = j.at("restart").get<std::vector<std::string>>();
+    for (const auto& c : j.at("conflicts"))
+      r.conflicts.push_back(
+          {DecodeReservationUnchecked(c.at("reservation")), c.at("why").get<std::string>()});
+    r.notified = j.at("notified").get<int64_t>();
+    r.cancelled = j.at("cancelled").get<int64_t>();
+    return r;
+  });
+}
+
 json Encode(const service::VerifyReport& r) {
   return {{"path", r.path},
           {"integrity", r.integrity},
@@ -1035,7 +1086,7 @@ Result<service::VerifyReport> DecodeVerifyReport(const json& j) {
 json Encode(const engine::Policy& p) {
   json blackouts = json::array();
   for (const auto& b : p.blackouts)
-    blackouts.push_back({{"start", b.start}, {"end", b.end}, {"reason", b.reason}});
+    blackouts.push_back({{"start", b.start}, {"end", b.end}, {"reason", b.reason}, {"gpus", b.gpus}});
   json prio = json::object();
   for (const auto& [g, v] : p.gpu_priority) prio[std::to_string(g)] = v;
   return {{"gpu_count", p.gpu_count},
@@ -1066,7 +1117,8 @@ Result<engine::Policy> DecodePolicy(const json& j) {
     p.max_duration = j.at("max_duration_seconds").get<Seconds>();
     for (const auto& b : j.at("blackouts"))
       p.blackouts.push_back(
-          {b.at("start").get<Seconds>(), b.at("end").get<Seconds>(), b.at("reason").get<std::string>()});
+          {b.at("start").get<Seconds>(), b.at("end").get<Seconds>(), b.at("reason").get<std::string>(),
+           b.value("gpus", std::vector<int>{})});  // absent from daemons before per-GPU blackouts
     p.disabled_gpus = j.at("disabled_gpus").get<std::vector<int>>();
     for (const auto& [g, v] : j.at("gpu_priority").items()) p.gpu_priority[std::stoi(g)] = v.get<int>();
     p.require_shared_memory = j.at("require_shared_memory").get<bool>();

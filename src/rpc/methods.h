@@ -180,6 +180,19 @@ inline constexpr Method<JobRetryRequest, JobView> kRetryJob{
     &Encode, &DecodeJobRetry, &Encode, &DecodeJobView,
     [](const Context& c, const JobRetryRequest& r) { return c.service.RetryJob(c.actor, r); }};
 
+// The daemon reads its config file again (or checks a proposal) and admits
+// by the policy in it from then on.
+inline constexpr Method<PolicyReloadRequest, PolicyChange> kReloadPolicy{
+    "admin.policy_reload", kWrite, kFresh, Caller::kAdmin,
+    &Encode, &DecodePolicyReload, &Encode, &DecodePolicyChange,
+    [](const Context& c, const PolicyReloadRequest& r) -> Result<PolicyChange> {
+      if (!c.actor.admin)
+        return Fail(ErrorKind::kPermission, "only an administrator can change the server's policy");
+      BK_ASSIGN_OR_RETURN(config::PolicyProposal proposal,
+                          config::ProposePolicy(c.service.RunningConfig(), r.config_text, r.expect_sha256, config::ProcessEnv()));
+      return c.service.ChangePolicy(c.actor, r, proposal);
+    }};
+
 inline constexpr Method<VerifyRequest, VerifyReport> kVerify{
     "admin.verify", kRead, kFresh, Caller::kAdmin,
     &Encode, &DecodeVerifyRequest, &Encode, &DecodeVerifyReport,
@@ -229,7 +242,7 @@ inline constexpr std::tuple kAll{kPing,      kCreate, kEdit,        kRenew,   kC
                                  kRecommend, kSlots,  kList,        kHistory, kLog,       kNotifications,
                                  kUnreadNotifications,  kMarkNotificationsRead,
                                  kOperation, kStatus, kCheckPolicy, kJobs,    kUpdateJob, kRetryJob,
-                                 kVerify,    kBackup, kImport,      kUsage};
+                                 kVerify,    kBackup, kImport,      kUsage,   kReloadPolicy};
 // clang-format on
 
 }  // namespace methods

@@ -50,6 +50,7 @@ void BookingService::Impl::Watch(store::LedgerStore& s) {
     live.reset();
     policy_matched = false;
     ++generation;
+    if (override_undo) config_override = *std::exchange(override_undo, std::nullopt);
   });
   s.OnCommit([this](const std::vector<engine::Reservation>& written) {
     ++generation;
@@ -425,7 +426,7 @@ Status AdmitExtension(const engine::Policy& p, const engine::Calendar& cal, cons
   if (new_end - cur.start > p.max_duration)
     return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, cur.start, new_end));
   Seconds from = std::max(p.grid().Ceil(now), cur.end);
-  if (auto conflict = engine::PolicyConflict(p, now, from, new_end))
+  if (auto conflict = engine::PolicyConflict(p, now, from, new_end, cur.gpus))
     return Fail(ErrorKind::kConflict, *conflict);
   auto fit = cal.FindEarliest(ExtensionRequest(cur, from, new_end), advice);
   if (!fit) return Fail(ErrorKind::kConflict, refused(from, Join(fit.error().reasons, "; ")));
@@ -452,9 +453,16 @@ Status BookingService::Open() {
   return s->BeginGroup();
 }
 
-::bk::Status BookingService::CommitBatch() { return impl_->store ? impl_->store->CommitGroup() : Ok(); }
+::bk::Status BookingService::CommitBatch() {
+  if (!impl_->store) return Ok();
+  BK_TRY(impl_->store->CommitGroup());
+  impl_->override_undo.reset();  // a policy changed in the group is durable now
+  return Ok();
+}
 
 const engine::Policy& BookingService::policy() const { return impl_->policy(); }
+
+const config::Config& BookingService::RunningConfig() const { return impl_->config(); }
 
 Result<BookingOutcome> BookingService::Create(const Actor& actor, const CreateRequest& request) {
   return impl_->Write([&] { return CreateImpl(actor, request); });
@@ -550,7 +558,7 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   BK_ASSIGN_OR_RETURN(Seconds start, NormaliseStart(p, req.start, now));
   bool exact = req.start.has_value();
   if (exact) {
-    if (auto conflict = engine::PolicyConflict(p, now, start, start + req.duration))
+    if (auto conflict = engine::PolicyConflict(p, now, start, start + req.duration, req.gpus))
       return Fail(ErrorKind::kConflict, *conflict);
     if (!req.op_id) {
       BK_ASSIGN_OR_RETURN(auto same, AlreadyBooked(*s, actor, req, start, now));
@@ -682,7 +690,7 @@ Result<EditPlan> PlanFutureEdit(const engine::Policy& p, const engine::Calendar&
     start = earliest;
   }
   if (!req.allow_queue) {
-    if (auto conflict = engine::PolicyConflict(p, now, start, start + r.duration))
+    if (auto conflict = engine::PolicyConflict(p, now, start, start + r.duration, r.gpus))
       return Fail(ErrorKind::kConflict, *conflict);
   }
   BK_TRY(FillRequiredMemory(p, advice, cal, r));

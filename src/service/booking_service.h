@@ -91,6 +91,15 @@ class BookingService {
   // `bk jr`: a failed, interrupted or uncertain job becomes pending again.
   Result<JobView> RetryJob(const Actor& actor, const JobRetryRequest& request);
 
+  // Administrators: the policy in `proposal` replaces the running one for
+  // every later call, the ledger is bound to it and the change is audited
+  // (before and after), in one transaction. Bookings it would not have
+  // admitted, that the running policy did, refuse it unless `request` forces
+  // it (their owners are notified) or cancels them. A proposal only checked
+  // (`request.config_text`) changes nothing.
+  Result<PolicyChange> ChangePolicy(const Actor& actor, const PolicyReloadRequest& request,
+                                    const config::PolicyProposal& proposal);
+
   // Administrators: check a ledger (the live one when `path` is empty) and
   // copy the live one consistently to a new file.
   Result<VerifyReport> Verify(const Actor& actor, const std::string& path);
@@ -130,6 +139,9 @@ class BookingService {
   // Changes whenever a write commits: caches of read results compare it.
   uint64_t Generation() const;
   const engine::Policy& policy() const;
+  // The configuration this service runs by: as given, with the policy an
+  // administrator changed since (ChangePolicy).
+  const config::Config& RunningConfig() const;
   // Where live GPU state comes from, for `bk config` (may load the driver).
   std::string TelemetrySource();
 
@@ -141,6 +153,8 @@ class BookingService {
   Result<CancelOutcome> ReclaimImpl(const std::string& reservation_id, const std::string& reason);
   Result<ReleaseOutcome> ReleaseImpl(const Actor& actor, const ReleaseRequest& request);
   Result<JobPatchResult> UpdateJobImpl(const Actor& actor, const JobPatch& patch);
+  Result<PolicyChange> ChangePolicyImpl(const Actor& actor, const PolicyReloadRequest& request,
+                                        const config::PolicyProposal& proposal);
   Result<JobView> RetryJobImpl(const Actor& actor, const JobRetryRequest& request);
   Result<ImportSummary> ImportUpstreamImpl(const Actor& actor, const std::string& json_text,
                                            const ImportProgressFn& progress);

@@ -45,7 +45,12 @@ struct BookingService::Impl {
   std::optional<gpu::Snapshot> snapshot;
   std::chrono::steady_clock::time_point snapshot_at;
 
-  const engine::Policy& policy() const { return deps.config->policy; }
+  // The configuration as started, or as an administrator changed its policy since.
+  const config::Config& config() const { return config_override ? *config_override : *deps.config; }
+  const engine::Policy& policy() const { return config().policy; }
+  std::optional<config::Config> config_override;
+  // In a group not yet durable: the override to return to if it is rolled back.
+  std::optional<std::optional<config::Config>> override_undo;
   engine::Seconds Now() const { return deps.clock->Now(); }
 
   // The ledger for reading: a missing file reads as empty and is not created.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/enum_names.h"
+#include "config/policy_change.h"
 #include "engine/calendar.h"
 #include "engine/reservation.h"
 #include "gpu/snapshot.h"
@@ -258,6 +259,32 @@ struct PolicyStatus {
   PolicyState state = PolicyState::kUnbound;
   std::string message;  // what differs, for a mismatch
   std::string_view name() const { return kPolicyStateNames.Name(state); }
+};
+
+// An administrator's change of a running server's policy (`bk admin policy`,
+// `bk admin blackout`): the daemon reads its config file again, or checks
+// `config_text` in its place without changing anything.
+struct PolicyReloadRequest {
+  std::optional<std::string> config_text;  // a proposal: checked, never applied
+  std::string expect_sha256;               // the file must hold this content ("" = any)
+  bool force = false;                      // keep bookings the change makes illegal; owners are told
+  bool cancel_conflicting = false;         // cancel them instead (an administrator cancel)
+  std::optional<std::string> reason;       // needed by force and cancel_conflicting
+};
+
+// A booking the new policy would not have admitted, and why.
+struct PolicyConflictItem {
+  engine::Reservation reservation;
+  std::string why;
+};
+
+struct PolicyChange {
+  std::string status;  // unchanged | checked | refused | applied
+  std::vector<config::KeyChange> changes;
+  std::vector<std::string> restart;  // keys that differ but apply only after a restart
+  std::vector<PolicyConflictItem> conflicts;
+  int64_t notified = 0;   // owners told (force)
+  int64_t cancelled = 0;  // bookings cancelled (cancel_conflicting)
 };
 
 // `bk admin data verify`: SQLite's own check plus the calendar's invariants.

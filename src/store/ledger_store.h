@@ -85,6 +85,7 @@ class LedgerStore {
   // group while one is open changes nothing.
   Status BeginGroup();
   Status CommitGroup();
+  bool in_group() const { return in_group_; }
   const std::string& path() const { return path_; }
 
   // Policy bound at first write (canonical JSON), if any.

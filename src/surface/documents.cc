@@ -82,23 +82,29 @@ json StateOrNull(const std::string& text) {
 }
 
 json EventJson(const store::Event& e) {
-  return {{"action", e.action},
-          {"end_at", FormatIsoUtc(e.end)},
-          {"event_id", e.event_id},
-          {"gpus", e.gpus},
-          {"message", e.message},
-          {"mode", e.mode},
-          {"op_id", e.op_id},
-          {"reservation_id", e.reservation_id},
-          {"result", e.result},
-          {"share_units", OptJson(e.share_units)},
-          {"start_at", FormatIsoUtc(e.start)},
-          {"transaction_id", e.transaction_id},
-          {"ts", FormatIsoUtc(e.ts)},
-          {"uid", e.uid},
-          {"username", e.username},
-          {"actor_uid", e.actor_uid},
-          {"actor_username", e.actor_username}};
+  json j = {{"action", e.action},
+            {"end_at", FormatIsoUtc(e.end)},
+            {"event_id", e.event_id},
+            {"gpus", e.gpus},
+            {"message", e.message},
+            {"mode", e.mode},
+            {"op_id", e.op_id},
+            {"reservation_id", e.reservation_id},
+            {"result", e.result},
+            {"share_units", OptJson(e.share_units)},
+            {"start_at", FormatIsoUtc(e.start)},
+            {"transaction_id", e.transaction_id},
+            {"ts", FormatIsoUtc(e.ts)},
+            {"uid", e.uid},
+            {"username", e.username},
+            {"actor_uid", e.actor_uid},
+            {"actor_username", e.actor_username}};
+  // A change of the server's own settings carries what it changed.
+  if (e.reservation_id.empty()) {
+    j["before"] = json::parse(e.before.empty() ? "null" : e.before, nullptr, false);
+    j["after"] = json::parse(e.after.empty() ? "null" : e.after, nullptr, false);
+  }
+  return j;
 }
 
 json NotificationJson(const store::Notification& n) {
