@@ -38,7 +38,8 @@ json PolicyJson(const engine::Policy& p, const config::Config& c, const std::str
   for (const auto& b : p.blackouts)
     blackouts.push_back({{"start_at", engine::FormatIsoUtc(b.start)},
                          {"end_at", engine::FormatIsoUtc(b.end)},
-                         {"reason", b.reason}});
+                         {"reason", b.reason},
+                         {"gpus", b.gpus}});  // empty: every GPU
   json priority = json::object();
   for (const auto& [gpu, prio] : p.gpu_priority) priority[std::to_string(gpu)] = prio;
   return {{"booking_blackouts", blackouts},

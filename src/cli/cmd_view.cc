@@ -228,7 +228,7 @@ std::string Timeline(const Context& ctx, const service::StatusView& view, uint32
         std::string cell = "\u00b7\u00b7";
         bool blackout = false;
         for (const auto& bo : p.blackouts)
-          if (bo.start < ce && bo.end > cs) blackout = true;
+          if (bo.Covers(g) && bo.start < ce && bo.end > cs) blackout = true;
         bool mine = false, excl_me = false, excl_other = false;
         std::vector<const Reservation*> shared;
         for (const Reservation* r : on_gpu[g]) {
@@ -259,7 +259,8 @@ std::string Timeline(const Context& ctx, const service::StatusView& view, uint32
   out += "        S1-S9 slots in use (peak), others only | MX/XX exclusive\n";
   for (const auto& bo : p.blackouts)
     if (bo.start < end && bo.end > start)
-      out += fmt::format("Blackout: {} | {}\n", surface::RangeText(bo.start, bo.end, z), bo.reason);
+      out += fmt::format("Blackout: {}{} | {}\n", surface::RangeText(bo.start, bo.end, z),
+                         bo.gpus.empty() ? "" : " GPU " + JoinInts(bo.gpus, ","), bo.reason);
   out += fmt::format("Control: --from 20:00 --window 8h --step {} | --step auto\n",
                      engine::FormatDuration(p.slot * 3));
   return out;
