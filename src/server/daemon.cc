@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "base/exit_codes.h"
+#include "config/policy_change.h"
 #include "engine/parse.h"
 #include "gpu/source.h"
 #include "monitor/runner.h"
@@ -136,7 +138,7 @@ class Loop {
         Log(fmt::format("poll failed: {}", std::strerror(errno)));
         return 1;
       }
-      if (fds[1].revents & POLLIN) return Stop();
+      if ((fds[1].revents & POLLIN) && !Signalled(signal_fd)) return Stop();
       // Connections first (their indexes match fds[2..]), then new ones.
       for (size_t i = 0; i < conns_.size(); ++i) Service(*conns_[i], fds[i + 2].revents);
       if (fds[0].revents & POLLIN) Accept(listen_fd);
@@ -486,6 +488,49 @@ class Loop {
     Flush(*import_conn_);
   }
 
+  // Reads the signal that arrived: SIGHUP reloads the policy and goes on
+  // (true), SIGINT and SIGTERM stop (false).
+  bool Signalled(int signal_fd) {
+    signalfd_siginfo info{};
+    if (read(signal_fd, &info, sizeof(info)) != sizeof(info) || info.ssi_signo != SIGHUP) return false;
+    ReloadPolicy();
+    return true;
+  }
+
+  // SIGHUP (`systemctl reload gpubk`): the config file's policy, as the
+  // owner would apply it with `bk admin policy`, but never forced: when
+  // existing bookings conflict, the running policy stays and the log says so.
+  void ReloadPolicy() {
+    if (import_) {
+      Log("SIGHUP: policy not reloaded while an import runs; send it again afterwards");
+      return;
+    }
+    CommitGroup();  // the change commits in a transaction of its own
+    auto proposal = config::ProposePolicy(service_.RunningConfig(), std::nullopt, "", config::ProcessEnv());
+    if (!proposal) {
+      Log("SIGHUP: policy not reloaded: " + proposal.error().message);
+      return;
+    }
+    service::Actor owner{config_.owner_uid, config_.owner, true};
+    auto change = service_.ChangePolicy(owner, {}, *proposal);
+    if (!change) {
+      Log("SIGHUP: policy not reloaded: " + change.error().message);
+    } else if (change->status == "refused") {
+      Log(
+          fmt::format("SIGHUP: policy not reloaded: {} booking(s) conflict with it; apply it with `bk admin "
+                      "policy --force --reason TEXT` or `--cancel-overlapping --reason TEXT`",
+                      change->conflicts.size()));
+    } else {
+      std::vector<std::string> keys;
+      for (const auto& c : change->changes) keys.push_back(c.key);
+      Log(fmt::format("SIGHUP: policy {}{}{}", change->status, keys.empty() ? "" : ": ",
+                      fmt::join(keys, ", ")));
+    }
+    if (change && !change->restart.empty())
+      Log(fmt::format("SIGHUP: also changed, applied at the next start: {}",
+                      fmt::join(change->restart, ", ")));
+  }
+
   // SIGINT/SIGTERM: an import still running is stopped and leaves nothing behind.
   int Stop() {
     if (import_) Log("stopping: the import in progress is abandoned; the ledger is unchanged");
@@ -560,6 +605,7 @@ int Serve(const ServeOptions& options) {
   sigemptyset(&mask);
   sigaddset(&mask, SIGINT);
   sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGHUP);
   sigprocmask(SIG_BLOCK, &mask, nullptr);
   signal(SIGPIPE, SIG_IGN);
   int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);

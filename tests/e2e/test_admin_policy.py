@@ -8,6 +8,8 @@ change is in the audit log. Needs root like test_server_users (real accounts); s
 
 import hashlib
 import json
+import signal
+import time
 import unittest
 
 import test_server_users as users
@@ -91,6 +93,26 @@ class AdminPolicy(users.ServerCase):
         self.assertIn("exceeds the administrator maximum of 2 hours", self.fails(self.a, "1", "3h", "-t", AT))
         told = [n for n in self.notifications(self.a) if n.get("type") == "reservation-admin-cancelled"]
         self.assertEqual(len(told), 1)
+
+    def wait_log(self, text, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while text not in self.srv.log():
+            if time.monotonic() > deadline:
+                self.fail("the daemon never logged %r:\n%s" % (text, self.srv.log()))
+            time.sleep(0.05)  # polling the daemon's log for the line, bounded by the deadline
+
+    def test_sighup_applies_a_hand_edit_unless_bookings_conflict(self):
+        self.srv.patch_config(max_booking_duration_hours=2)
+        self.srv.proc.send_signal(signal.SIGHUP)
+        self.wait_log("SIGHUP: policy applied: max_booking_duration_hours")
+        self.assertIn("maximum of 2 hours", self.fails(self.a, "1", "3h", "-t", AT))
+        self.assertIn("policy-change ok by %s" % self.owner.name, self.ok(self.owner, "lg"))
+        # A booking the edit would make illegal keeps the running policy.
+        self.book(self.a, "1", "1h", "-g", "1", "-t", AT)
+        self.srv.patch_config(disabled_gpus=[1])
+        self.srv.proc.send_signal(signal.SIGHUP)
+        self.wait_log("SIGHUP: policy not reloaded: 1 booking(s) conflict with it")
+        self.book(self.a, "1", "30m", "-g", "1", "-t", AT)
 
     def test_bad_values_and_callers_change_nothing(self):
         self.refused_unchanged(self.owner, "admin", "policy", "--max-booking-hours", "0", "--yes")
