@@ -247,6 +247,24 @@ TEST_F(ConfigTest, BookingBlackouts) {
       {{"BK_BOOKING_BLACKOUTS", R"([{"start_at":"2026-12-02T02:00:00Z","end_at":"2026-12-02T04:00:00Z"}])"}});
   ASSERT_EQ(no_reason.policy.blackouts.size(), 1u);
   EXPECT_EQ(no_reason.policy.blackouts[0].reason, "administrator maintenance");
+
+  // Some GPUs only: sorted, repeats dropped; none listed means all.
+  Config some =
+      LoadOk({{"BK_GPU_COUNT", "4"},
+              {"BK_BOOKING_BLACKOUTS",
+               R"([{"start_at":"2026-12-02T02:00:00Z","end_at":"2026-12-02T04:00:00Z","gpus":[3,1,3]}])"}});
+  EXPECT_EQ(some.policy.blackouts[0].gpus, (std::vector<int>{1, 3}));
+  EXPECT_TRUE(some.policy.blackouts[0].Covers(3));
+  EXPECT_FALSE(some.policy.blackouts[0].Covers(0));
+  EXPECT_THAT(
+      LoadError({{"BK_GPU_COUNT", "4"},
+                 {"BK_BOOKING_BLACKOUTS",
+                  R"([{"start_at":"2026-12-02T02:00:00Z","end_at":"2026-12-02T04:00:00Z","gpus":[4]}])"}}),
+      HasSubstr("booking_blackouts names GPU 4 but gpu_count is 4"));
+  EXPECT_THAT(
+      LoadError({{"BK_BOOKING_BLACKOUTS",
+                  R"([{"start_at":"2026-12-02T02:00:00Z","end_at":"2026-12-02T04:00:00Z","gpus":"1"}])"}}),
+      HasSubstr("gpus must be a list of GPU indexes"));
 }
 
 TEST_F(ConfigTest, BookingBlackoutsRefuseNaiveAndBadTimes) {

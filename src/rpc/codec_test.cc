@@ -339,6 +339,47 @@ TEST(CodecRequestTest, CancelRoundTrip) {
   EXPECT_FALSE(bare->reason.has_value());
 }
 
+TEST(CodecRequestTest, PolicyReloadRoundTrip) {
+  service::PolicyReloadRequest in{"{\"schema_version\":\"gpubk.server.v1\"}", "ab12", true, false,
+                                  "fan failure"};
+  auto out = DecodePolicyReload(json::parse(Encode(in).dump()));
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  EXPECT_EQ(out->config_text, in.config_text);
+  EXPECT_EQ(out->expect_sha256, "ab12");
+  EXPECT_TRUE(out->force);
+  EXPECT_FALSE(out->cancel_conflicting);
+  EXPECT_EQ(out->reason, "fan failure");
+  auto bare = DecodePolicyReload(json::object());
+  ASSERT_TRUE(bare.has_value()) << bare.error().message;
+  EXPECT_FALSE(bare->config_text.has_value());
+  EXPECT_EQ(bare->expect_sha256, "");
+  auto stray = DecodePolicyReload(json{{"force", "yes"}});
+  ASSERT_FALSE(stray.has_value());
+  EXPECT_THAT(stray.error().message, HasSubstr("force"));
+  EXPECT_FALSE(DecodePolicyReload(json{{"uid", 0}}).has_value());
+}
+
+TEST(CodecResultTest, PolicyChangeRoundTrip) {
+  service::PolicyChange in;
+  in.status = "applied";
+  in.changes = {{"disabled_gpus", "[]", "[3]"}};
+  in.restart = {"reclaim_after_seconds"};
+  in.conflicts = {{FullReservation(), "GPU 3 is disabled"}};
+  in.notified = 1;
+  auto out = DecodePolicyChange(json::parse(Encode(in).dump()));
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  EXPECT_EQ(out->status, "applied");
+  ASSERT_EQ(out->changes.size(), 1u);
+  EXPECT_EQ(out->changes[0].after, "[3]");
+  EXPECT_EQ(out->restart, in.restart);
+  ASSERT_EQ(out->conflicts.size(), 1u);
+  EXPECT_EQ(out->conflicts[0].reservation.id, FullReservation().id);
+  EXPECT_EQ(out->conflicts[0].why, "GPU 3 is disabled");
+  EXPECT_EQ(out->notified, 1);
+  for (const json& junk : {json(), json::object(), json{{"status", 1}}})
+    EXPECT_FALSE(DecodePolicyChange(junk).has_value()) << junk.dump();
+}
+
 TEST(CodecRequestTest, ListRoundTrip) {
   service::ListQuery in;
   in.history = true;
@@ -1032,7 +1073,7 @@ TEST(CodecResultTest, PolicyRoundTrip) {
   in.queue_search = 24 * engine::kHour;
   in.horizon = 7 * engine::kDay;
   in.max_duration = 48 * engine::kHour;
-  in.blackouts = {{kT0, kT0 + 3600, "maintenance"}, {kT0 + 7200, kT0 + 9000, ""}};
+  in.blackouts = {{kT0, kT0 + 3600, "maintenance", {}}, {kT0 + 7200, kT0 + 9000, "", {1, 3}}};
   in.disabled_gpus = {5, 7};
   in.gpu_priority = {{0, 3}, {6, -1}, {10, 2}};
   in.require_shared_memory = true;
@@ -1054,6 +1095,7 @@ TEST(CodecResultTest, PolicyRoundTrip) {
   EXPECT_EQ(out->blackouts[0].end, kT0 + 3600);
   EXPECT_EQ(out->blackouts[0].reason, "maintenance");
   EXPECT_EQ(out->blackouts[1].reason, "");
+  EXPECT_EQ(out->blackouts, in.blackouts);
   EXPECT_EQ(out->disabled_gpus, in.disabled_gpus);
   EXPECT_EQ(out->gpu_priority, in.gpu_priority);
   EXPECT_TRUE(out->require_shared_memory);
