@@ -1054,6 +1054,69 @@ TEST_F(BatchTest, AFailedBatchIsForgottenOnDiskAndInMemory) {
   EXPECT_EQ(OnDisk(), kept);
 }
 
+// What `bk admin policy --disabled-gpus 0` proposes, built as the daemon
+// would from the file.
+config::PolicyProposal DisableGpu0(const config::Config& running) {
+  config::PolicyProposal p;
+  p.config = running;
+  p.config.policy.disabled_gpus = {0};
+  p.changes = {{"disabled_gpus", "[]", "[0]"}};
+  return p;
+}
+
+TEST_F(BatchTest, APolicyChangeRefusedForAConflictWritesNothing) {
+  engine::Reservation on0 = Book(me_, On(Req(1, 1 * kH, Mode::kExclusive), {0}));
+  const uint64_t generation = service_->Generation();
+  auto refused = service_->ChangePolicy(me_, {}, DisableGpu0(config_));
+  ASSERT_TRUE(refused.has_value()) << refused.error().message;
+  EXPECT_EQ(refused->status, "refused");
+  ASSERT_EQ(refused->conflicts.size(), 1u);
+  EXPECT_EQ(refused->conflicts[0].reservation.id, on0.id);
+  EXPECT_EQ(refused->conflicts[0].why, "GPU 0 is disabled");
+  EXPECT_EQ(service_->Generation(), generation);
+  EXPECT_TRUE(service_->policy().disabled_gpus.empty());
+  // Forced: the booking stays, its owner is told, the policy applies at once.
+  PolicyReloadRequest force{.force = true, .reason = "fan failure"};
+  auto forced = service_->ChangePolicy(me_, force, DisableGpu0(config_));
+  ASSERT_TRUE(forced.has_value()) << forced.error().message;
+  EXPECT_EQ(forced->status, "applied");
+  EXPECT_EQ(forced->notified, 1);
+  EXPECT_EQ(service_->policy().disabled_gpus, (std::vector<int>{0}));
+  auto pinned = service_->Create(me_, On(Req(1, 1 * kH), {0}));
+  ASSERT_FALSE(pinned.has_value());
+  EXPECT_THAT(pinned.error().message, ::testing::HasSubstr("disabled"));
+  auto notes = service_->Notifications(me_, 10);
+  ASSERT_TRUE(notes.has_value());
+  ASSERT_EQ(notes->size(), 1u);
+  EXPECT_EQ((*notes)[0].type, "reservation-policy-conflict");
+  // Not an administrator: refused whatever it asks.
+  Actor other{me_.uid + 1, "other", false};
+  auto denied = service_->ChangePolicy(other, force, DisableGpu0(config_));
+  ASSERT_FALSE(denied.has_value());
+  EXPECT_EQ(denied.error().kind, ErrorKind::kPermission);
+}
+
+TEST_F(BatchTest, APolicyChangeInAFailedBatchIsTakenBack) {
+  ASSERT_TRUE(service_->BeginBatch().has_value());
+  auto applied = service_->ChangePolicy(me_, {}, DisableGpu0(config_));
+  ASSERT_TRUE(applied.has_value()) << applied.error().message;
+  EXPECT_EQ(applied->status, "applied");
+  EXPECT_EQ(service_->policy().disabled_gpus, (std::vector<int>{0}));
+  vfs_->FailAt(store::FaultPoint::kSync, vfs_->count(store::FaultPoint::kSync) + 1, SQLITE_IOERR_FSYNC);
+  ASSERT_FALSE(service_->CommitBatch().has_value());
+  vfs_->Disarm();
+  // The ledger never recorded the change, so the service admits as before it.
+  EXPECT_TRUE(service_->policy().disabled_gpus.empty());
+  auto on0 = service_->Create(me_, On(Req(1, 1 * kH), {0}));
+  ASSERT_TRUE(on0.has_value()) << on0.error().message;
+  // A change in a batch that commits stays.
+  ASSERT_TRUE(service_->BeginBatch().has_value());
+  PolicyReloadRequest force{.force = true, .reason = "fan failure"};
+  ASSERT_TRUE(service_->ChangePolicy(me_, force, DisableGpu0(config_)).has_value());
+  ASSERT_TRUE(service_->CommitBatch().has_value());
+  EXPECT_EQ(service_->policy().disabled_gpus, (std::vector<int>{0}));
+}
+
 }  // namespace
 }  // namespace bk::service
 
