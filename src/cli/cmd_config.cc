@@ -140,7 +140,10 @@ class ProgressLine {
 constexpr const char* kAdminUsage =
     "usage: bk admin data import LEDGER.json [--json]\n"
     "       bk admin data verify [LEDGER.db] [--json]\n"
-    "       bk admin data backup NEW-FILE.db\n";
+    "       bk admin data backup NEW-FILE.db\n"
+    "       sudo bk admin install [--dry-run] [--json] [--yes] [--service-user USER] [--login-hook] ...\n"
+    "       sudo bk admin uninstall [--purge-data] [--dry-run] [--yes]\n"
+    "       sudo bk admin services install|status|uninstall\n";
 
 Result<int> AdminVerify(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> path;
@@ -192,6 +195,10 @@ Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
     ctx.Print(std::string(kAdminUsage) + "\nAdministration of this deployment's ledger.");
     return 0;
   }
+  std::vector<std::string> rest(args.begin() + std::min<size_t>(1, args.size()), args.end());
+  if (!args.empty() && args[0] == "install") return RunAdminInstall(ctx, rest);
+  if (!args.empty() && args[0] == "uninstall") return RunAdminUninstall(ctx, rest);
+  if (!args.empty() && args[0] == "services") return RunAdminServices(ctx, rest);
   if (args.size() < 2 || args[0] != "data")
     return Invalid("usage: bk admin data import|verify|backup ...; see `bk admin --help`");
   std::vector<std::string> tail(args.begin() + 2, args.end());
