@@ -145,7 +145,8 @@ int RunSystemctl(const std::string& systemctl, const std::vector<std::string>& a
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-std::string StartUnit(const std::optional<std::string>& root, bool no_start, bool changed) {
+std::string StartUnit(const std::optional<std::string>& root, bool no_start, bool changed,
+                      bool unit_updated) {
   if (root) return fmt::format("staged under {}; nothing started", *root);
   std::string by_hand = "systemctl daemon-reload && systemctl enable --now gpubk.service";
   if (no_start) return "not started (--no-start); start it with: " + by_hand;
@@ -154,6 +155,9 @@ std::string StartUnit(const std::optional<std::string>& root, bool no_start, boo
   if (changed && RunSystemctl(systemctl, {"daemon-reload"}) != 0) return "systemctl daemon-reload failed";
   if (RunSystemctl(systemctl, {"enable", "--now", "gpubk.service"}) != 0)
     return "systemctl enable --now gpubk.service failed; see `journalctl -u gpubk.service`";
+  // A running daemon keeps the unit it was started with.
+  if (unit_updated && RunSystemctl(systemctl, {"try-restart", "gpubk.service"}) != 0)
+    return "systemctl try-restart gpubk.service failed; see `journalctl -u gpubk.service`";
   return "started: gpubk.service is enabled and running";
 }
 

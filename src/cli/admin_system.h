@@ -52,8 +52,9 @@ std::string Systemctl();
 // Runs systemctl with `args`, its output going where ours goes; the exit status.
 int RunSystemctl(const std::string& systemctl, const std::vector<std::string>& args);
 
-// Starts gpubk.service where systemd runs (daemon-reload first when the
-// unit changed); else, or with --no-start or a staging root, says how.
-std::string StartUnit(const std::optional<std::string>& root, bool no_start, bool changed);
+// Starts gpubk.service where systemd runs (daemon-reload first when
+// anything changed, a restart when the unit file was rewritten); else, or
+// with --no-start or a staging root, says how.
+std::string StartUnit(const std::optional<std::string>& root, bool no_start, bool changed, bool unit_updated);
 
 }  // namespace bk::cli

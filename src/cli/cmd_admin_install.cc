@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -105,16 +106,18 @@ Status CopyData(const std::string& from, const std::string& to, const ServiceAcc
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(from, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
+    bool dir = it->is_directory(ec);
     std::string target = to + "/" + fs::relative(it->path(), from, ec).string();
-    if (it->is_directory())
+    if (dir)
       fs::create_directory(target, ec);
-    else if (it->is_regular_file())
+    else if (it->is_regular_file(ec))
       fs::copy_file(it->path(), target, fs::copy_options::none, ec);
     else
-      continue;
-    if (ec || lchown(target.c_str(), svc.uid, svc.gid) != 0 ||
-        chmod(target.c_str(), it->is_directory() ? 0700 : 0600) != 0)
-      break;
+      continue;  // sockets and the like belong to a running daemon
+    if (!ec &&
+        (lchown(target.c_str(), svc.uid, svc.gid) != 0 || chmod(target.c_str(), dir ? 0700 : 0600) != 0))
+      ec = std::error_code(errno, std::generic_category());
+    if (ec) return Fail(ErrorKind::kIo, fmt::format("cannot copy {} into {}: {}", from, to, ec.message()));
   }
   if (ec) return Fail(ErrorKind::kIo, fmt::format("cannot copy {} into {}: {}", from, to, ec.message()));
   return Ok();
@@ -203,6 +206,14 @@ Result<Plan> MakePlan(const InstallOptions& o, const Layout& L) {
                       "of these options)",
                       L.On(Layout::kConfig), Join(diffs, ", ")));
     doc = *installed;
+    // Placed by hand, it may name a server directory elsewhere, which the unit's sandbox would not let the
+    // daemon write.
+    if (doc.value("socket", "") != Layout::kSocket || doc.value("data_dir", "") != Layout::kDataDir)
+      return Invalid(
+          fmt::format("{} serves the ledger in {} through {}; a system install keeps them in {} and {}: "
+                      "move the config away and adopt that server with --from-server",
+                      L.On(Layout::kConfig), doc.value("data_dir", "?"), doc.value("socket", "?"),
+                      Layout::kDataDir, Layout::kSocket));
   } else if (o.from_server) {
     BK_ASSIGN_OR_RETURN(doc, AdoptedConfig(*o.from_server, p.svc, p.data_from));
   } else {
@@ -269,7 +280,11 @@ Result<int> Install(Context& ctx, const InstallOptions& o) {
   } else if (!o.json_out) {
     for (const auto& l : lines) ctx.Print(l);
   }
-  std::string service = o.dry_run ? "dry run: nothing changed" : StartUnit(o.root, o.no_start, changed);
+  bool unit_updated = std::any_of(p.steps.begin(), p.steps.end(), [&](const admin::Step& s) {
+    return s.want.path == L.On(Layout::kUnit) && s.action == admin::Action::kUpdate;
+  });
+  std::string service =
+      o.dry_run ? "dry run: nothing changed" : StartUnit(o.root, o.no_start, changed, unit_updated);
   if (o.json_out) {
     ctx.Print(json{
         {"schema_version", "gpubk.admin-install.v1"},

@@ -44,7 +44,7 @@ Result<int> Install(Context& ctx, const ServiceOptions& o, const Layout& L) {
     }
     BK_TRY(admin::Apply(steps));
   }
-  ctx.Print(StartUnit(o.root, o.no_start, changed));
+  ctx.Print(StartUnit(o.root, o.no_start, changed, steps.back().action == admin::Action::kUpdate));
   return 0;
 }
 

@@ -300,6 +300,17 @@ class StagedInstall(InstallCase):
         self.assertEqual(state([root]), before)
         self.refused("admin", "uninstall", "--root", root, "--yes", want="no system install to remove")
 
+    def test_a_config_placed_by_hand_elsewhere_is_not_taken_over(self):
+        root = os.path.join(self.base, "stage")
+        os.makedirs(root + "/etc/gpubk")
+        with open(root + "/etc/gpubk/config.json", "w") as f:
+            json.dump({"schema_version": "gpubk.server.v1", "owner_uid": pwd.getpwnam(SVC).pw_uid,
+                       "socket": "/srv/gpubk/run/broker.sock", "data_dir": "/srv/gpubk/data", "gpu_count": 2}, f)
+        before = state([root])
+        self.refused("admin", "install", "--root", root, "--yes",
+                     want="serves the ledger in /srv/gpubk/data through /srv/gpubk/run/broker.sock")
+        self.assertEqual(state([root]), before)
+
     def test_from_server_adopts_a_rootless_servers_ledger_and_policy(self):
         owner = Account.make(SVC, self.base)
         srv = Server(self.base, owner, test_now=None)
