@@ -175,6 +175,26 @@ Result<admin::Step> ManifestStep(const Layout& L, const std::vector<admin::Step>
   return planned.back();
 }
 
+// The group of a group-access config (none with world access), which the
+// service account must be in: it owns the socket directory.
+Result<std::optional<gid_t>> AccessGroup(const json& doc, const ServiceAccount& svc,
+                                         const std::string& path) {
+  if (doc.value("access", "world") != "group") return std::optional<gid_t>();
+  std::string name = doc.value("group", "");
+  gid_t gid = 0;
+  if (doc.contains("gid") && doc["gid"].is_number_unsigned())
+    gid = doc["gid"].get<gid_t>();
+  else if (struct group* g = getgrnam(name.c_str()))
+    gid = g->gr_gid;
+  else
+    return Invalid(fmt::format("{}: no such group {}", path, name));
+  if (!InGroup(svc, gid))
+    return Invalid(fmt::format(
+        "the service account {} is not in group {}; add it (usermod -aG {} {}) or choose another group",
+        svc.name, name, name, svc.name));
+  return std::optional<gid_t>(gid);
+}
+
 struct Plan {
   ServiceAccount svc;
   std::string access;
@@ -220,21 +240,7 @@ Result<Plan> MakePlan(const InstallOptions& o, const Layout& L) {
     doc = json::parse(config::RenderServerConfig(s));
   }
   p.access = doc.value("access", "world");
-  std::optional<gid_t> gid;
-  if (p.access == "group") {
-    std::string name = doc.value("group", "");
-    if (doc.contains("gid") && doc["gid"].is_number_unsigned())
-      gid = doc["gid"].get<gid_t>();
-    else if (struct group* g = getgrnam(name.c_str()))
-      gid = g->gr_gid;
-    else
-      return Invalid(fmt::format("{}: no such group {}", L.On(Layout::kConfig), name));
-    if (!InGroup(p.svc, *gid))
-      return Invalid(
-          fmt::format("the service account {} is not in group {}; add it (usermod -aG {} {}) or choose "
-                      "another group",
-                      p.svc.name, doc.value("group", ""), doc.value("group", ""), p.svc.name));
-  }
+  BK_ASSIGN_OR_RETURN(std::optional<gid_t> gid, AccessGroup(doc, p.svc, L.On(Layout::kConfig)));
   BK_ASSIGN_OR_RETURN(admin::Want unit, UnitWant(L, doc));
   bool hook = o.login_hook || sys::Exists(L.On(Layout::kHook));
   std::string text = installed ? "" : doc.dump(2) + "\n";
