@@ -85,9 +85,10 @@ def state(paths, shallow=()):
     return out
 
 
-def run_root(*args, stdin=subprocess.DEVNULL):
+def run_root(*args, stdin=subprocess.DEVNULL, **extra_env):
     """bk as root, with a clean environment (no SUDO_* unless given)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BK_", "SUDO_", "XDG_"))}
+    env.update(extra_env)
     return subprocess.run([BK_BIN, *args], env=env, stdin=stdin, capture_output=True, text=True, timeout=60)
 
 
@@ -161,9 +162,9 @@ class InstallCase(unittest.TestCase):
         self.assertEqual(p.returncode, 0, describe(args, p))
         return p.stdout
 
-    def refused(self, *args, want):
+    def refused(self, *args, want, **extra_env):
         """One line "bk: ..." containing `want`, exit 2, nothing on stdout."""
-        p = run_root(*args)
+        p = run_root(*args, **extra_env)
         d = describe(args, p)
         self.assertEqual(p.returncode, 2, d)
         self.assertEqual(p.stdout, "", d)
@@ -285,6 +286,14 @@ class StagedInstall(InstallCase):
                 args = ["admin", "install", "--root", root, *extra, "--yes"]
                 self.refused(*args, want=want)
                 self.assertEqual(state([root]), before)
+        # The default service account is whoever ran sudo, when SUDO_USER and SUDO_UID agree.
+        self.refused("admin", "install", "--root", root, "--yes", SUDO_USER=USER_A, SUDO_UID="0",
+                     want="SUDO_USER %s and SUDO_UID 0 name different accounts" % USER_A)
+        self.assertEqual(state([root]), before)
+        p = run_root("admin", "install", "--root", root, "--dry-run", SUDO_USER=USER_A,
+                     SUDO_UID=str(a.pw_uid))
+        self.assertEqual(p.returncode, 0, describe(["admin", "install", "--dry-run"], p))
+        self.assertIn("service account %s (UID %d)" % (USER_A, a.pw_uid), p.stdout)
         # A fine install, but no terminal to confirm it on and no --yes.
         self.refused("admin", "install", "--root", root, "--service-user", USER_A, want="add --yes")
         self.assertEqual(state([root]), before)
