@@ -176,8 +176,8 @@ const std::map<std::string, std::string>& NotYet() {
 // `bk admin` subcommands of the original beyond `admin data`.
 bool AdminNotYet(const std::vector<std::string>& args) {
   static const std::set<std::string> subcommands = {
-      "install",  "init",       "transfer",           "cancel",  "notice", "maintain", "uninstall",
-      "services", "login-hook", "worker-persistence", "cluster", "update", "upgrade"};
+      "init",       "transfer",           "cancel",  "notice", "maintain",
+      "login-hook", "worker-persistence", "cluster", "update", "upgrade"};
   return args.size() >= 2 && args[0] == "admin" && subcommands.contains(args[1]);
 }
 
@@ -357,7 +357,11 @@ int Main(int argc, char** argv) {
     // that is how a user gets out of it. `bk shell` too: the hook installs
     // anyway and shows no GPU until the configuration works again. `bk skill`
     // reads no configuration at all: an agent can install it to learn to fix one.
-    if (args.empty() || (args[0] != "server" && args[0] != "shell" && args[0] != "skill"))
+    // `bk admin install|uninstall|services` read the installed configuration
+    // themselves: they repair or remove a broken one.
+    bool system_admin = args.size() > 1 && args[0] == "admin" &&
+                        (args[1] == "install" || args[1] == "uninstall" || args[1] == "services");
+    if (args.empty() || (args[0] != "server" && args[0] != "shell" && args[0] != "skill" && !system_admin))
       return Report(ctx, st.error());
     ctx.config = config::Config{};
     ctx.config_error = st.error();

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 #include "base/strings.h"
 #include "cli/args.h"
@@ -141,6 +142,9 @@ constexpr const char* kAdminUsage =
     "usage: bk admin data import LEDGER.json [--json]\n"
     "       bk admin data verify [LEDGER.db] [--json]\n"
     "       bk admin data backup NEW-FILE.db\n"
+    "       sudo bk admin install [--dry-run] [--json] [--yes] [--service-user USER] [--login-hook] ...\n"
+    "       sudo bk admin uninstall [--purge-data] [--dry-run] [--yes]\n"
+    "       sudo bk admin services install|status|uninstall\n"
     "       bk admin policy [--disabled-gpus LIST] [--max-booking-hours N] ... [--dry-run] [--yes]\n"
     "       bk admin blackout list|add START END REASON|edit ID|rm ID [--gpus LIST]\n";
 
@@ -194,9 +198,15 @@ Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
     ctx.Print(std::string(kAdminUsage) + "\nAdministration of this deployment's ledger.");
     return 0;
   }
-  if (!args.empty() && (args[0] == "policy" || args[0] == "gpu-policy"))
-    return RunAdminPolicy(ctx, {args.begin() + 1, args.end()});
-  if (!args.empty() && args[0] == "blackout") return RunAdminBlackout(ctx, {args.begin() + 1, args.end()});
+  // `bk admin WORD ...`: each word's command, in a file of its own.
+  static const std::map<std::string, Command> kCommands = {
+      {"policy", RunAdminPolicy},   {"gpu-policy", RunAdminPolicy},   {"blackout", RunAdminBlackout},
+      {"install", RunAdminInstall}, {"uninstall", RunAdminUninstall}, {"services", RunAdminServices},
+  };
+  if (!args.empty()) {
+    if (auto it = kCommands.find(args[0]); it != kCommands.end())
+      return it->second(ctx, {args.begin() + 1, args.end()});
+  }
   if (args.size() < 2 || args[0] != "data")
     return Invalid("usage: bk admin data import|verify|backup ...; see `bk admin --help`");
   std::vector<std::string> tail(args.begin() + 2, args.end());

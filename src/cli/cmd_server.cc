@@ -28,12 +28,6 @@ namespace {
 
 using nlohmann::json;
 
-Result<int64_t> PositiveInt(const std::optional<std::string>& text, const char* name, int64_t lo, int64_t hi,
-                            int64_t def) {
-  return WholeNumberOption(text, lo, hi, def,
-                           fmt::format("{} must be a whole number between {} and {}", name, lo, hi));
-}
-
 bool OnNetworkFs(const std::string& path) {
   struct statfs fs {};
   if (statfs(path.c_str(), &fs) != 0) return false;
@@ -44,16 +38,17 @@ bool OnNetworkFs(const std::string& path) {
 // Long on purpose: `bk server init` checks every input before it creates the
 // first directory, then creates in one order; split, the order would hide.
 Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
-  std::optional<std::string> dir, gpus, cpus, ram, access, group, slot, shared;
+  std::optional<std::string> dir, slot, shared;
+  SpecOptions opt;
   ArgSpec spec("bk server init",
                "Create a shared GPUBK server owned by you: a directory with its config, ledger and "
                "socket. No sudo needed.");
   spec.Option("--directory", &dir, "absolute path of a new or empty directory", "DIR");
-  spec.Option("--gpu-count", &gpus, "number of GPUs (default: detected)", "N");
-  spec.Option("--cpus", &cpus, "host CPU budget shared by all bookings (off when omitted)", "N");
-  spec.Option("--ram", &ram, "host RAM budget, e.g. 256g (off when omitted)", "SIZE");
-  spec.Option("--access", &access, "world (every local user) or group", "MODE");
-  spec.Option("--group", &group, "the group allowed in with --access group", "NAME");
+  spec.Option("--gpu-count", &opt.gpus, "number of GPUs (default: detected)", "N");
+  spec.Option("--cpus", &opt.cpus, "host CPU budget shared by all bookings (off when omitted)", "N");
+  spec.Option("--ram", &opt.ram, "host RAM budget, e.g. 256g (off when omitted)", "SIZE");
+  spec.Option("--access", &opt.access, "world (every local user) or group", "MODE");
+  spec.Option("--group", &opt.group, "the group allowed in with --access group", "NAME");
   spec.Option("--slot-minutes", &slot, "booking slot, a divisor of 60 (default 5)", "M");
   spec.Option("--max-shared", &shared, "shared slots per GPU (default 2)", "N");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
@@ -72,47 +67,23 @@ Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
   s.owner = sys::UserName(me);
   // The default is what this host's configuration counted (gpu::DetectGpuCount
   // when nothing sets gpu_count): the simulation file's GPUs, or NVIDIA's.
-  BK_ASSIGN_OR_RETURN(int64_t n,
-                      PositiveInt(gpus, "--gpu-count", 1, engine::kMaxGpus, ctx.config.policy.gpu_count));
-  s.gpu_count = static_cast<int>(n);
-  if (cpus) {
-    BK_ASSIGN_OR_RETURN(s.host_cpus, engine::ParseCpus(*cpus));
-  }
-  if (ram) {
-    BK_ASSIGN_OR_RETURN(s.host_ram_mb, engine::ParseSizeMb(*ram, "--ram"));
-  }
+  BK_TRY(ApplyPolicyOptions(opt, ctx.config.policy.gpu_count, s));
   BK_ASSIGN_OR_RETURN(int64_t sm, PositiveInt(slot, "--slot-minutes", 1, 60, 5));
   if (60 % sm != 0)
     return Invalid("--slot-minutes must divide one hour: 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30 or 60");
   s.slot_minutes = static_cast<int>(sm);
   BK_ASSIGN_OR_RETURN(int64_t ms, PositiveInt(shared, "--max-shared", 1, 10000, 2));
   s.max_shared = static_cast<int>(ms);
-  s.access = access.value_or(group ? "group" : "world");
-  std::optional<gid_t> gid;
-  if (s.access == "group") {
-    if (!group) return Invalid("--access group needs --group NAME");
-    struct group g {};
-    struct group* res = nullptr;
-    char buf[16384];
-    if (getgrnam_r(group->c_str(), &g, buf, sizeof(buf), &res) != 0 || !res)
-      return Invalid(fmt::format("no such group: {}", *group));
-    gid = res->gr_gid;
-    s.group = *group;
-    s.gid = *gid;
-    // Only root may give files to a group it is not in; say so before creating anything.
-    if (me != 0 && getegid() != *gid) {
-      std::vector<gid_t> mine(getgroups(0, nullptr));
-      int n = getgroups(static_cast<int>(mine.size()), mine.data());
-      if (n < 0 || std::find(mine.begin(), mine.begin() + n, *gid) == mine.begin() + n)
-        return Invalid(
-            fmt::format("you are not in group {}; join it (an administrator runs `usermod -aG {} {}`), log "
-                        "in again, and retry",
-                        *group, *group, s.owner));
-    }
-  } else if (s.access != "world") {
-    return Invalid("--access must be world or group");
-  } else if (group) {
-    return Invalid("--group goes with --access group");
+  BK_TRY(ApplyAccessOptions(opt, s));
+  // Only root may give files to a group it is not in; say so before creating anything.
+  if (s.gid && me != 0 && getegid() != *s.gid) {
+    std::vector<gid_t> mine(getgroups(0, nullptr));
+    int n = getgroups(static_cast<int>(mine.size()), mine.data());
+    if (n < 0 || std::find(mine.begin(), mine.begin() + n, *s.gid) == mine.begin() + n)
+      return Invalid(
+          fmt::format("you are not in group {}; join it (an administrator runs `usermod -aG {} {}`), log "
+                      "in again, and retry",
+                      s.group, s.group, s.owner));
   }
   // The directory: new, or existing and empty; real; ours; parents safe.
   BK_TRY(sys::CheckTrustedAncestors(d, me));

@@ -75,11 +75,14 @@ Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunInfo(Context& ctx, const std::vector<std::string>& args);  // bk info|contact|about|i
 Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunAdminPolicy(Context& ctx, const std::vector<std::string>& args);  // bk admin policy|gpu-policy
-Result<int> RunAdminBlackout(Context& ctx, const std::vector<std::string>& args);  // bk admin blackout
-Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args);       // hidden
-Result<int> RunAgent(Context& ctx, const std::vector<std::string>& args);          // bk agent|ai
-Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args);            // bk mcp
-Result<int> RunSkill(Context& ctx, const std::vector<std::string>& args);          // bk skill
+Result<int> RunAdminBlackout(Context& ctx, const std::vector<std::string>& args);   // bk admin blackout
+Result<int> RunAdminInstall(Context& ctx, const std::vector<std::string>& args);    // bk admin install
+Result<int> RunAdminUninstall(Context& ctx, const std::vector<std::string>& args);  // bk admin uninstall
+Result<int> RunAdminServices(Context& ctx, const std::vector<std::string>& args);   // bk admin services
+Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args);        // hidden
+Result<int> RunAgent(Context& ctx, const std::vector<std::string>& args);           // bk agent|ai
+Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args);             // bk mcp
+Result<int> RunSkill(Context& ctx, const std::vector<std::string>& args);           // bk skill
 Result<int> RunServer(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunDoctor(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunReset(Context& ctx, const std::vector<std::string>& args);   // bk reset [--yes]

@@ -1,6 +1,7 @@
 #include "cli/server_dir.h"
 
 #include <fmt/format.h>
+#include <grp.h>
 
 #include <cerrno>
 #include <cstring>
@@ -8,6 +9,8 @@
 #include <vector>
 
 #include "base/strings.h"
+#include "cli/args.h"
+#include "engine/parse.h"
 #include "sys/fs.h"
 #include "sys/users.h"
 
@@ -50,6 +53,43 @@ Status CreateTree(sys::FileSystem& fs, const config::ServerSpec& s, std::vector<
 }
 
 }  // namespace
+
+Result<int64_t> PositiveInt(const std::optional<std::string>& text, const char* name, int64_t lo, int64_t hi,
+                            int64_t def) {
+  return WholeNumberOption(text, lo, hi, def,
+                           fmt::format("{} must be a whole number between {} and {}", name, lo, hi));
+}
+
+Status ApplyPolicyOptions(const SpecOptions& o, int default_gpus, config::ServerSpec& s) {
+  BK_ASSIGN_OR_RETURN(int64_t n, PositiveInt(o.gpus, "--gpu-count", 1, engine::kMaxGpus, default_gpus));
+  s.gpu_count = static_cast<int>(n);
+  if (o.cpus) {
+    BK_ASSIGN_OR_RETURN(s.host_cpus, engine::ParseCpus(*o.cpus));
+  }
+  if (o.ram) {
+    BK_ASSIGN_OR_RETURN(s.host_ram_mb, engine::ParseSizeMb(*o.ram, "--ram"));
+  }
+  return Ok();
+}
+
+Status ApplyAccessOptions(const SpecOptions& o, config::ServerSpec& s) {
+  s.access = o.access.value_or(o.group ? "group" : "world");
+  if (s.access == "group") {
+    if (!o.group) return Invalid("--access group needs --group NAME");
+    struct group g {};
+    struct group* res = nullptr;
+    char buf[16384];
+    if (getgrnam_r(o.group->c_str(), &g, buf, sizeof(buf), &res) != 0 || !res)
+      return Invalid(fmt::format("no such group: {}", *o.group));
+    s.group = *o.group;
+    s.gid = res->gr_gid;
+  } else if (s.access != "world") {
+    return Invalid("--access must be world or group");
+  } else if (o.group) {
+    return Invalid("--group goes with --access group");
+  }
+  return Ok();
+}
 
 Status CheckServerDirectory(sys::FileSystem& fs, const std::string& d, uid_t me) {
   auto st = fs.Lstat(d);

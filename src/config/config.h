@@ -135,6 +135,10 @@ struct ServerSpec {
   std::optional<uint32_t> gid;
   int slot_minutes = 5;
   int max_shared = 2;
+  // Empty: DIR/run/broker.sock and DIR/data, as `bk server init` lays them
+  // out; a system install puts them in /run/gpubk and /var/lib/gpubk.
+  std::string socket;
+  std::string data_dir;
 };
 // Where a server directory keeps its socket.
 std::string ServerSocketPath(const std::string& directory);
