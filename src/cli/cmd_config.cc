@@ -140,7 +140,9 @@ class ProgressLine {
 constexpr const char* kAdminUsage =
     "usage: bk admin data import LEDGER.json [--json]\n"
     "       bk admin data verify [LEDGER.db] [--json]\n"
-    "       bk admin data backup NEW-FILE.db\n";
+    "       bk admin data backup NEW-FILE.db\n"
+    "       bk admin notice publish|list|edit|archive ... (`bk admin notice -h`)\n"
+    "       bk admin cancel REF --reason TEXT [--yes] [--json]\n";
 
 Result<int> AdminVerify(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> path;
@@ -192,6 +194,8 @@ Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
     ctx.Print(std::string(kAdminUsage) + "\nAdministration of this deployment's ledger.");
     return 0;
   }
+  if (!args.empty() && args[0] == "notice") return RunAdminNotice(ctx, {args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "cancel") return RunAdminCancel(ctx, {args.begin() + 1, args.end()});
   if (args.size() < 2 || args[0] != "data")
     return Invalid("usage: bk admin data import|verify|backup ...; see `bk admin --help`");
   std::vector<std::string> tail(args.begin() + 2, args.end());

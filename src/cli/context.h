@@ -91,6 +91,16 @@ Result<int> RunJobLog(Context& ctx, const std::vector<std::string>& args);    //
 Result<int> RunJobRetry(Context& ctx, const std::vector<std::string>& args);  // bk jr|job-retry
 Result<int> RunShell(Context& ctx, const std::vector<std::string>& args);     // bk shell init|env
 
+// Administrators (src/cli/cmd_admin_notice.cc, cmd_admin_cancel.cc), reached through `bk admin`.
+Result<int> RunAdminNotice(Context& ctx, const std::vector<std::string>& args);  // bk admin notice ...
+Result<int> RunAdminCancel(Context& ctx, const std::vector<std::string>& args);  // bk admin cancel REF
+Result<int> RunLogin(Context& ctx, const std::vector<std::string>& args);        // bk login|notice
+
+// A change the person should confirm: Ok with --yes (`yes`), or when they
+// answer y to `question` at a terminal; refused otherwise (no terminal to ask
+// at, or any other answer), with nothing changed.
+Status Confirm(const Context& ctx, bool yes, const std::string& question);
+
 // A booking with `-- COMMAND` binds a job; `after` (bk run) takes over once it
 // is booked, otherwise the result and the worker's status are printed.
 using AfterBooking = std::function<Result<int>(Context&, const service::BookingOutcome&)>;

@@ -62,6 +62,18 @@ class MethodLedger : public Ledger {
     return Run(rpc::methods::kStatus, {from, to, mine_limit});
   }
   Result<service::PolicyStatus> CheckPolicy() override { return Run(rpc::methods::kCheckPolicy, {}); }
+  Result<service::AnnouncementOutcome> Publish(const service::PublishRequest& r) override {
+    return Run(rpc::methods::kPublishAnnouncement, r);
+  }
+  Result<service::AnnouncementOutcome> EditAnnouncement(const service::AnnouncementEdit& r) override {
+    return Run(rpc::methods::kEditAnnouncement, r);
+  }
+  Result<service::AnnouncementOutcome> ArchiveAnnouncement(const std::string& ref) override {
+    return Run(rpc::methods::kArchiveAnnouncement, {ref});
+  }
+  Result<std::vector<store::Announcement>> Announcements(const service::AnnouncementsQuery& q) override {
+    return Run(rpc::methods::kAnnouncements, q);
+  }
   Result<service::VerifyReport> Verify(const std::string& path) override {
     return Run(rpc::methods::kVerify, {path});
   }
