@@ -181,14 +181,13 @@ Result<int> List(Context& ctx, const std::vector<std::string>& args) {
     return 0;
   }
   const Seconds now = ledger->Now();
-  std::vector<std::vector<std::string>> rows = {{"ID", "Level", "State", "Expires", "Message"}};
+  constexpr const char* kRow = "{:<8}  {:<8}  {:<9}  {:<22}  {}";
+  ctx.Print(fmt::format(kRow, "ID", "Level", "State", "Expires", "Message"));
   for (size_t i = 0; i < list.size() && i < kListRows; ++i) {
     const Announcement& a = list[i];
-    rows.push_back({a.id.substr(0, 8), std::string(store::kAnnouncementLevelNames.Name(a.level)),
-                    std::string(State(a, now)), engine::FormatLocal(a.expires_at, *ctx.zone),
-                    OneLine(a.message)});
+    ctx.Print(fmt::format(kRow, a.id.substr(0, 8), store::kAnnouncementLevelNames.Name(a.level),
+                          State(a, now), engine::FormatLocal(a.expires_at, *ctx.zone), OneLine(a.message)));
   }
-  std::fputs(surface::AlignRows(rows, "lllll", "  ").c_str(), ctx.out);
   if (list.size() > kListRows)
     ctx.Print(fmt::format("+{} older; `bk admin notice list --json` has them all", list.size() - kListRows));
   return 0;
