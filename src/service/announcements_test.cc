@@ -60,6 +60,7 @@ TEST_F(AnnouncementsTest, MostUrgentFirstThenOldest) {
   clock_->Set(T("2026-11-29T18:53:00Z"));
   ASSERT_TRUE(Publish("b", "critical").has_value());
   ASSERT_TRUE(Publish("c", "WARNING").has_value());
+  clock_->Set(T("2026-11-29T18:54:00Z"));
   ASSERT_TRUE(Publish("d", "critical").has_value());
   EXPECT_EQ(Shown(alice_), (std::vector<std::string>{"b", "d", "c", "a"}));
 }
