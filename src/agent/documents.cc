@@ -241,6 +241,7 @@ Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& con
       ReadGpuHistory(config, ledger.Transport() == "direct", actor.uid, p.gpu_count, now * 1000);
 
   auto unread = ledger.UnreadNotifications(1);
+  BK_ASSIGN_OR_RETURN(auto announcements, ledger.Announcements({}));
   json reservations = json::parse(surface::ReservationsDoc(active, actor.uid, p, now))["reservations"];
   json policy = PolicyJson(p, config, ledger.Transport());
   AddDeploymentPolicy(config, policy);
@@ -269,6 +270,8 @@ Result<std::string> ContextDoc(client::Ledger& ledger, const config::Config& con
       // (counted, never marked read here: an agent reading the context is
       // not a person reading the notice).
       {"unread_notifications", unread ? json(unread->count) : json()},
+      // The administrators' active announcements, most urgent first.
+      {"announcements", json::parse(surface::AnnouncementsDoc(announcements))["announcements"]},
       {"worker", WorkerJson(config, now, actor.username)},
       {"capabilities", CapabilitiesObject(ledger)}};
   return DumpLine(d);

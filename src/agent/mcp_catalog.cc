@@ -312,8 +312,19 @@ json OutputSchema(std::string_view kind) {
            {"properties",
             {{"order", IntList()}, {"gpus", {{"type", "array"}, {"items", {{"type", "object"}}}}}}}}},
          {"reservations", {{"type", "array"}, {"items", ReservationSchema()}}},
+         {"announcements",
+          {{"type", "array"},
+           {"items",
+            {{"type", "object"},
+             {"required", {"id", "level", "message", "starts_at", "expires_at"}},
+             {"properties",
+              {{"id", Str()},
+               {"level", {{"enum", {"info", "warning", "critical"}}}},
+               {"message", Str()},
+               {"starts_at", Str()},
+               {"expires_at", Str()}}}}}}},
          {"capabilities", {{"type", "object"}}}},
-        {"generated_at", "deployment", "actor", "policy", "gpu_advice", "reservations"});
+        {"generated_at", "deployment", "actor", "policy", "gpu_advice", "reservations", "announcements"});
   }
   if (kind == "recommendation") {
     json rec = {

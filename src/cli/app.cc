@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iostream>
 #include <map>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "cli/args.h"
 #include "cli/context.h"
 #include "cli/help.h"
+#include "cli/notices.h"
 #include "client/server_discovery.h"
 #include "surface/documents.h"
 #include "surface/text.h"
@@ -53,6 +55,17 @@ void Context::Warn(const std::string& text) const {
 
 std::string Context::Local(std::string_view text) const {
   return zone ? surface::LocalTimes(text, *zone) : std::string(text);
+}
+
+Status Confirm(const Context& ctx, bool yes, const std::string& question) {
+  if (yes) return Ok();
+  if (!isatty(STDIN_FILENO))
+    return Invalid("no terminal to confirm at; add --yes to go ahead without the question");
+  std::fprintf(ctx.out, "%s [y/N] ", question.c_str());
+  std::fflush(ctx.out);
+  std::string line;
+  if (std::getline(std::cin, line) && (Trim(line) == "y" || Trim(line) == "yes")) return Ok();
+  return Invalid("not confirmed; nothing was changed");
 }
 
 std::optional<Result<int>> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
@@ -112,6 +125,8 @@ const std::map<std::string, Command>& Commands() {
       {"notify", RunNotifications},
       {"notification", RunNotifications},
       {"notifications", RunNotifications},
+      {"login", RunLogin},
+      {"notice", RunLogin},
       {"info", RunInfo},
       {"contact", RunInfo},
       {"about", RunInfo},
@@ -158,26 +173,23 @@ const std::map<std::string, std::string>& NotYet() {
   static const std::string kPreset =
       "write the booking out, e.g. `bk 2 1h --mem 12g`; a shell alias can keep it";
   static const std::string kTutorial = "`bk -h` starts with the basics (START HERE)";
-  static const std::string kLogin = "`bk st` shows your bookings and `bk n` your notifications";
   static const std::string kUpdate =
       "install the newer bk the way this one was installed; `bk --version` says which this is";
   static const std::string kCluster = "run `bk` on the host whose GPUs you want";
   static const std::string kBroker = "share one ledger with `bk server` (`bk server -h`)";
   static const std::map<std::string, std::string> table = {
-      {"tui", kTui},       {"t", kTui},          {"add", kAdd},         {"a", kAdd},
-      {"preset", kPreset}, {"presets", kPreset}, {"p", kPreset},        {"tutorial", kTutorial},
-      {"tour", kTutorial}, {"intro", kTutorial}, {"login", kLogin},     {"notice", kLogin},
-      {"update", kUpdate}, {"upgrade", kUpdate}, {"cluster", kCluster}, {"c", kCluster},
-      {"broker", kBroker},
+      {"tui", kTui},         {"t", kTui},          {"add", kAdd},       {"a", kAdd},
+      {"preset", kPreset},   {"presets", kPreset}, {"p", kPreset},      {"tutorial", kTutorial},
+      {"tour", kTutorial},   {"intro", kTutorial}, {"update", kUpdate}, {"upgrade", kUpdate},
+      {"cluster", kCluster}, {"c", kCluster},      {"broker", kBroker},
   };
   return table;
 }
 
 // `bk admin` subcommands of the original beyond `admin data`.
 bool AdminNotYet(const std::vector<std::string>& args) {
-  static const std::set<std::string> subcommands = {
-      "init",       "transfer",           "cancel",  "notice", "maintain",
-      "login-hook", "worker-persistence", "cluster", "update", "upgrade"};
+  static const std::set<std::string> subcommands = {"init",    "transfer", "login-hook", "worker-persistence",
+                                                    "cluster", "update",   "upgrade"};
   return args.size() >= 2 && args[0] == "admin" && subcommands.contains(args[1]);
 }
 
@@ -373,6 +385,8 @@ int Main(int argc, char** argv) {
   if (args.empty()) {
     Result<int> rc = RunStatus(ctx, {});
     if (!rc) return Report(ctx, rc.error());
+    // `bk st` heads its page with the warnings; plain `bk` adds the rest.
+    PrintAnnouncementLines(ctx, store::AnnouncementLevel::kInfo, store::AnnouncementLevel::kInfo);
     std::fflush(stdout);
     // At a terminal, plain `bk` stays for more commands (the original's
     // prompt); commands piped or redirected from a file are read the same way

@@ -8,6 +8,7 @@
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/context.h"
+#include "cli/notices.h"
 #include "cli/output.h"
 #include "engine/parse.h"
 #include "surface/documents.h"
@@ -111,22 +112,35 @@ Result<int> RunLog(Context& ctx, const std::vector<std::string>& args) {
 // or with --all, the newest of every notification, read or not (the
 // original's listing). The JSON document is the original's listing and marks
 // nothing: scripts read it, people read the table.
+namespace {
+
+// One line of `bk n`: a notice about one of your bookings, or an announcement.
+struct NoticeRow {
+  engine::Seconds when = 0;
+  std::string ref, level, message;
+  std::string notification_id;  // "" for an announcement
+};
+
+}  // namespace
+
 Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> limit;
   bool all = false;
   JsonOutput out;
   ArgSpec spec("bk notifications",
                "Notices about your reservations (administrator cancellations, reclaims): the unread ones, "
-               "which are then marked read.");
+               "which are then marked read; and the administrators' active announcements.");
   spec.Option("--limit", &limit, "how many, newest first (1-1000, default 20)", "N");
   spec.Flag("--all", &all, "the archive: read ones too");
   out.AddTo(spec, "print the gpubk.notifications.v1 document (every notification; marks nothing)");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   BK_ASSIGN_OR_RETURN(int n, LimitOption(limit, 20));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  // The active announcements are items too, shown while active and never marked read.
+  BK_ASSIGN_OR_RETURN(auto announcements, ledger->Announcements({}));
   if (out.wanted()) {
     BK_ASSIGN_OR_RETURN(auto items, ledger->Notifications(n));
-    ctx.PrintDoc(surface::NotificationsDoc(items));
+    ctx.PrintDoc(surface::NotificationsDoc(items, announcements, n));
     return 0;
   }
   BK_ASSIGN_OR_RETURN(service::UnreadNotifications unread, ledger->UnreadNotifications(n));
@@ -134,26 +148,37 @@ Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args)
   if (all || items.empty()) {
     BK_ASSIGN_OR_RETURN(items, ledger->Notifications(n));
   }
-  if (items.empty()) {
+  if (items.empty() && announcements.empty()) {
     ctx.Print("No notifications.");
     return 0;
   }
-  if (unread.count == 0 && !all) ctx.Print("No unread notifications; the newest read ones:");
+  if (unread.count == 0 && !all && !items.empty())
+    ctx.Print("No unread notifications; the newest read ones:");
+  // Newest first, notices and announcements together (an announcement dated by its start).
+  std::vector<NoticeRow> rows;
+  for (const auto& it : items)
+    rows.push_back({it.created_at, it.reservation_id.substr(0, 8), "action", it.message, it.id});
+  for (const auto& a : announcements)
+    rows.push_back({a.starts_at, a.id.substr(0, 8), std::string(store::kAnnouncementLevelNames.Name(a.level)),
+                    OneLine(a.message), ""});
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const NoticeRow& a, const NoticeRow& b) { return a.when > b.when; });
+  if (rows.size() > static_cast<size_t>(n)) rows.resize(n);
   ctx.Print(fmt::format("{:<23} {:<8} {:<9} {}", "When", "Ref", "Level", "Event"));
   // The message wraps under its column, as the original's does.
   const int width = std::max(20, surface::TerminalWidth(fileno(ctx.out), 80) - 43);
-  for (const auto& it : items) {
-    std::vector<std::string> lines = surface::WrapWords(Printable(ctx.Local(it.message)), width);
-    ctx.Print(fmt::format("{:<23} {:<8} {:<9} {}", engine::FormatLocal(it.created_at, *ctx.zone),
-                          it.reservation_id.substr(0, 8), "action", lines[0]));
+  for (const auto& row : rows) {
+    std::vector<std::string> lines = surface::WrapWords(Printable(ctx.Local(row.message)), width);
+    ctx.Print(fmt::format("{:<23} {:<8} {:<9} {}", engine::FormatLocal(row.when, *ctx.zone), row.ref,
+                          row.level, lines[0]));
     for (size_t i = 1; i < lines.size(); ++i) ctx.Print(std::string(43, ' ') + lines[i]);
   }
   std::vector<std::string> shown;
   for (const auto& it : unread.newest) shown.push_back(it.id);
   // Only what the table showed: unread ones past --limit stay unread.
   std::erase_if(shown, [&](const std::string& id) {
-    return std::none_of(items.begin(), items.end(),
-                        [&](const store::Notification& it) { return it.id == id; });
+    return std::none_of(rows.begin(), rows.end(),
+                        [&](const NoticeRow& row) { return row.notification_id == id; });
   });
   if (!shown.empty()) {
     BK_TRY(ledger->MarkNotificationsRead(shown));

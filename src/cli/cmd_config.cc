@@ -146,7 +146,10 @@ constexpr const char* kAdminUsage =
     "       sudo bk admin uninstall [--purge-data] [--dry-run] [--yes]\n"
     "       sudo bk admin services install|status|uninstall\n"
     "       bk admin policy [--disabled-gpus LIST] [--max-booking-hours N] ... [--dry-run] [--yes]\n"
-    "       bk admin blackout list|add START END REASON|edit ID|rm ID [--gpus LIST]\n";
+    "       bk admin blackout list|add START END REASON|edit ID|rm ID [--gpus LIST]\n"
+    "       bk admin notice publish|list|edit|archive ... (`bk admin notice -h`)\n"
+    "       bk admin cancel REF --reason TEXT [--yes] [--json]\n"
+    "       bk admin maintain [--reason TEXT] [--start TIME] [--duration DUR] [--gpus LIST] [--yes]\n";
 
 Result<int> AdminVerify(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> path;
@@ -202,6 +205,7 @@ Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
   static const std::map<std::string, Command> kCommands = {
       {"policy", RunAdminPolicy},   {"gpu-policy", RunAdminPolicy},   {"blackout", RunAdminBlackout},
       {"install", RunAdminInstall}, {"uninstall", RunAdminUninstall}, {"services", RunAdminServices},
+      {"notice", RunAdminNotice},   {"cancel", RunAdminCancel},       {"maintain", RunAdminMaintain},
   };
   if (!args.empty()) {
     if (auto it = kCommands.find(args[0]); it != kCommands.end())

@@ -418,6 +418,8 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
                           surface::RangeText(r.start, r.end, *ctx.zone)});
     if (!others.empty()) out += "Other reservations\n" + surface::AlignRows(others, "lllrllll", "  ");
   }
+  // The administrators' warnings head the page: they may change what the reader does next.
+  PrintAnnouncementLines(ctx, store::AnnouncementLevel::kWarning);
   std::fputs(out.c_str(), ctx.out);
   PrintUnreadNotice(ctx);
   if (shape) std::fputs(("\n" + Timeline(ctx, view, me, p, *shape, gpus)).c_str(), ctx.out);

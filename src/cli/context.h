@@ -75,7 +75,9 @@ Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunInfo(Context& ctx, const std::vector<std::string>& args);  // bk info|contact|about|i
 Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunAdminPolicy(Context& ctx, const std::vector<std::string>& args);  // bk admin policy|gpu-policy
-Result<int> RunAdminBlackout(Context& ctx, const std::vector<std::string>& args);   // bk admin blackout
+Result<int> RunAdminBlackout(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunAdminMaintain(
+    Context& ctx, const std::vector<std::string>& args);  // bk admin maintain   // bk admin blackout
 Result<int> RunAdminInstall(Context& ctx, const std::vector<std::string>& args);    // bk admin install
 Result<int> RunAdminUninstall(Context& ctx, const std::vector<std::string>& args);  // bk admin uninstall
 Result<int> RunAdminServices(Context& ctx, const std::vector<std::string>& args);   // bk admin services
@@ -95,6 +97,16 @@ Result<int> RunJobs(Context& ctx, const std::vector<std::string>& args);      //
 Result<int> RunJobLog(Context& ctx, const std::vector<std::string>& args);    // bk jl|job-log
 Result<int> RunJobRetry(Context& ctx, const std::vector<std::string>& args);  // bk jr|job-retry
 Result<int> RunShell(Context& ctx, const std::vector<std::string>& args);     // bk shell init|env
+
+// Administrators (src/cli/cmd_admin_notice.cc, cmd_admin_cancel.cc), reached through `bk admin`.
+Result<int> RunAdminNotice(Context& ctx, const std::vector<std::string>& args);  // bk admin notice ...
+Result<int> RunAdminCancel(Context& ctx, const std::vector<std::string>& args);  // bk admin cancel REF
+Result<int> RunLogin(Context& ctx, const std::vector<std::string>& args);        // bk login|notice
+
+// A change the person should confirm: Ok with --yes (`yes`), or when they
+// answer y to `question` at a terminal; refused otherwise (no terminal to ask
+// at, or any other answer), with nothing changed.
+Status Confirm(const Context& ctx, bool yes, const std::string& question);
 
 // A booking with `-- COMMAND` binds a job; `after` (bk run) takes over once it
 // is booked, otherwise the result and the worker's status are printed.

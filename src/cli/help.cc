@@ -31,7 +31,8 @@ VIEW
   bk l [--history]              your reservations
   bk history REF                edits and cancellation of one
   bk lg [--limit 100]           your recent operation log
-  bk n                          notifications (admin cancels, reclaims)
+  bk n                          notifications and announcements
+  bk login                      your bookings now and soon, notices
   bk info                       administrator account and contact
 
 MANAGE
@@ -72,6 +73,8 @@ SETUP
   bk admin data import [FILE]   load the Python original's ledger
   bk admin data backup FILE     consistent copy of the live ledger
   bk admin data verify [FILE]   integrity and calendar invariants
+  bk admin notice publish TEXT  announce to all (list, edit, archive)
+  bk admin cancel REF --reason  cancel anyone's booking (owner told)
 
 TIME AND POLICY
   Durations: 30m, 1h30m, 1d, multiples of the slot (default 5m).

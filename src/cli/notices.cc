@@ -1,10 +1,25 @@
 #include "cli/notices.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "base/strings.h"
+#include "engine/parse.h"
 #include "surface/text.h"
 
 namespace bk::cli {
+namespace {
+
+std::string Upper(std::string_view word) {
+  std::string out(word);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::toupper(c); });
+  return out;
+}
+
+}  // namespace
 
 void PrintUnreadNotice(Context& ctx) {
   auto ledger = ctx.Ledger();
@@ -22,6 +37,27 @@ std::string WithUnreadCount(Context& ctx, const std::string& compact_json) {
   nlohmann::json doc = nlohmann::json::parse(compact_json);
   doc["unread_notifications"] = count;
   return doc.dump();
+}
+
+std::vector<store::Announcement> ActiveAnnouncements(Context& ctx) {
+  auto ledger = ctx.Ledger();
+  if (!ledger) return {};
+  return (*ledger)->Announcements({}).value_or(std::vector<store::Announcement>{});
+}
+
+void PrintAnnouncementLines(Context& ctx, store::AnnouncementLevel from, store::AnnouncementLevel to) {
+  for (const auto& a : ActiveAnnouncements(ctx)) {
+    if (a.level < from || a.level > to) continue;
+    ctx.Print(fmt::format("{}: {} (until {})", Upper(store::kAnnouncementLevelNames.Name(a.level)),
+                          OneLine(a.message), engine::FormatLocal(a.expires_at, *ctx.zone)));
+  }
+}
+
+std::string OneLine(std::string_view message) {
+  std::string flat(message);
+  std::replace_if(
+      flat.begin(), flat.end(), [](char c) { return c == '\n' || c == '\t'; }, ' ');
+  return Printable(flat);
 }
 
 }  // namespace bk::cli

@@ -54,6 +54,12 @@ class Ledger {
   virtual Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to,
                                              std::optional<int> mine_limit) = 0;
   virtual Result<service::PolicyStatus> CheckPolicy() = 0;
+  // Announcements: administrators publish, edit and archive them; anyone
+  // lists the active ones (administrators every one with `all`).
+  virtual Result<service::AnnouncementOutcome> Publish(const service::PublishRequest& r) = 0;
+  virtual Result<service::AnnouncementOutcome> EditAnnouncement(const service::AnnouncementEdit& r) = 0;
+  virtual Result<service::AnnouncementOutcome> ArchiveAnnouncement(const std::string& ref) = 0;
+  virtual Result<std::vector<store::Announcement>> Announcements(const service::AnnouncementsQuery& q) = 0;
   virtual Result<service::ImportSummary> ImportUpstream(const std::string& json_text) = 0;
   // Imports the open ledger.json `file` (named `path` in messages);
   // `progress`, when set, hears how far it is. A server gets the descriptor

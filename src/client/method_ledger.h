@@ -65,6 +65,18 @@ class MethodLedger : public Ledger {
   Result<service::PolicyChange> ReloadPolicy(const service::PolicyReloadRequest& r) override {
     return Run(rpc::methods::kReloadPolicy, r);
   }
+  Result<service::AnnouncementOutcome> Publish(const service::PublishRequest& r) override {
+    return Run(rpc::methods::kPublishAnnouncement, r);
+  }
+  Result<service::AnnouncementOutcome> EditAnnouncement(const service::AnnouncementEdit& r) override {
+    return Run(rpc::methods::kEditAnnouncement, r);
+  }
+  Result<service::AnnouncementOutcome> ArchiveAnnouncement(const std::string& ref) override {
+    return Run(rpc::methods::kArchiveAnnouncement, {ref});
+  }
+  Result<std::vector<store::Announcement>> Announcements(const service::AnnouncementsQuery& q) override {
+    return Run(rpc::methods::kAnnouncements, q);
+  }
   Result<service::VerifyReport> Verify(const std::string& path) override {
     return Run(rpc::methods::kVerify, {path});
   }

@@ -1379,4 +1379,111 @@ Error ErrorFromObject(const json& error) {
   return Error{kind, message};
 }
 
+// ---- announcements -------------------------------------------------------
+
+namespace {
+
+constexpr int64_t kMaxTime = int64_t{1} << 40;
+
+// The fields publish and edit share: what to show, how loud, and when.
+json AnnouncementFields(const std::optional<std::string>& message, const std::optional<std::string>& level,
+                        const std::optional<Seconds>& starts_at, const std::optional<Seconds>& expires_at,
+                        const std::optional<Seconds>& lifetime) {
+  json j = json::object();
+  if (message) j["message"] = *message;
+  if (level) j["level"] = *level;
+  if (starts_at) j["starts_at"] = *starts_at;
+  if (expires_at) j["expires_at"] = *expires_at;
+  if (lifetime) j["lifetime_seconds"] = *lifetime;
+  return j;
+}
+
+// Reads those fields into `r` (a PublishRequest or an AnnouncementEdit).
+template <class R>
+Status DecodeAnnouncementFields(Fields& f, R& r) {
+  BK_ASSIGN_OR_RETURN(auto level, f.Str("level"));
+  if (level) r.level = *level;
+  BK_ASSIGN_OR_RETURN(r.starts_at, f.IntIn("starts_at", 0, kMaxTime));
+  BK_ASSIGN_OR_RETURN(r.expires_at, f.IntIn("expires_at", 0, kMaxTime));
+  BK_ASSIGN_OR_RETURN(r.lifetime, f.IntIn("lifetime_seconds", 0, kMaxTime));
+  return Ok();
+}
+
+}  // namespace
+
+json Encode(const service::PublishRequest& r) {
+  return AnnouncementFields(r.message, r.level, r.starts_at, r.expires_at, r.lifetime);
+}
+
+Result<service::PublishRequest> DecodePublishRequest(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Object());
+  BK_TRY(f.Known({"message", "level", "starts_at", "expires_at", "lifetime_seconds"}));
+  service::PublishRequest r;
+  // An empty message is the service's to refuse, with its own words.
+  BK_ASSIGN_OR_RETURN(auto message, f.AnyStr("message"));
+  r.message = message.value_or("");
+  BK_TRY(DecodeAnnouncementFields(f, r));
+  return r;
+}
+
+json Encode(const service::AnnouncementEdit& r) {
+  json j = AnnouncementFields(r.message, r.level, r.starts_at, r.expires_at, r.lifetime);
+  j["ref"] = r.ref;
+  return j;
+}
+
+Result<service::AnnouncementEdit> DecodeAnnouncementEdit(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Object());
+  BK_TRY(f.Known({"ref", "message", "level", "starts_at", "expires_at", "lifetime_seconds"}));
+  service::AnnouncementEdit r;
+  BK_ASSIGN_OR_RETURN(r.ref, f.NonEmptyStr("ref"));
+  BK_ASSIGN_OR_RETURN(r.message, f.AnyStr("message"));
+  BK_TRY(DecodeAnnouncementFields(f, r));
+  return r;
+}
+
+json Encode(const service::AnnouncementsQuery& q) { return {{"all", q.all}}; }
+
+Result<service::AnnouncementsQuery> DecodeAnnouncementsQuery(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Object());
+  BK_TRY(f.Known({"all"}));
+  BK_ASSIGN_OR_RETURN(bool all, f.Bool("all"));
+  return service::AnnouncementsQuery{all};
+}
+
+json Encode(const AnnouncementRef& r) { return {{"ref", r.ref}}; }
+
+Result<AnnouncementRef> DecodeAnnouncementRef(const json& j) {
+  BK_ASSIGN_OR_RETURN(std::string ref, OnlyString(j, "ref"));
+  return AnnouncementRef{ref};
+}
+
+json Encode(const service::AnnouncementOutcome& o) {
+  return {{"announcement", EncodeAnnouncement(o.announcement)}, {"changed", o.changed}};
+}
+
+json Encode(const std::vector<store::Announcement>& list) {
+  json out = json::array();
+  for (const auto& a : list) out.push_back(EncodeAnnouncement(a));
+  return out;
+}
+
+Result<service::AnnouncementOutcome> DecodeAnnouncementOutcome(const json& j) {
+  return Guard([&]() -> Result<service::AnnouncementOutcome> {
+    return service::AnnouncementOutcome{DecodeAnnouncement(j.at("announcement")),
+                                        j.at("changed").get<bool>()};
+  });
+}
+
+Result<std::vector<store::Announcement>> DecodeAnnouncements(const json& j) {
+  return Guard([&]() -> Result<std::vector<store::Announcement>> {
+    std::vector<store::Announcement> out;
+    for (const auto& a : j) out.push_back(DecodeAnnouncement(a));
+    return out;
+  });
+}
+
 }  // namespace bk::rpc

@@ -86,6 +86,20 @@ Result<service::JobView> DecodeJobView(const json& j);
 Result<std::vector<service::JobView>> DecodeJobViews(const json& j);
 Result<service::JobPatchResult> DecodeJobPatchResult(const json& j);
 
+// Announcements (announcement.publish, .edit, .archive, .list).
+json Encode(const service::PublishRequest& r);
+json Encode(const service::AnnouncementEdit& r);
+json Encode(const service::AnnouncementsQuery& q);
+json Encode(const AnnouncementRef& r);
+Result<service::PublishRequest> DecodePublishRequest(const json& j);
+Result<service::AnnouncementEdit> DecodeAnnouncementEdit(const json& j);
+Result<service::AnnouncementsQuery> DecodeAnnouncementsQuery(const json& j);
+Result<AnnouncementRef> DecodeAnnouncementRef(const json& j);
+json Encode(const service::AnnouncementOutcome& o);
+json Encode(const std::vector<store::Announcement>& list);
+Result<service::AnnouncementOutcome> DecodeAnnouncementOutcome(const json& j);
+Result<std::vector<store::Announcement>> DecodeAnnouncements(const json& j);
+
 // Policy as the daemon announces it in server.ping, so clients render with the server's view.
 json Encode(const engine::Policy& p);
 Result<engine::Policy> DecodePolicy(const json& j);

@@ -380,6 +380,62 @@ TEST(CodecResultTest, PolicyChangeRoundTrip) {
     EXPECT_FALSE(DecodePolicyChange(junk).has_value()) << junk.dump();
 }
 
+TEST(CodecRequestTest, AnnouncementRequestsRoundTrip) {
+  service::PublishRequest in{
+      .message = "GPU 1 down", .level = "critical", .starts_at = 1000, .lifetime = 3600};
+  auto out = DecodePublishRequest(json::parse(Encode(in).dump()));
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  EXPECT_EQ(out->message, "GPU 1 down");
+  EXPECT_EQ(out->level, "critical");
+  EXPECT_EQ(out->starts_at, 1000);
+  EXPECT_FALSE(out->expires_at.has_value());
+  EXPECT_EQ(out->lifetime, 3600);
+  // Defaults survive a request that gives only the message.
+  auto bare = DecodePublishRequest(json{{"message", "hi"}});
+  ASSERT_TRUE(bare.has_value()) << bare.error().message;
+  EXPECT_EQ(bare->level, "warning");
+  EXPECT_FALSE(bare->starts_at.has_value());
+
+  service::AnnouncementEdit edit{.ref = "65b1", .message = "", .expires_at = 5000};
+  auto e = DecodeAnnouncementEdit(json::parse(Encode(edit).dump()));
+  ASSERT_TRUE(e.has_value()) << e.error().message;
+  EXPECT_EQ(e->ref, "65b1");
+  EXPECT_EQ(e->message, "");  // sent, for the service to refuse in its own words
+  EXPECT_FALSE(e->level.has_value());
+  EXPECT_EQ(e->expires_at, 5000);
+
+  EXPECT_FALSE(DecodePublishRequest(json{{"message", "x"}, {"color", "red"}}).has_value());
+  EXPECT_FALSE(DecodePublishRequest(json{{"message", "x"}, {"lifetime_seconds", -1}}).has_value());
+  EXPECT_FALSE(DecodeAnnouncementEdit(json{{"message", "x"}}).has_value());  // no ref
+  EXPECT_FALSE(DecodeAnnouncementRef(json{{"ref", ""}}).has_value());
+  EXPECT_TRUE(DecodeAnnouncementsQuery(json{{"all", true}}).value().all);
+}
+
+TEST(CodecReplyTest, AnnouncementOutcomeRoundTrip) {
+  store::Announcement a{.id = "65b14769-0000-4000-8000-000000000000",
+                        .level = store::AnnouncementLevel::kInfo,
+                        .message = "fyi",
+                        .created_at = 10,
+                        .starts_at = 20,
+                        .expires_at = 30,
+                        .actor_uid = 1000,
+                        .actor_username = "ops",
+                        .archived_at = 25,
+                        .archived_by_uid = 0,
+                        .archived_by_username = "root"};
+  auto out = DecodeAnnouncementOutcome(json::parse(Encode(service::AnnouncementOutcome{a, false}).dump()));
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  EXPECT_FALSE(out->changed);
+  EXPECT_EQ(out->announcement.level, store::AnnouncementLevel::kInfo);
+  EXPECT_EQ(out->announcement.archived_by_username, "root");
+  EXPECT_EQ(out->announcement.archived_at, 25);
+  EXPECT_FALSE(out->announcement.updated_at.has_value());
+  auto list = DecodeAnnouncements(Encode(std::vector<store::Announcement>{a, a}));
+  ASSERT_TRUE(list.has_value()) << list.error().message;
+  EXPECT_EQ(list->size(), 2u);
+  EXPECT_FALSE(DecodeAnnouncements(json::array({json{{"id", "x"}}})).has_value());
+}
+
 TEST(CodecRequestTest, ListRoundTrip) {
   service::ListQuery in;
   in.history = true;

@@ -56,6 +56,11 @@ struct MarkReadReply {
   int64_t marked = 0;
 };
 
+// announcement.archive: the announcement's ID or a unique prefix.
+struct AnnouncementRef {
+  std::string ref;
+};
+
 struct OperationRequest {
   std::string op_id;
 };

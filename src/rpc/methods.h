@@ -234,6 +234,27 @@ inline constexpr Method<UsageRequest, UsageReply> kUsage{
       return UsageReply{document};
     }};
 
+// Announcements: administrators write; anyone lists the active ones.
+inline constexpr Method<PublishRequest, AnnouncementOutcome> kPublishAnnouncement{
+    "announcement.publish", kWrite, kFresh, Caller::kAdmin,
+    &Encode, &DecodePublishRequest, &Encode, &DecodeAnnouncementOutcome,
+    [](const Context& c, const PublishRequest& r) { return c.service.Publish(c.actor, r); }};
+
+inline constexpr Method<AnnouncementEdit, AnnouncementOutcome> kEditAnnouncement{
+    "announcement.edit", kWrite, kFresh, Caller::kAdmin,
+    &Encode, &DecodeAnnouncementEdit, &Encode, &DecodeAnnouncementOutcome,
+    [](const Context& c, const AnnouncementEdit& r) { return c.service.EditAnnouncement(c.actor, r); }};
+
+inline constexpr Method<AnnouncementRef, AnnouncementOutcome> kArchiveAnnouncement{
+    "announcement.archive", kWrite, kFresh, Caller::kAdmin,
+    &Encode, &DecodeAnnouncementRef, &Encode, &DecodeAnnouncementOutcome,
+    [](const Context& c, const AnnouncementRef& r) { return c.service.ArchiveAnnouncement(c.actor, r.ref); }};
+
+inline constexpr Method<AnnouncementsQuery, std::vector<store::Announcement>> kAnnouncements{
+    "announcement.list", kRead, kCacheable, Caller::kAnyone,
+    &Encode, &DecodeAnnouncementsQuery, &Encode, &DecodeAnnouncements,
+    [](const Context& c, const AnnouncementsQuery& q) { return c.service.Announcements(c.actor, q); }};
+
 // clang-format on
 
 // Every method the daemon answers.
@@ -242,7 +263,8 @@ inline constexpr std::tuple kAll{kPing,      kCreate, kEdit,        kRenew,   kC
                                  kRecommend, kSlots,  kList,        kHistory, kLog,       kNotifications,
                                  kUnreadNotifications,  kMarkNotificationsRead,
                                  kOperation, kStatus, kCheckPolicy, kJobs,    kUpdateJob, kRetryJob,
-                                 kVerify,    kBackup, kImport,      kUsage,   kReloadPolicy};
+                                 kVerify,    kBackup, kImport,      kUsage,   kReloadPolicy,
+                                 kPublishAnnouncement, kEditAnnouncement, kArchiveAnnouncement, kAnnouncements};
 // clang-format on
 
 }  // namespace methods

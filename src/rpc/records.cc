@@ -68,6 +68,8 @@ json EncodeEvent(const store::Event& e) { return Encode(store::kEventTable, e); 
 store::Event DecodeEvent(const json& j) { return Decode(store::kEventTable, j); }
 json EncodeNotification(const store::Notification& n) { return Encode(store::kNotificationTable, n); }
 store::Notification DecodeNotification(const json& j) { return Decode(store::kNotificationTable, j); }
+json EncodeAnnouncement(const store::Announcement& a) { return Encode(store::kAnnouncementTable, a); }
+store::Announcement DecodeAnnouncement(const json& j) { return Decode(store::kAnnouncementTable, j); }
 json EncodeJob(const store::JobRecord& job) { return Encode(store::kJobTable, job); }
 store::JobRecord DecodeJob(const json& j) { return Decode(store::kJobTable, j); }
 

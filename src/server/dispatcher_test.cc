@@ -778,7 +778,10 @@ TEST_F(DispatcherTest, MethodsMarkedForAdministratorsRefuseOthers) {
       {"admin.verify", json::object()},
       {"admin.backup", {{"path", Path("backup.db")}}},
       {"admin.import", {{"ledger_json", R"({"version":1,"reservations":[]})"}}},
-      {"admin.policy_reload", json::object()}};
+      {"admin.policy_reload", json::object()},
+      {"announcement.publish", {{"message", "GPU 1 down tonight"}}},
+      {"announcement.edit", {{"ref", "0"}, {"message", "GPU 2 down tonight"}}},
+      {"announcement.archive", {{"ref", "0"}}}};
   std::vector<std::string> marked;
   std::apply(
       [&](const auto&... m) {
@@ -786,7 +789,8 @@ TEST_F(DispatcherTest, MethodsMarkedForAdministratorsRefuseOthers) {
       },
       rpc::methods::kAll);
   ASSERT_THAT(marked, ::testing::UnorderedElementsAre("admin.verify", "admin.backup", "admin.import",
-                                                      "admin.policy_reload"));
+                                                      "admin.policy_reload", "announcement.publish",
+                                                      "announcement.edit", "announcement.archive"));
   for (const std::string& method : marked) {
     ExpectError(Call(alice_, method, params.at(method)), rpc::kApplicationError, "permission");
     json reply = Call(admin_, method, params.at(method));
@@ -794,6 +798,25 @@ TEST_F(DispatcherTest, MethodsMarkedForAdministratorsRefuseOthers) {
       EXPECT_NE(reply["error"]["data"]["kind"], "permission") << reply.dump();
     }
   }
+}
+
+// An administrator's announcement reaches everyone through announcement.list;
+// the archive (`all`) is the administrators' alone, and params are strict.
+TEST_F(DispatcherTest, AnnouncementsArePublishedByAdministratorsAndListedForAll) {
+  json published = Ok(admin_, "announcement.publish", {{"message", "GPU 1 down"}, {"level", "critical"}});
+  EXPECT_EQ(published["announcement"]["level"], "critical");
+  EXPECT_EQ(published["changed"], true);
+  const std::string id = published["announcement"]["id"];
+  json listed = Ok(alice_, "announcement.list", {{"all", true}});
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["message"], "GPU 1 down");
+  Ok(admin_, "announcement.archive", {{"ref", id.substr(0, 8)}});
+  EXPECT_TRUE(Ok(alice_, "announcement.list").empty());
+  EXPECT_EQ(Ok(admin_, "announcement.list", {{"all", true}}).size(), 1u);
+  ExpectError(Call(admin_, "announcement.publish", {{"message", "x"}, {"colour", "red"}}),
+              rpc::kInvalidParams, "invalid");
+  ExpectError(Call(admin_, "announcement.publish", {{"message", ""}}), rpc::kInvalidParams, "invalid",
+              "empty");
 }
 
 // usage.query reaches the monitor's renderer with the caller as "me", `to`

@@ -100,6 +100,16 @@ class BookingService {
   Result<PolicyChange> ChangePolicy(const Actor& actor, const PolicyReloadRequest& request,
                                     const config::PolicyProposal& proposal);
 
+  // Announcements (service/announcements.cc). Writes are for
+  // administrators, each audited with the record before and after; the list
+  // is for anyone, and shows others only the active ones, most urgent first
+  // (critical, warning, info, then oldest first).
+  Result<AnnouncementOutcome> Publish(const Actor& actor, const PublishRequest& request);
+  Result<AnnouncementOutcome> EditAnnouncement(const Actor& actor, const AnnouncementEdit& request);
+  // Archived once; archiving again changes nothing and writes nothing.
+  Result<AnnouncementOutcome> ArchiveAnnouncement(const Actor& actor, const std::string& ref);
+  Result<std::vector<store::Announcement>> Announcements(const Actor& actor, const AnnouncementsQuery& query);
+
   // Administrators: check a ledger (the live one when `path` is empty) and
   // copy the live one consistently to a new file.
   Result<VerifyReport> Verify(const Actor& actor, const std::string& path);

@@ -228,6 +228,39 @@ struct OperationView {
   std::optional<engine::Reservation> reservation;
 };
 
+// Announcements (`bk admin notice`). Levels and times are checked by the
+// service, so every surface gets the same refusals.
+struct PublishRequest {
+  std::string message;
+  std::string level = "warning";             // info | warning | critical
+  std::optional<engine::Seconds> starts_at;  // now when absent
+  // The expiry, or the lifetime from the start (from now once started); 24
+  // hours when neither is given.
+  std::optional<engine::Seconds> expires_at;
+  std::optional<engine::Seconds> lifetime;
+};
+
+// Changes to an announcement that is not archived; unset fields stay.
+struct AnnouncementEdit {
+  std::string ref;  // full ID or a unique prefix
+  std::optional<std::string> message;
+  std::optional<std::string> level;
+  std::optional<engine::Seconds> starts_at;
+  std::optional<engine::Seconds> expires_at;
+  std::optional<engine::Seconds> lifetime;
+};
+
+struct AnnouncementsQuery {
+  // Every announcement, archived and expired ones too, newest first
+  // (administrators only; others get the active ones whatever they ask).
+  bool all = false;
+};
+
+struct AnnouncementOutcome {
+  store::Announcement announcement;
+  bool changed = true;  // false: archiving one already archived
+};
+
 // Calendar facts per GPU, computed from every active reservation.
 struct GpuUsage {
   int used_units = 0;                // shared slots taken now

@@ -36,7 +36,7 @@ std::string ResetSql() {
   std::string sql = "DROP TRIGGER events_append_only_update;\nDROP TRIGGER events_append_only_delete;\n";
   for (std::string_view table :
        {kJobTable.info.name, kNotificationReadsTable, kNotificationTable.info.name, kEventTable.info.name,
-        kOperationTable.info.name, kReservationTable.info.name})
+        kOperationTable.info.name, kReservationTable.info.name, kAnnouncementTable.info.name})
     sql += fmt::format("DELETE FROM {};\n", table);
   return sql + "DELETE FROM meta;\n" + kEventRules;
 }
@@ -70,6 +70,9 @@ constexpr const char* kNotificationReadsSql = R"sql(CREATE TABLE IF NOT EXISTS n
   PRIMARY KEY (uid, notification_id)
 ) WITHOUT ROWID;
 )sql";
+
+// Version 4: administrators' announcements. IF NOT EXISTS as in version 2.
+std::string SchemaV4() { return CreateTableSql(kAnnouncementTable, "CREATE TABLE IF NOT EXISTS"); }
 
 // The statements every caller shares, built once from the tables.
 const std::string& SelectReservations() {  // without FROM: queries may name an index
@@ -214,6 +217,12 @@ Status LedgerStore::Migrate() {
   }
   if (*again < 3) {
     if (auto s = db_->Exec(kNotificationReadsSql); !s) {
+      (void)db_->Exec("ROLLBACK");
+      return s;
+    }
+  }
+  if (*again < 4) {
+    if (auto s = db_->Exec(SchemaV4()); !s) {
       (void)db_->Exec("ROLLBACK");
       return s;
     }
@@ -473,6 +482,33 @@ Result<std::vector<Notification>> LedgerStore::NotificationsForReservation(const
       Stmt st, db_->Cached(SelectNotifications() + " WHERE reservation_id = ? ORDER BY created_at, id"));
   st.Bind(1, id);
   return ReadRows(st, kNotificationTable);
+}
+
+Status LedgerStore::InsertAnnouncement(const Announcement& a) {
+  static const std::string sql = InsertSql(kAnnouncementTable);
+  return WriteRow(*db_, sql, kAnnouncementTable, a);
+}
+
+Status LedgerStore::UpdateAnnouncement(const Announcement& a) {
+  static const std::string sql = UpdateSql(kAnnouncementTable);
+  BK_TRY(WriteRow(*db_, sql, kAnnouncementTable, a));
+  if (db_->Changes() != 1) return Fail(ErrorKind::kNotFound, "announcement not found: " + a.id);
+  return Ok();
+}
+
+Result<std::vector<Announcement>> LedgerStore::Announcements() {
+  static const std::string sql = SelectSql(kAnnouncementTable) + " ORDER BY created_at, id";
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
+  return ReadRows(st, kAnnouncementTable);
+}
+
+Result<std::vector<Announcement>> LedgerStore::ActiveAnnouncements(engine::Seconds now) {
+  static const std::string sql = SelectSql(kAnnouncementTable) +
+                                 " WHERE archived_at IS NULL AND starts_at <= ?1 AND expires_at > ?1"
+                                 " ORDER BY created_at, id";
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(sql));
+  st.Bind(1, now);
+  return ReadRows(st, kAnnouncementTable);
 }
 
 Status LedgerStore::InsertJob(const JobRecord& job) {

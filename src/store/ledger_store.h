@@ -70,7 +70,7 @@ class LedgerStore {
   // A missing ledger opened without `create` reads as empty and writes nothing
   // to disk (an in-memory database with the schema).
   static Result<std::unique_ptr<LedgerStore>> Open(const OpenOptions& options);
-  static constexpr int kSchemaVersion = 3;  // 2: jobs, 3: notification read marks
+  static constexpr int kSchemaVersion = 4;  // 2: jobs, 3: notification read marks, 4: announcements
 
   Result<WriteTxn> BeginWrite();
   bool in_memory() const { return in_memory_; }
@@ -128,6 +128,13 @@ class LedgerStore {
   Result<int64_t> MarkNotificationsRead(uint32_t uid, const std::vector<std::string>& ids,
                                         engine::Seconds now);
 
+  // Announcements (schema v4), archived ones included, oldest first.
+  Status InsertAnnouncement(const Announcement& a);
+  Status UpdateAnnouncement(const Announcement& a);
+  Result<std::vector<Announcement>> Announcements();
+  // Those shown at `now` (Announcement::ActiveAt), oldest first.
+  Result<std::vector<Announcement>> ActiveAnnouncements(engine::Seconds now);
+
   // Jobs (schema v2): at most one per reservation.
   Status InsertJob(const JobRecord& job);
   Status UpdateJob(const JobRecord& job);
@@ -153,7 +160,7 @@ class LedgerStore {
   Result<std::vector<engine::Reservation>> PruneIfDue(engine::Seconds now, engine::Seconds cutoff);
 
   // `bk reset`: removes every reservation, job, operation ID, history event,
-  // notification and the bound policy in one transaction (the next write binds
+  // notification, announcement and the bound policy in one transaction (the next write binds
   // the policy again). The file, its mode and its schema stay, so open
   // handles stay valid. Returns what was there.
   struct Cleared {

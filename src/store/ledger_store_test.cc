@@ -723,10 +723,86 @@ TEST_F(LedgerStoreTest, VersionTwoLedgerGainsReadMarks) {
   auto st = s->db().Prepare("PRAGMA user_version");
   ASSERT_TRUE(st.has_value());
   ASSERT_TRUE(st->Step().value_or(false));
-  EXPECT_EQ(st->Int(0), 3);
+  EXPECT_EQ(st->Int(0), LedgerStore::kSchemaVersion);
   EXPECT_EQ(s->CountUnreadNotifications(1).value_or(-1), 1);
   EXPECT_EQ(s->MarkNotificationsRead(1, {"n1"}, 200).value_or(-1), 1);
   EXPECT_EQ(s->CountUnreadNotifications(1).value_or(-1), 0);
+}
+
+Announcement Notice(const std::string& id, engine::Seconds starts, engine::Seconds expires) {
+  return Announcement{.id = id,
+                      .level = AnnouncementLevel::kCritical,
+                      .message = "maintenance " + id,
+                      .created_at = 100,
+                      .starts_at = starts,
+                      .expires_at = expires,
+                      .actor_uid = 0,
+                      .actor_username = "root"};
+}
+
+// Shown from its start until its expiry, never once archived; the archive
+// keeps every row with who archived it.
+TEST_F(LedgerStoreTest, AnnouncementsActiveWindowAndArchive) {
+  auto s = OpenOrDie();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->InsertAnnouncement(Notice("a1", 100, 200)).has_value());
+  ASSERT_TRUE(s->InsertAnnouncement(Notice("a2", 150, 300)).has_value());
+  auto ids = [&](engine::Seconds now) {
+    std::vector<std::string> out;
+    for (const auto& a : s->ActiveAnnouncements(now).value_or(std::vector<Announcement>{}))
+      out.push_back(a.id);
+    return out;
+  };
+  EXPECT_THAT(ids(99), ElementsAre());
+  EXPECT_THAT(ids(100), ElementsAre("a1"));
+  EXPECT_THAT(ids(199), ElementsAre("a1", "a2"));
+  EXPECT_THAT(ids(200), ElementsAre("a2"));
+  Announcement archived = Notice("a2", 150, 300);
+  archived.archived_at = 160;
+  archived.archived_by_uid = 7;
+  archived.archived_by_username = "ops";
+  ASSERT_TRUE(s->UpdateAnnouncement(archived).has_value());
+  EXPECT_THAT(ids(199), ElementsAre("a1"));
+  auto all = s->Announcements();
+  ASSERT_TRUE(all.has_value());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[1].archived_by_username, "ops");
+  EXPECT_EQ((*all)[1].archived_by_uid, 7u);
+  EXPECT_EQ((*all)[1].level, AnnouncementLevel::kCritical);
+  EXPECT_FALSE((*all)[0].archived_at.has_value());
+  // An update of a row that is not there changes nothing and says so.
+  auto missing = s->UpdateAnnouncement(Notice("zz", 1, 2));
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().kind, ErrorKind::kNotFound);
+}
+
+// The table's own checks hold whatever a caller forgets: an empty message or
+// an expiry not after the start is refused.
+TEST_F(LedgerStoreTest, AnnouncementTableRefusesImpossibleRows) {
+  auto s = OpenOrDie();
+  ASSERT_TRUE(s);
+  Announcement empty = Notice("a1", 100, 200);
+  empty.message.clear();
+  EXPECT_FALSE(s->InsertAnnouncement(empty).has_value());
+  EXPECT_FALSE(s->InsertAnnouncement(Notice("a2", 200, 200)).has_value());
+  EXPECT_TRUE(s->Announcements().value_or(std::vector<Announcement>{{}}).empty());
+}
+
+// A version 3 ledger (before announcements) gains the table on open and keeps what it held.
+TEST_F(LedgerStoreTest, VersionThreeLedgerGainsAnnouncements) {
+  {
+    auto s = OpenOrDie();
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(
+        s->InsertNotification(Notification{"n1", 1, "r1", "reservation-reclaimed", 100, 0, "root", "", ""})
+            .has_value());
+    ASSERT_TRUE(s->db().Exec("DROP TABLE announcements; PRAGMA user_version=3").has_value());
+  }
+  auto s = OpenOrDie(false);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->CountUnreadNotifications(1).value_or(-1), 1);
+  ASSERT_TRUE(s->InsertAnnouncement(Notice("a1", 100, 200)).has_value());
+  EXPECT_EQ(s->ActiveAnnouncements(150).value_or(std::vector<Announcement>{}).size(), 1u);
 }
 
 TEST_F(LedgerStoreTest, NotificationsPerUidNewestFirst) {

@@ -1,7 +1,7 @@
 #pragma once
 // The ledger's tables (table.h), one line per field in column order. The
 // reservation, operation, event and notification tables are schema version 1,
-// jobs version 2 (see LedgerStore::Migrate).
+// jobs version 2, announcements version 4 (see LedgerStore::Migrate).
 
 #include "engine/reservation.h"
 #include "store/records.h"
@@ -180,6 +180,27 @@ inline constexpr auto kJobTable = [] {
       Field<&J::recovery_worker_id>{"recovery_worker_id", "TEXT NOT NULL DEFAULT ''"},
       Field<&J::log_warning>{"log_warning", "TEXT NOT NULL DEFAULT ''"},
       Field<&J::log_rotated>{"log_rotated", "INTEGER NOT NULL DEFAULT 0"});
+}();
+// clang-format on
+
+// Sent as JSON too (announcement.*), keys as the columns.
+// clang-format off
+inline constexpr auto kAnnouncementTable = [] {
+  using A = Announcement;
+  return MakeTable(
+      TableInfo{"announcements"},
+      Field<&A::id>{"id", "TEXT PRIMARY KEY"},
+      Field<&A::level>{"level", "TEXT NOT NULL CHECK (level IN ('info', 'warning', 'critical'))"},
+      Field<&A::message>{"message", "TEXT NOT NULL CHECK (length(message) BETWEEN 1 AND 1024)"},
+      Field<&A::created_at>{"created_at", "INTEGER NOT NULL"},
+      Field<&A::starts_at>{"starts_at", "INTEGER NOT NULL"},
+      Field<&A::expires_at>{"expires_at", "INTEGER NOT NULL CHECK (expires_at > starts_at)"},
+      Field<&A::actor_uid>{"actor_uid", "INTEGER NOT NULL"},
+      Field<&A::actor_username>{"actor_username", "TEXT NOT NULL"},
+      Field<&A::updated_at>{"updated_at", "INTEGER"},
+      Field<&A::archived_at>{"archived_at", "INTEGER"},
+      Field<&A::archived_by_uid>{"archived_by_uid", "INTEGER"},
+      Field<&A::archived_by_username>{"archived_by_username", "TEXT"});
 }();
 // clang-format on
 

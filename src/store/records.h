@@ -1,6 +1,6 @@
 #pragma once
-// Rows of the ledger besides reservations: the audit history, operation IDs
-// and notifications.
+// Rows of the ledger besides reservations: the audit history, operation IDs,
+// notifications and administrators' announcements.
 
 #include <cstdint>
 #include <optional>
@@ -58,6 +58,35 @@ struct Notification {
   std::string actor_username;
   std::string reason;
   std::string message;
+};
+
+// How loud an announcement is; also the order surfaces list them in
+// (critical first).
+enum class AnnouncementLevel { kInfo, kWarning, kCritical };
+inline constexpr auto kAnnouncementLevelNames =
+    MakeEnumNames<AnnouncementLevel>(std::pair{AnnouncementLevel::kInfo, std::string_view("info")},
+                                     std::pair{AnnouncementLevel::kWarning, std::string_view("warning")},
+                                     std::pair{AnnouncementLevel::kCritical, std::string_view("critical")});
+constexpr const auto& EnumNamesOf(AnnouncementLevel) { return kAnnouncementLevelNames; }
+
+// An administrator's message to every user of the deployment (schema v4),
+// shown while starts_at <= now < expires_at. Archived rather than deleted:
+// the archive fields are set once and the row stays.
+struct Announcement {
+  std::string id;  // UUID
+  AnnouncementLevel level = AnnouncementLevel::kWarning;
+  std::string message;
+  engine::Seconds created_at = 0;
+  engine::Seconds starts_at = 0;
+  engine::Seconds expires_at = 0;
+  uint32_t actor_uid = 0;  // who published it
+  std::string actor_username;
+  std::optional<engine::Seconds> updated_at;  // the last edit
+  std::optional<engine::Seconds> archived_at;
+  std::optional<uint32_t> archived_by_uid;
+  std::optional<std::string> archived_by_username;
+
+  bool ActiveAt(engine::Seconds now) const { return !archived_at && starts_at <= now && now < expires_at; }
 };
 
 // Where a bound command stands. pending, claimed and running are open; the

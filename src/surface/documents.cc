@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "base/json_opt.h"
 #include "engine/parse.h"
@@ -117,6 +118,23 @@ json NotificationJson(const store::Notification& n) {
           {"reason", n.reason},
           {"reservation_id", n.reservation_id},
           {"type", n.type}};
+}
+
+json AnnouncementJson(const store::Announcement& a) {
+  auto when = [](const std::optional<engine::Seconds>& t) { return t ? json(FormatIsoUtc(*t)) : json(); };
+  return {{"id", a.id},
+          {"kind", "announcement"},
+          {"level", store::kAnnouncementLevelNames.Name(a.level)},
+          {"message", a.message},
+          {"created_at", FormatIsoUtc(a.created_at)},
+          {"starts_at", FormatIsoUtc(a.starts_at)},
+          {"expires_at", FormatIsoUtc(a.expires_at)},
+          {"actor_uid", a.actor_uid},
+          {"actor_username", a.actor_username},
+          {"updated_at", when(a.updated_at)},
+          {"archived_at", when(a.archived_at)},
+          {"archived_by_uid", OptJson(a.archived_by_uid)},
+          {"archived_by_username", OptJson(a.archived_by_username)}};
 }
 
 json GpuViewJson(const service::GpuView& v) {
@@ -287,12 +305,60 @@ std::string LogDoc(const std::vector<store::Event>& events, uint32_t uid, int li
   return d.dump();
 }
 
-std::string NotificationsDoc(const std::vector<store::Notification>& items) {
+std::string NotificationsDoc(const std::vector<store::Notification>& items,
+                             const std::vector<store::Announcement>& announcements, int limit) {
+  // Each item with when it appeared: a notice when written, an announcement when it starts.
+  std::vector<std::pair<engine::Seconds, json>> merged;
+  for (const auto& n : items) merged.emplace_back(n.created_at, NotificationJson(n));
+  for (const auto& a : announcements) merged.emplace_back(a.starts_at, AnnouncementJson(a));
+  std::stable_sort(merged.begin(), merged.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
   json list = json::array();
-  for (const auto& n : items) list.push_back(NotificationJson(n));
+  for (size_t i = 0; i < merged.size() && std::cmp_less(i, limit); ++i) list.push_back(merged[i].second);
   return json{
       {"kind", "notifications"}, {"schema_version", "gpubk.notifications.v1"}, {"notifications", list}}
       .dump();
+}
+
+std::string LoginDoc(const LoginNotice& n) {
+  auto bookings = [](const std::vector<engine::Reservation>& list) {
+    json out = json::array();
+    for (const auto& r : list)
+      out.push_back({{"id", r.id},
+                     {"gpus", r.gpus},
+                     {"mode", engine::ModeName(r.mode)},
+                     {"start_at", FormatIsoUtc(r.start)},
+                     {"end_at", FormatIsoUtc(r.end)},
+                     {"username", r.username}});
+    return out;
+  };
+  json notes = json::array(), announcements = json::array();
+  for (const auto& x : n.notifications) notes.push_back(NotificationJson(x));
+  for (const auto& a : n.announcements) announcements.push_back(AnnouncementJson(a));
+  return json{{"schema_version", "gpubk.login-notice.v1"},
+              {"kind", "login-notice"},
+              {"generated_at", FormatIsoUtc(n.now)},
+              {"within_seconds", n.within},
+              {"active", bookings(n.active)},
+              {"upcoming", bookings(n.upcoming)},
+              {"notifications", notes},
+              {"unread_notifications", n.unread},
+              {"announcements", announcements}}
+      .dump();
+}
+
+std::string AnnouncementDoc(const store::Announcement& a, std::string_view status) {
+  return json{{"schema_version", "gpubk.admin.v1"},
+              {"kind", "announcement"},
+              {"status", status},
+              {"announcement", AnnouncementJson(a)}}
+      .dump();
+}
+
+std::string AnnouncementsDoc(const std::vector<store::Announcement>& list) {
+  json out = json::array();
+  for (const auto& a : list) out.push_back(AnnouncementJson(a));
+  return json{{"schema_version", "gpubk.admin.v1"}, {"kind", "announcements"}, {"announcements", out}}.dump();
 }
 
 std::string OperationDoc(const service::OperationView& v, uint32_t caller, const engine::Policy& p,

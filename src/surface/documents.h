@@ -4,6 +4,7 @@
 // nlohmann/json stays out of this header: documents are returned as text.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -34,7 +35,27 @@ std::string CancellationDoc(const service::CancelOutcome& o, uint32_t caller, co
 std::string HistoryDoc(const service::HistoryView& v, uint32_t caller, const engine::Policy& p,
                        engine::Seconds now);
 std::string LogDoc(const std::vector<store::Event>& events, uint32_t uid, int limit);
-std::string NotificationsDoc(const std::vector<store::Notification>& items);
+// `bk n --json`: the reservation notices (kind "reservation") and the active
+// announcements (kind "announcement"), newest first, at most `limit`.
+std::string NotificationsDoc(const std::vector<store::Notification>& items,
+                             const std::vector<store::Announcement>& announcements, int limit);
+// An announcement as `bk admin notice` prints it (gpubk.admin.v1, kind
+// "announcement"); `status` is what the command did: published, updated,
+// archived or unchanged.
+std::string AnnouncementDoc(const store::Announcement& a, std::string_view status);
+// {"announcements": [...]} as stored, in the order given (gpubk.admin.v1).
+std::string AnnouncementsDoc(const std::vector<store::Announcement>& list);
+// `bk login --json` (gpubk.login-notice.v1): the caller's bookings running
+// now and starting within `within` seconds, unread notices, critical announcements.
+struct LoginNotice {
+  engine::Seconds now = 0;
+  engine::Seconds within = 0;
+  std::vector<engine::Reservation> active, upcoming;
+  std::vector<store::Notification> notifications;  // the newest unread
+  int64_t unread = 0;                              // how many are unread
+  std::vector<store::Announcement> announcements;
+};
+std::string LoginDoc(const LoginNotice& n);
 std::string OperationDoc(const service::OperationView& v, uint32_t caller, const engine::Policy& p,
                          engine::Seconds now);
 std::string RecommendationDoc(const service::Recommendation& r, const engine::Policy& p, engine::Seconds now);

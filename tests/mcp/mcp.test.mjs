@@ -160,6 +160,7 @@ test('context, recommend, book, replay, list, edit, renew, cancel', async () => 
   assert.equal(ctx.deployment, 'private');
   assert.equal(ctx.policy.gpu_count, 8);
   assert.equal(ctx.policy.host_cpus, null);
+  assert.deepEqual(ctx.announcements, []); // no administrator announcement in this ledger
 
   const rec = structured(
     await client.callTool({
