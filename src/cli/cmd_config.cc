@@ -140,7 +140,10 @@ class ProgressLine {
 constexpr const char* kAdminUsage =
     "usage: bk admin data import LEDGER.json [--json]\n"
     "       bk admin data verify [LEDGER.db] [--json]\n"
-    "       bk admin data backup NEW-FILE.db\n";
+    "       bk admin data backup NEW-FILE.db\n"
+    "       bk admin data restore BACKUP.db [--yes] [--json]\n"
+    "       bk admin data clear --yes [--backup-to NEW-FILE.db] [--json]\n"
+    "       bk admin transfer REF USER --reason TEXT [--yes] [--json]\n";
 
 Result<int> AdminVerify(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> path;
@@ -192,13 +195,18 @@ Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
     ctx.Print(std::string(kAdminUsage) + "\nAdministration of this deployment's ledger.");
     return 0;
   }
+  if (!args.empty() && args[0] == "transfer")
+    return RunAdminTransfer(ctx, std::vector<std::string>(args.begin() + 1, args.end()));
   if (args.size() < 2 || args[0] != "data")
-    return Invalid("usage: bk admin data import|verify|backup ...; see `bk admin --help`");
+    return Invalid("usage: bk admin data import|verify|backup|restore|clear ...; see `bk admin --help`");
   std::vector<std::string> tail(args.begin() + 2, args.end());
   if (args[1] == "verify") return AdminVerify(ctx, tail);
   if (args[1] == "backup") return AdminBackup(ctx, tail);
+  if (args[1] == "restore") return RunAdminRestore(ctx, tail);
+  if (args[1] == "clear") return RunAdminClear(ctx, tail);
   if (args[1] != "import")
-    return Invalid(fmt::format("unknown data command {}; use import, verify or backup", args[1]));
+    return Invalid(
+        fmt::format("unknown data command {}; use import, verify, backup, restore or clear", args[1]));
   std::optional<std::string> file;
   JsonOutput out;
   ArgSpec spec(

@@ -74,6 +74,10 @@ Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args)
 Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunInfo(Context& ctx, const std::vector<std::string>& args);  // bk info|contact|about|i
 Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args);
+// bk admin transfer | data restore | data clear (cmd_admin_ledger.cc)
+Result<int> RunAdminTransfer(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunAdminRestore(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunAdminClear(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args);  // hidden
 Result<int> RunAgent(Context& ctx, const std::vector<std::string>& args);     // bk agent|ai
 Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args);       // bk mcp

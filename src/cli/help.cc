@@ -72,6 +72,9 @@ SETUP
   bk admin data import [FILE]   load the Python original's ledger
   bk admin data backup FILE     consistent copy of the live ledger
   bk admin data verify [FILE]   integrity and calendar invariants
+  bk admin data restore FILE    verified backup in place of the ledger
+  bk admin data clear --yes     empty the ledger after a verified backup
+  bk admin transfer REF USER    give a booking to another account
 
 TIME AND POLICY
   Durations: 30m, 1h30m, 1d, multiples of the slot (default 5m).

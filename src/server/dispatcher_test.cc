@@ -777,14 +777,18 @@ TEST_F(DispatcherTest, MethodsMarkedForAdministratorsRefuseOthers) {
   const std::map<std::string, json> params = {
       {"admin.verify", json::object()},
       {"admin.backup", {{"path", Path("backup.db")}}},
-      {"admin.import", {{"ledger_json", R"({"version":1,"reservations":[]})"}}}};
+      {"admin.import", {{"ledger_json", R"({"version":1,"reservations":[]})"}}},
+      {"admin.restore", {{"path", "backup.db"}}},
+      {"admin.clear", {{"backup_path", Path("cleared.db")}}},
+      {"booking.transfer", {{"ref", "0"}, {"to", "root"}, {"reason", "handover"}}}};
   std::vector<std::string> marked;
   std::apply(
       [&](const auto&... m) {
         ((m.caller == rpc::Caller::kAdmin ? marked.push_back(std::string(m.name)) : void()), ...);
       },
       rpc::methods::kAll);
-  ASSERT_THAT(marked, ::testing::UnorderedElementsAre("admin.verify", "admin.backup", "admin.import"));
+  ASSERT_THAT(marked, ::testing::UnorderedElementsAre("admin.verify", "admin.backup", "admin.import",
+                                                      "admin.restore", "admin.clear", "booking.transfer"));
   for (const std::string& method : marked) {
     ExpectError(Call(alice_, method, params.at(method)), rpc::kApplicationError, "permission");
     json reply = Call(admin_, method, params.at(method));

@@ -211,7 +211,8 @@ Result<HistoryView> BookingService::History(const Actor& actor, const std::strin
 Result<std::vector<store::Event>> BookingService::Log(const Actor& actor, int limit) {
   if (limit < 1 || limit > 1000) return Invalid("--limit must be between 1 and 1000");
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
-  return s->EventsForUid(actor.uid, limit);
+  // Administrators also see what administrators did to anyone's bookings.
+  return s->EventsForUid(actor.uid, limit, actor.admin);
 }
 
 Result<std::vector<store::Notification>> BookingService::Notifications(const Actor& actor, int limit) {
