@@ -143,20 +143,25 @@ TEST_F(DaemonRestoreTest, TheLiveCalendarIsTheRestoredOne) {
   EXPECT_TRUE(service_->Status(admin_, now, now + engine::kDay, std::nullopt)->reservations.empty());
   // A write grouped before the restore is kept aside with the rest.
   ASSERT_TRUE(service_->BeginBatch().has_value());
-  Book(0);
+  Book(1);
   auto out = RestoreFrom(Path("backup.db"));
   ASSERT_TRUE(out.has_value()) << out.error().message;
   ASSERT_TRUE(service_->CommitBatch().has_value());
   EXPECT_EQ(Ids(), std::vector<std::string>{a.id});
   EXPECT_EQ(service_->Verify(admin_, out->kept)->reservations, 1);  // b
-  // GPU 0 is a's again: a new booking of it now is refused.
+  // GPU 0 is a's again: someone else's booking of it now is refused.
   CreateRequest r;
   r.count = 1;
   r.gpus = {0};
   r.duration = engine::kHour;
   r.mode = engine::Mode::kExclusive;
   r.start = engine::T("2026-11-29T18:50:00Z");
-  EXPECT_FALSE(service_->Create(admin_, r).has_value());
+  auto refused = service_->Create(alice_, r);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().kind, ErrorKind::kConflict);
+  // ... and GPU 1, held only by the booking the restore replaced, is free.
+  r.gpus = {1};
+  EXPECT_TRUE(service_->Create(alice_, r).has_value());
 }
 
 }  // namespace

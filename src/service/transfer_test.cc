@@ -11,8 +11,10 @@ namespace bk::service {
 namespace {
 
 // The new owner must be a real account: `nobody` is on every test machine.
+// The ledger is a server's: its administrators' log shows what they did.
 class TransferTest : public ServiceTest {
  protected:
+  TransferTest() { config_.deployment = config::Deployment::kServer; }
   void SetUp() override {
     ServiceTest::SetUp();
     passwd* pw = getpwnam("nobody");

@@ -8,14 +8,16 @@ with useradd, as test_server_users does) and are skipped otherwise.
 import grp
 import hashlib
 import os
+import shutil
 import sqlite3
 import unittest
 
 from bktest import BkTestCase, upstream_reservation
-from server_fixture import (NOW, OWNER, USER_A, USER_B, Account, Server, bk_ok, describe, ensure_group,
+from server_fixture import (OWNER, USER_A, USER_B, Account, Server, bk_ok, describe, ensure_group,
                             is_root, make_base_dir, remove_tree)
 
 ADMIN_GROUP = "bkdataadm"
+LATER, LATER_END = "2026-11-29T20:00:00Z", "2026-11-29T21:00:00Z"
 
 
 def content(db):
@@ -42,8 +44,10 @@ class PrivateRestoreTest(BkTestCase):
     def seed(self):
         """Two other owners' bookings with chosen IDs (imported), then one of ours."""
         self.import_ledger([
-            upstream_reservation("aaaaaaaa-0000-4000-8000-000000000001", [0], NOW + 3600, NOW + 7200, uid=2001),
-            upstream_reservation("bbbbbbbb-0000-4000-8000-000000000002", [1], NOW + 3600, NOW + 7200, uid=2002)])
+            upstream_reservation("aaaaaaaa-0000-4000-8000-000000000001", [0], LATER, LATER_END, uid=2001,
+                                 username="ann"),
+            upstream_reservation("bbbbbbbb-0000-4000-8000-000000000002", [1], LATER, LATER_END, uid=2002,
+                                 username="ben")])
         return self.book_id("1", "1h")
 
     def test_restore_round_trip_keeps_every_booking_and_event(self):
@@ -166,8 +170,11 @@ class ServerDataTest(unittest.TestCase):
         first = self.backup("first.db")
         self.book(self.a, "1", "3h")
         self.ok(self.b, "d", idb[:8])
-        # Not an administrator: refused, one line.
-        self.assertIn("only an administrator", self.fails(self.a, "admin", "data", "restore", first, "--yes"))
+        # Not an administrator: refused, one line, even with a backup of their own to give.
+        theirs = os.path.join(self.a.home, "first.db")
+        shutil.copyfile(first, theirs)
+        os.chown(theirs, self.a.uid, self.a.gid)
+        self.assertIn("only an administrator", self.fails(self.a, "admin", "data", "restore", theirs, "--yes"))
         out = self.ok(self.owner, "admin", "data", "restore", first, "--yes")
         self.assertIn("restored: " + first, out)
         # The daemon serves the restored ledger at once: what a backup of it holds is the first backup.
