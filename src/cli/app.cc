@@ -176,9 +176,10 @@ const std::map<std::string, std::string>& NotYet() {
 // `bk admin` subcommands of the original beyond `admin data`.
 bool AdminNotYet(const std::vector<std::string>& args) {
   static const std::set<std::string> subcommands = {
-      "install",  "init",     "gpu-policy", "cancel",     "notice",
-      "blackout", "maintain", "uninstall", "services",   "login-hook", "worker-persistence",
-      "cluster",  "update",   "upgrade"};
+      "install",  "init",       "gpu-policy",         "cancel",
+      "notice",   "blackout",   "maintain",           "uninstall",
+      "services", "login-hook", "worker-persistence", "cluster",
+      "update",   "upgrade"};
   return args.size() >= 2 && args[0] == "admin" && subcommands.contains(args[1]);
 }
 

@@ -56,8 +56,8 @@ Result<int> RunAdminTransfer(Context& ctx, const std::vector<std::string>& args)
   if (!ref || !to) return Invalid("usage: bk admin transfer REF USER --reason TEXT [--yes]");
   if (!reason) return Invalid("a transfer needs --reason TEXT; both owners are notified of it");
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
-  BK_ASSIGN_OR_RETURN(bool go, Confirmed(ctx, yes || out.wanted(),
-                                         fmt::format("Transfer reservation {} to {}?", *ref, *to)));
+  BK_ASSIGN_OR_RETURN(
+      bool go, Confirmed(ctx, yes || out.wanted(), fmt::format("Transfer reservation {} to {}?", *ref, *to)));
   if (!go) {
     ctx.Print("transfer cancelled");
     return 1;
@@ -90,8 +90,9 @@ Result<int> RunAdminRestore(Context& ctx, const std::vector<std::string>& args) 
   sys::UniqueFd file(open(path->c_str(), O_RDONLY | O_CLOEXEC));
   if (!file.ok()) return Invalid(fmt::format("cannot open {}: {}", *path, std::strerror(errno)));
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
-  BK_ASSIGN_OR_RETURN(bool go, Confirmed(ctx, yes || out.wanted(),
-                                         fmt::format("Replace every booking of this ledger with {}?", *path)));
+  BK_ASSIGN_OR_RETURN(bool go,
+                      Confirmed(ctx, yes || out.wanted(),
+                                fmt::format("Replace every booking of this ledger with {}?", *path)));
   if (!go) {
     ctx.Print("restore cancelled");
     return 1;

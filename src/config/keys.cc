@@ -191,7 +191,8 @@ Result<std::string> GroupNameValue(const std::string& key, const json& v) {
   std::string s(Trim(v.get<std::string>()));
   if (s.size() > 32 || (!s.empty() && s.front() == '-')) return Invalid(bad);
   for (char ch : s)
-    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '.' && ch != '-') return Invalid(bad);
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '.' && ch != '-')
+      return Invalid(bad);
   return s;
 }
 

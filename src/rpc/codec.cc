@@ -414,7 +414,9 @@ Result<service::CancelRequest> DecodeCancel(const json& j) {
   return r;
 }
 
-json Encode(const service::TransferRequest& r) { return {{"ref", r.ref}, {"to", r.to}, {"reason", r.reason}}; }
+json Encode(const service::TransferRequest& r) {
+  return {{"ref", r.ref}, {"to", r.to}, {"reason", r.reason}};
+}
 
 Result<service::TransferRequest> DecodeTransfer(const json& j) {
   Fields f(j);
@@ -1046,13 +1048,15 @@ Result<service::VerifyReport> DecodeVerifyReport(const json& j) {
 }
 
 json Encode(const service::TransferOutcome& o) {
-  return {{"reservation", Encode(o.reservation)}, {"from_uid", o.from_uid}, {"from_username", o.from_username}};
+  return {
+      {"reservation", Encode(o.reservation)}, {"from_uid", o.from_uid}, {"from_username", o.from_username}};
 }
 
 Result<service::TransferOutcome> DecodeTransferOutcome(const json& j) {
   return Guard([&]() -> Result<service::TransferOutcome> {
     return service::TransferOutcome{DecodeReservationUnchecked(j.at("reservation")),
-                                    j.at("from_uid").get<uint32_t>(), j.at("from_username").get<std::string>()};
+                                    j.at("from_uid").get<uint32_t>(),
+                                    j.at("from_username").get<std::string>()};
   });
 }
 
@@ -1235,17 +1239,29 @@ Result<StatusRequest> DecodeStatusRequest(const json& j) {
   return r;
 }
 
-json Encode(const VerifyRequest& r) {
+namespace {
+
+// Params of at most one string `key`; "" is sent as nothing.
+json OptionalString(const char* key, const std::string& value) {
   json j = json::object();
-  if (!r.path.empty()) j["path"] = r.path;
+  if (!value.empty()) j[key] = value;
   return j;
 }
 
-Result<VerifyRequest> DecodeVerifyRequest(const json& j) {
+Result<std::string> OnlyOptionalString(const json& j, const char* key) {
   Fields f(j);
-  BK_TRY(f.Known({"path"}));
-  BK_ASSIGN_OR_RETURN(auto path, f.Str("path"));
-  return VerifyRequest{path.value_or("")};
+  BK_TRY(f.Known({key}));
+  BK_ASSIGN_OR_RETURN(auto value, f.Str(key));
+  return value.value_or("");
+}
+
+}  // namespace
+
+json Encode(const VerifyRequest& r) { return OptionalString("path", r.path); }
+
+Result<VerifyRequest> DecodeVerifyRequest(const json& j) {
+  BK_ASSIGN_OR_RETURN(std::string path, OnlyOptionalString(j, "path"));
+  return VerifyRequest{path};
 }
 
 json Encode(const BackupRequest& r) { return {{"path", r.path}}; }
@@ -1255,24 +1271,11 @@ Result<BackupRequest> DecodeBackupRequest(const json& j) {
   return BackupRequest{path};
 }
 
-json Encode(const RestoreRequest& r) { return {{"path", r.path}}; }
-
-Result<RestoreRequest> DecodeRestoreRequest(const json& j) {
-  BK_ASSIGN_OR_RETURN(std::string path, OnlyString(j, "path"));
-  return RestoreRequest{path};
-}
-
-json Encode(const ClearRequest& r) {
-  json j = json::object();
-  if (!r.backup_path.empty()) j["backup_path"] = r.backup_path;
-  return j;
-}
+json Encode(const ClearRequest& r) { return OptionalString("backup_path", r.backup_path); }
 
 Result<ClearRequest> DecodeClearRequest(const json& j) {
-  Fields f(j);
-  BK_TRY(f.Known({"backup_path"}));
-  BK_ASSIGN_OR_RETURN(auto path, f.Str("backup_path"));
-  return ClearRequest{path.value_or("")};
+  BK_ASSIGN_OR_RETURN(std::string path, OnlyOptionalString(j, "backup_path"));
+  return ClearRequest{path};
 }
 
 json Encode(const BackupReply& r) { return {{"path", r.path}}; }

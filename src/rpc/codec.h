@@ -119,8 +119,6 @@ json Encode(const BackupRequest& r);
 Result<BackupRequest> DecodeBackupRequest(const json& j);
 json Encode(const BackupReply& r);
 Result<BackupReply> DecodeBackupReply(const json& j);
-json Encode(const RestoreRequest& r);
-Result<RestoreRequest> DecodeRestoreRequest(const json& j);
 json Encode(const ClearRequest& r);
 Result<ClearRequest> DecodeClearRequest(const json& j);
 json Encode(const ImportRequest& r);

@@ -82,10 +82,9 @@ struct BackupReply {
 };
 
 // admin.restore: the backup is the descriptor passed with the request line;
-// `path` only names it in messages (the daemon never opens a path for it).
-struct RestoreRequest {
-  std::string path;
-};
+// the request's `path`, as admin.backup's, only names it in messages (the
+// daemon never opens a path for it).
+using RestoreRequest = BackupRequest;
 
 // admin.clear: where the verified backup of what is cleared goes.
 struct ClearRequest {

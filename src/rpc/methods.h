@@ -211,7 +211,7 @@ inline constexpr Method<TransferRequest, TransferOutcome> kTransfer{
 // reads what the administrator could open, never a path of its own).
 inline constexpr Method<RestoreRequest, LedgerSwap> kRestore{
     "admin.restore", kWrite, kFresh, Caller::kAdmin,
-    &Encode, &DecodeRestoreRequest, &Encode, &DecodeLedgerSwap,
+    &Encode, &DecodeBackupRequest, &Encode, &DecodeLedgerSwap,
     [](const Context& c, const RestoreRequest& r) { return c.service.Restore(c.actor, c.file, r.path); }};
 
 inline constexpr Method<ClearRequest, LedgerSwap> kClear{

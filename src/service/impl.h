@@ -177,7 +177,6 @@ BookingOutcome Replay(const engine::Reservation& r);
 // The refusal of an operation ID reused for another write.
 std::string DifferentWrite(const std::string& op_id);
 
-
 // Validation shared by create, recommend and slots. Fills defaults (share
 // units, host budget declarations) into `request`.
 Status ValidateCreate(const engine::Policy& policy, CreateRequest& request,

@@ -48,7 +48,8 @@ std::string Beside(const std::string& ledger, std::string_view what) {
 Status CopyIn(int from, const std::string& to, uid_t owner, const std::string& name) {
   struct stat st {};
   if (fstat(from, &st) != 0 || !S_ISREG(st.st_mode))
-    return Invalid(fmt::format("{} is not a regular file; give a file written by bk admin data backup", name));
+    return Invalid(
+        fmt::format("{} is not a regular file; give a file written by bk admin data backup", name));
   BK_TRY(sys::CreateDataFile(to, 0600, owner));
   sys::UniqueFd out(open(to.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
   auto io = [&](const char* what) {
@@ -163,7 +164,8 @@ Result<LedgerSwap> BookingService::Clear(const Actor& actor, const std::string& 
   checked.path = kept;
   auto keep = [&](store::LedgerStore& from) -> ::bk::Status {
     BK_TRY(from.BackupTo(kept, impl_->deps.data_owner));
-    BK_ASSIGN_OR_RETURN(auto copy, store::LedgerStore::Open({kept, false, impl_->deps.data_owner, 1000, false}));
+    BK_ASSIGN_OR_RETURN(auto copy,
+                        store::LedgerStore::Open({kept, false, impl_->deps.data_owner, 1000, false}));
     BK_TRY(CheckLedger(*copy, impl_->policy(), impl_->Now(), checked));
     if (!checked.ok())
       return Fail(ErrorKind::kCorrupt,

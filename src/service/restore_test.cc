@@ -78,7 +78,8 @@ TEST_F(RestoreTest, ABackupThatIsNotALedgerIsRefusedAndNothingChanges) {
   auto out = RestoreFrom(Path("junk.db"));
   ASSERT_FALSE(out.has_value());
   EXPECT_EQ(out.error().kind, ErrorKind::kInvalid);
-  EXPECT_TRUE(out.error().message.starts_with(Path("junk.db") + " cannot be restored: ")) << out.error().message;
+  EXPECT_TRUE(out.error().message.starts_with(Path("junk.db") + " cannot be restored: "))
+      << out.error().message;
   EXPECT_TRUE(out.error().message.ends_with("; the ledger is unchanged")) << out.error().message;
   EXPECT_EQ(out.error().message.find('\n'), std::string::npos);
   EXPECT_EQ(Ids(), std::vector<std::string>{a.id});

@@ -61,8 +61,9 @@ Result<TransferOutcome> BookingService::Transfer(const Actor& actor, const Trans
 
 Result<TransferOutcome> BookingService::TransferImpl(const Actor& actor, const TransferRequest& request) {
   if (!actor.admin)
-    return Fail(ErrorKind::kPermission, "only an administrator (root, the server owner or admin_group) can "
-                                        "transfer a reservation");
+    return Fail(ErrorKind::kPermission,
+                "only an administrator (root, the server owner or admin_group) can "
+                "transfer a reservation");
   BK_ASSIGN_OR_RETURN(std::string reason, CheckedReason(request.reason));
   BK_ASSIGN_OR_RETURN(auto to, Recipient(request.to));
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
@@ -76,9 +77,10 @@ Result<TransferOutcome> BookingService::TransferImpl(const Actor& actor, const T
   // The worker that launches a bound command runs as its owner and reads the
   // command from the owner's private files: such a booking cannot change hands.
   if (job)
-    return Invalid(fmt::format("reservation {} was booked for a command of {} (job {}); it stays with that "
-                               "account: cancel it instead (bk admin cancel)",
-                               cur.ShortId(), cur.username, store::kJobStatusNames.Name(job->status)));
+    return Invalid(
+        fmt::format("reservation {} was booked for a command of {} (job {}); it stays with that "
+                    "account: cancel it instead (bk admin cancel)",
+                    cur.ShortId(), cur.username, store::kJobStatusNames.Name(job->status)));
   Reservation next = cur;
   next.uid = to.first;
   next.username = to.second;
@@ -86,11 +88,11 @@ Result<TransferOutcome> BookingService::TransferImpl(const Actor& actor, const T
   std::string message = fmt::format("from {} to {}: {}", cur.username, next.username, reason);
   BK_TRY(impl_->RecordChange(*s, actor, "admin-transfer", cur, next, std::nullopt,
                              TransferSignature(cur.id, next.uid), message, now, OwnedStateJson));
-  BK_TRY(s->InsertNotification(TransferNotice(
-      cur, cur.uid, actor, reason,
-      fmt::format("Reservation {} was transferred to {} by administrator {}: {}", cur.ShortId(), next.username,
-                  actor.username, reason),
-      now)));
+  BK_TRY(s->InsertNotification(
+      TransferNotice(cur, cur.uid, actor, reason,
+                     fmt::format("Reservation {} was transferred to {} by administrator {}: {}",
+                                 cur.ShortId(), next.username, actor.username, reason),
+                     now)));
   BK_TRY(s->InsertNotification(TransferNotice(
       cur, next.uid, actor, reason,
       fmt::format("Reservation {} (GPU {}, {} to {}) was transferred to you from {} by administrator {}: {}",

@@ -1,7 +1,7 @@
 #include "sys/users.h"
 
-#include <gtest/gtest.h>
 #include <grp.h>
+#include <gtest/gtest.h>
 #include <pwd.h>
 #include <unistd.h>
 
