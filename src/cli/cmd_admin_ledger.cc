@@ -47,7 +47,7 @@ Result<int> RunAdminTransfer(Context& ctx, const std::vector<std::string>& args)
   ArgSpec spec("bk admin transfer",
                "Give someone's active booking to another local account (administrators): same GPUs and "
                "times; both owners are notified and the history keeps who did it and why.");
-  spec.NeededPositional("ref", &ref, "the reservation's ID (or its start) as `bk l --all` shows it");
+  spec.NeededPositional("ref", &ref, "the reservation's ID, or enough of its first characters to name one");
   spec.NeededPositional("user", &to, "the login name of the new owner");
   spec.Option("--reason", &reason, "why (required; both owners read it)", "TEXT");
   spec.Flag("--yes", &yes, "do not ask for confirmation");
