@@ -100,10 +100,12 @@ Result<int> RunLog(Context& ctx, const std::vector<std::string>& args) {
       continue;
     }
     std::string share = e.share_units ? std::to_string(*e.share_units) : "-";
-    ctx.Print(fmt::format("{} {} {} {} mode={} share={} gpu={} {}", engine::FormatLocal(e.ts, *ctx.zone),
+    // A transfer's line says between whom, and why.
+    std::string what = e.action == "admin-transfer" ? " " + Printable(e.message) : "";
+    ctx.Print(fmt::format("{} {} {} {} mode={} share={} gpu={} {}{}", engine::FormatLocal(e.ts, *ctx.zone),
                           e.action, e.result, e.reservation_id.substr(0, 8), e.mode, share,
                           e.gpus.empty() ? "-" : JoinInts(e.gpus),
-                          surface::RangeText(e.start, e.end, *ctx.zone)));
+                          surface::RangeText(e.start, e.end, *ctx.zone), what));
   }
   return 0;
 }

@@ -149,7 +149,10 @@ constexpr const char* kAdminUsage =
     "       bk admin blackout list|add START END REASON|edit ID|rm ID [--gpus LIST]\n"
     "       bk admin notice publish|list|edit|archive ... (`bk admin notice -h`)\n"
     "       bk admin cancel REF --reason TEXT [--yes] [--json]\n"
-    "       bk admin maintain [--reason TEXT] [--start TIME] [--duration DUR] [--gpus LIST] [--yes]\n";
+    "       bk admin maintain [--reason TEXT] [--start TIME] [--duration DUR] [--gpus LIST] [--yes]\n"
+    "       bk admin data restore BACKUP.db [--yes] [--json]\n"
+    "       bk admin data clear --yes [--backup-to NEW-FILE.db] [--json]\n"
+    "       bk admin transfer REF USER --reason TEXT [--yes] [--json]\n";
 
 Result<int> AdminVerify(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> path;
@@ -203,21 +206,25 @@ Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
   }
   // `bk admin WORD ...`: each word's command, in a file of its own.
   static const std::map<std::string, Command> kCommands = {
-      {"policy", RunAdminPolicy},   {"gpu-policy", RunAdminPolicy},   {"blackout", RunAdminBlackout},
-      {"install", RunAdminInstall}, {"uninstall", RunAdminUninstall}, {"services", RunAdminServices},
-      {"notice", RunAdminNotice},   {"cancel", RunAdminCancel},       {"maintain", RunAdminMaintain},
+      {"policy", RunAdminPolicy},     {"gpu-policy", RunAdminPolicy},   {"blackout", RunAdminBlackout},
+      {"install", RunAdminInstall},   {"uninstall", RunAdminUninstall}, {"services", RunAdminServices},
+      {"notice", RunAdminNotice},     {"cancel", RunAdminCancel},       {"maintain", RunAdminMaintain},
+      {"transfer", RunAdminTransfer},
   };
   if (!args.empty()) {
     if (auto it = kCommands.find(args[0]); it != kCommands.end())
       return it->second(ctx, {args.begin() + 1, args.end()});
   }
   if (args.size() < 2 || args[0] != "data")
-    return Invalid("usage: bk admin data import|verify|backup ...; see `bk admin --help`");
+    return Invalid("usage: bk admin data import|verify|backup|restore|clear ...; see `bk admin --help`");
   std::vector<std::string> tail(args.begin() + 2, args.end());
   if (args[1] == "verify") return AdminVerify(ctx, tail);
   if (args[1] == "backup") return AdminBackup(ctx, tail);
+  if (args[1] == "restore") return RunAdminRestore(ctx, tail);
+  if (args[1] == "clear") return RunAdminClear(ctx, tail);
   if (args[1] != "import")
-    return Invalid(fmt::format("unknown data command {}; use import, verify or backup", args[1]));
+    return Invalid(
+        fmt::format("unknown data command {}; use import, verify, backup, restore or clear", args[1]));
   std::optional<std::string> file;
   JsonOutput out;
   ArgSpec spec(

@@ -74,17 +74,24 @@ Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args)
 Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunInfo(Context& ctx, const std::vector<std::string>& args);  // bk info|contact|about|i
 Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args);
-Result<int> RunAdminPolicy(Context& ctx, const std::vector<std::string>& args);  // bk admin policy|gpu-policy
+// bk admin WORD: policy|gpu-policy, blackout, maintain (cmd_admin_policy.cc,
+// cmd_admin_maintain.cc); install, uninstall, services; transfer, data
+// restore, data clear (cmd_admin_ledger.cc).
+Result<int> RunAdminPolicy(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunAdminBlackout(Context& ctx, const std::vector<std::string>& args);
-Result<int> RunAdminMaintain(
-    Context& ctx, const std::vector<std::string>& args);  // bk admin maintain   // bk admin blackout
-Result<int> RunAdminInstall(Context& ctx, const std::vector<std::string>& args);    // bk admin install
-Result<int> RunAdminUninstall(Context& ctx, const std::vector<std::string>& args);  // bk admin uninstall
-Result<int> RunAdminServices(Context& ctx, const std::vector<std::string>& args);   // bk admin services
-Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args);        // hidden
-Result<int> RunAgent(Context& ctx, const std::vector<std::string>& args);           // bk agent|ai
-Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args);             // bk mcp
-Result<int> RunSkill(Context& ctx, const std::vector<std::string>& args);           // bk skill
+Result<int> RunAdminMaintain(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunAdminInstall(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunAdminUninstall(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunAdminServices(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunAdminTransfer(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunAdminRestore(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunAdminClear(Context& ctx, const std::vector<std::string>& args);
+Result<int> RunAdminNotice(Context& ctx, const std::vector<std::string>& args);  // bk admin notice ...
+Result<int> RunAdminCancel(Context& ctx, const std::vector<std::string>& args);  // bk admin cancel REF
+Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args);     // hidden
+Result<int> RunAgent(Context& ctx, const std::vector<std::string>& args);        // bk agent|ai
+Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args);          // bk mcp
+Result<int> RunSkill(Context& ctx, const std::vector<std::string>& args);        // bk skill
 Result<int> RunServer(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunDoctor(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunReset(Context& ctx, const std::vector<std::string>& args);   // bk reset [--yes]
@@ -99,9 +106,7 @@ Result<int> RunJobRetry(Context& ctx, const std::vector<std::string>& args);  //
 Result<int> RunShell(Context& ctx, const std::vector<std::string>& args);     // bk shell init|env
 
 // Administrators (src/cli/cmd_admin_notice.cc, cmd_admin_cancel.cc), reached through `bk admin`.
-Result<int> RunAdminNotice(Context& ctx, const std::vector<std::string>& args);  // bk admin notice ...
-Result<int> RunAdminCancel(Context& ctx, const std::vector<std::string>& args);  // bk admin cancel REF
-Result<int> RunLogin(Context& ctx, const std::vector<std::string>& args);        // bk login|notice
+Result<int> RunLogin(Context& ctx, const std::vector<std::string>& args);  // bk login|notice
 
 // A change the person should confirm: Ok with --yes (`yes`), or when they
 // answer y to `question` at a terminal; refused otherwise (no terminal to ask

@@ -75,6 +75,13 @@ SETUP
   bk admin data verify [FILE]   integrity and calendar invariants
   bk admin notice publish TEXT  announce to all (list, edit, archive)
   bk admin cancel REF --reason  cancel anyone's booking (owner told)
+  bk admin data restore FILE    verified backup in place of the ledger
+  bk admin data clear --yes     empty the ledger after a verified backup
+  bk admin transfer REF USER    give a booking to another account
+  bk admin policy [OPTIONS]     change the running server's policy
+  bk admin blackout add S E WHY no bookings in a window (list, edit, rm)
+  bk admin maintain             a blackout and its announcement at once
+  sudo bk admin install         a system deployment with systemd
 
 TIME AND POLICY
   Durations: 30m, 1h30m, 1d, multiples of the slot (default 5m).

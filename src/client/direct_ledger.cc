@@ -21,8 +21,8 @@ class DirectLedger : public MethodLedger<DirectLedger> {
         service_({&config, &clock, source_.get(), sys::CurrentUid(), false, 0, "", std::move(notice)}) {
     actor_.uid = sys::CurrentUid();
     actor_.username = sys::UserName(actor_.uid);
-    // The private ledger belongs to this user, who administers it.
-    actor_.admin = true;
+    // The private ledger belongs to this user (its data owner), who administers it.
+    actor_.admin = sys::IsAdministrator(actor_.uid, sys::CurrentUid(), config.admin_group);
   }
 
   std::string Transport() const override { return "direct"; }
@@ -37,6 +37,13 @@ class DirectLedger : public MethodLedger<DirectLedger> {
     auto text = sys::ReadOpenFile(file.get(), path, kMaxImportBytes);
     if (!text) return Invalid(text.error().message);
     return service_.ImportUpstream(actor_, *text, progress);
+  }
+
+  // The open backup goes to the service as the daemon's dispatcher passes it.
+  Result<service::LedgerSwap> Restore(const std::string& path, sys::UniqueFd file) override {
+    rpc::Context c{service_, actor_, config_};
+    c.file = file.get();
+    return rpc::methods::kRestore.run(c, {path});
   }
 
   Result<std::string> Usage(const monitor::UsageQuery& q, bool text) override {

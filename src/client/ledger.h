@@ -70,6 +70,13 @@ class Ledger {
   virtual Result<service::PolicyChange> ReloadPolicy(const service::PolicyReloadRequest& r) = 0;
   virtual Result<service::VerifyReport> Verify(const std::string& path) = 0;
   virtual Result<std::string> Backup(const std::string& path) = 0;
+  // Administrators: give a booking to another account; put the backup open
+  // as `file` (named `path` in messages) in place of the ledger's content;
+  // empty the ledger once a verified backup is in `backup_path` (empty: one
+  // beside the ledger). A server gets the backup's descriptor itself.
+  virtual Result<service::TransferOutcome> Transfer(const service::TransferRequest& r) = 0;
+  virtual Result<service::LedgerSwap> Restore(const std::string& path, sys::UniqueFd file) = 0;
+  virtual Result<service::LedgerSwap> Clear(const std::string& backup_path) = 0;
   // Usage history rendered by the server's monitor (remote ledgers only: in
   // private mode `bk u` reads usage.db itself).
   virtual Result<std::string> Usage(const monitor::UsageQuery& q, bool text) {

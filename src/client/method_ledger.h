@@ -84,6 +84,12 @@ class MethodLedger : public Ledger {
     BK_ASSIGN_OR_RETURN(rpc::BackupReply reply, Run(rpc::methods::kBackup, {path}));
     return reply.path;
   }
+  Result<service::TransferOutcome> Transfer(const service::TransferRequest& r) override {
+    return Run(rpc::methods::kTransfer, r);
+  }
+  Result<service::LedgerSwap> Clear(const std::string& backup_path) override {
+    return Run(rpc::methods::kClear, {backup_path});
+  }
   Result<service::ImportSummary> ImportUpstream(const std::string& json_text) override {
     return Run(rpc::methods::kImport, {json_text});
   }

@@ -63,6 +63,14 @@ class RemoteLedger : public MethodLedger<RemoteLedger> {
     return methods::kImport.decode_reply(*reply);
   }
 
+  // The backup's descriptor rides with the request line, as an import's does.
+  Result<service::LedgerSwap> Restore(const std::string& path, sys::UniqueFd file) override {
+    passed_ = file.get();
+    auto reply = RunMethod(methods::kRestore, {path});
+    passed_ = -1;
+    return reply;
+  }
+
  private:
   friend class MethodLedger<RemoteLedger>;
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -193,6 +194,19 @@ Result<std::string> ChoiceValue(const std::string& key, const json& v,
   std::string s = ToLower(Trim(v.get<std::string>()));
   if (std::find(choices.begin(), choices.end(), s) == choices.end())
     return Invalid(fmt::format("{} must be one of: {}", key, words));
+  return s;
+}
+
+// A group name as groupadd(8) takes it; "" or null names none.
+Result<std::string> GroupNameValue(const std::string& key, const json& v) {
+  if (v.is_null()) return std::string();
+  std::string bad = fmt::format("{} must be a group name (letters, digits, _ . -, at most 32) or \"\"", key);
+  if (!v.is_string()) return Invalid(bad);
+  std::string s(Trim(v.get<std::string>()));
+  if (s.size() > 32 || (!s.empty() && s.front() == '-')) return Invalid(bad);
+  for (char ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '.' && ch != '-')
+      return Invalid(bad);
   return s;
 }
 
@@ -481,6 +495,14 @@ const KeySpec kKeys[] = {
      .doc = "on a server, whose usage history (`bk u users`, `events`, `samples`) a user sees: `self` their "
             "own rows, `lab` everyone's; the owner and administrators always see everyone's",
      .slot = Of<&Config::usage_visibility>()},
+    {.name = "admin_group",
+     .type = kGroupName,
+     .default_text = "\"\"",
+     .accepted = "a group name, or \"\" for none",
+     .default_doc = "none",
+     .doc = "on a server, the Unix group whose members administer it beside root and the owner (`bk admin`, "
+            "cancelling or transferring anyone's booking, `bk lg` of admin actions)",
+     .slot = Of<&Config::admin_group>()},
 };
 
 const EnvVar kEnvironment[] = {
@@ -585,6 +607,11 @@ Status ApplyKey(const KeySpec& k, const json& v, Config& c) {
     case kChoice: {
       BK_ASSIGN_OR_RETURN(std::string word, ChoiceValue(name, v, k.choices));
       Store(k, c, std::move(word));
+      break;
+    }
+    case kGroupName: {
+      BK_ASSIGN_OR_RETURN(std::string group, GroupNameValue(name, v));
+      Store(k, c, std::move(group));
       break;
     }
   }

@@ -24,8 +24,18 @@ namespace bk::config {
 
 struct Config;
 
-// kChoice: one word of `choices`.
-enum class KeyType { kInteger, kNumber, kBoolean, kSize, kGpuList, kGpuPriority, kBlackouts, kChoice };
+// kChoice: one word of `choices`; kGroupName: a Unix group's name, or "" (none).
+enum class KeyType {
+  kInteger,
+  kNumber,
+  kBoolean,
+  kSize,
+  kGpuList,
+  kGpuPriority,
+  kBlackouts,
+  kChoice,
+  kGroupName
+};
 
 // Whose setting a key is, which decides where its BK_<KEY> variable applies.
 enum class KeyScope {

@@ -79,6 +79,18 @@ TEST(KeysTest, ChoiceKeysTakeOneOfTheirWords) {
             "usage_visibility must be one of: self, lab");
 }
 
+TEST(KeysTest, TheAdminGroupIsAGroupNameOrNone) {
+  Config c;
+  EXPECT_EQ(c.admin_group, "");
+  ASSERT_TRUE(ApplyKey(*FindKey("admin_group"), json(" gpu-admins "), c).has_value());
+  EXPECT_EQ(c.admin_group, "gpu-admins");
+  ASSERT_TRUE(ApplyKey(*FindKey("admin_group"), json(nullptr), c).has_value());
+  EXPECT_EQ(c.admin_group, "");
+  const std::string bad = "admin_group must be a group name (letters, digits, _ . -, at most 32) or \"\"";
+  for (const json& v : {json("a b"), json("-x"), json(std::string(33, 'g')), json(7), json("x;y")})
+    EXPECT_EQ(ApplyKey(*FindKey("admin_group"), v, c).error().message, bad) << v.dump();
+}
+
 TEST(KeysTest, RowsDocumentEveryKeyOnce) {
   auto deployment = KeyRows(KeyScope::kDeployment);
   auto user = KeyRows(KeyScope::kUser);

@@ -414,6 +414,21 @@ Result<service::CancelRequest> DecodeCancel(const json& j) {
   return r;
 }
 
+json Encode(const service::TransferRequest& r) {
+  return {{"ref", r.ref}, {"to", r.to}, {"reason", r.reason}};
+}
+
+Result<service::TransferRequest> DecodeTransfer(const json& j) {
+  Fields f(j);
+  BK_TRY(f.Object());
+  service::TransferRequest r;
+  BK_ASSIGN_OR_RETURN(r.ref, f.RequiredStr("ref"));
+  BK_ASSIGN_OR_RETURN(r.to, f.RequiredStr("to"));
+  BK_ASSIGN_OR_RETURN(r.reason, f.RequiredStr("reason"));
+  BK_TRY(f.Done());
+  return r;
+}
+
 json Encode(const service::ReleaseRequest& r) { return {{"reservation_id", r.reservation_id}}; }
 
 Result<service::ReleaseRequest> DecodeRelease(const json& j) {
@@ -1083,6 +1098,28 @@ Result<service::VerifyReport> DecodeVerifyReport(const json& j) {
   });
 }
 
+json Encode(const service::TransferOutcome& o) {
+  return {
+      {"reservation", Encode(o.reservation)}, {"from_uid", o.from_uid}, {"from_username", o.from_username}};
+}
+
+Result<service::TransferOutcome> DecodeTransferOutcome(const json& j) {
+  return Guard([&]() -> Result<service::TransferOutcome> {
+    return service::TransferOutcome{DecodeReservationUnchecked(j.at("reservation")),
+                                    j.at("from_uid").get<uint32_t>(),
+                                    j.at("from_username").get<std::string>()};
+  });
+}
+
+json Encode(const service::LedgerSwap& s) { return {{"kept", s.kept}, {"checked", Encode(s.checked)}}; }
+
+Result<service::LedgerSwap> DecodeLedgerSwap(const json& j) {
+  return Guard([&]() -> Result<service::LedgerSwap> {
+    BK_ASSIGN_OR_RETURN(service::VerifyReport checked, DecodeVerifyReport(j.at("checked")));
+    return service::LedgerSwap{j.at("kept").get<std::string>(), std::move(checked)};
+  });
+}
+
 json Encode(const engine::Policy& p) {
   json blackouts = json::array();
   for (const auto& b : p.blackouts)
@@ -1254,17 +1291,29 @@ Result<StatusRequest> DecodeStatusRequest(const json& j) {
   return r;
 }
 
-json Encode(const VerifyRequest& r) {
+namespace {
+
+// Params of at most one string `key`; "" is sent as nothing.
+json OptionalString(const char* key, const std::string& value) {
   json j = json::object();
-  if (!r.path.empty()) j["path"] = r.path;
+  if (!value.empty()) j[key] = value;
   return j;
 }
 
-Result<VerifyRequest> DecodeVerifyRequest(const json& j) {
+Result<std::string> OnlyOptionalString(const json& j, const char* key) {
   Fields f(j);
-  BK_TRY(f.Known({"path"}));
-  BK_ASSIGN_OR_RETURN(auto path, f.Str("path"));
-  return VerifyRequest{path.value_or("")};
+  BK_TRY(f.Known({key}));
+  BK_ASSIGN_OR_RETURN(auto value, f.Str(key));
+  return value.value_or("");
+}
+
+}  // namespace
+
+json Encode(const VerifyRequest& r) { return OptionalString("path", r.path); }
+
+Result<VerifyRequest> DecodeVerifyRequest(const json& j) {
+  BK_ASSIGN_OR_RETURN(std::string path, OnlyOptionalString(j, "path"));
+  return VerifyRequest{path};
 }
 
 json Encode(const BackupRequest& r) { return {{"path", r.path}}; }
@@ -1272,6 +1321,13 @@ json Encode(const BackupRequest& r) { return {{"path", r.path}}; }
 Result<BackupRequest> DecodeBackupRequest(const json& j) {
   BK_ASSIGN_OR_RETURN(std::string path, OnlyString(j, "path"));
   return BackupRequest{path};
+}
+
+json Encode(const ClearRequest& r) { return OptionalString("backup_path", r.backup_path); }
+
+Result<ClearRequest> DecodeClearRequest(const json& j) {
+  BK_ASSIGN_OR_RETURN(std::string path, OnlyOptionalString(j, "backup_path"));
+  return ClearRequest{path};
 }
 
 json Encode(const BackupReply& r) { return {{"path", r.path}}; }

@@ -26,6 +26,8 @@ Result<service::RenewRequest> DecodeRenew(const json& j);
 Result<service::CancelRequest> DecodeCancel(const json& j);
 Result<service::ReleaseRequest> DecodeRelease(const json& j);
 Result<service::ListQuery> DecodeList(const json& j);
+json Encode(const service::TransferRequest& r);
+Result<service::TransferRequest> DecodeTransfer(const json& j);
 
 // Results (daemon -> client).
 json Encode(const engine::Reservation& r);
@@ -54,6 +56,10 @@ json Encode(const service::PolicyChange& r);
 Result<service::PolicyChange> DecodePolicyChange(const json& j);
 json Encode(const service::VerifyReport& r);
 Result<service::VerifyReport> DecodeVerifyReport(const json& j);
+json Encode(const service::TransferOutcome& o);
+Result<service::TransferOutcome> DecodeTransferOutcome(const json& j);
+json Encode(const service::LedgerSwap& s);
+Result<service::LedgerSwap> DecodeLedgerSwap(const json& j);
 Result<engine::Reservation> DecodeReservation(const json& j);
 Result<service::BookingOutcome> DecodeBookingOutcome(const json& j);
 Result<service::CancelOutcome> DecodeCancelOutcome(const json& j);
@@ -131,6 +137,8 @@ json Encode(const BackupRequest& r);
 Result<BackupRequest> DecodeBackupRequest(const json& j);
 json Encode(const BackupReply& r);
 Result<BackupReply> DecodeBackupReply(const json& j);
+json Encode(const ClearRequest& r);
+Result<ClearRequest> DecodeClearRequest(const json& j);
 json Encode(const ImportRequest& r);
 Result<ImportRequest> DecodeImportRequest(const json& j);
 json Encode(const UsageRequest& r);

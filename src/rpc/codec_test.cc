@@ -436,6 +436,23 @@ TEST(CodecReplyTest, AnnouncementOutcomeRoundTrip) {
   EXPECT_FALSE(DecodeAnnouncements(json::array({json{{"id", "x"}}})).has_value());
 }
 
+TEST(CodecRequestTest, TransferAndClearRoundTrip) {
+  auto t =
+      DecodeTransfer(json::parse(Encode(service::TransferRequest{"0a1b2c3d", "bob", "handover"}).dump()));
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  EXPECT_EQ(t->ref, "0a1b2c3d");
+  EXPECT_EQ(t->to, "bob");
+  EXPECT_EQ(t->reason, "handover");
+  EXPECT_FALSE(DecodeTransfer(json{{"ref", "1"}, {"to", "bob"}}).has_value());  // no reason
+  EXPECT_FALSE(DecodeTransfer(json{{"ref", "1"}, {"to", "bob"}, {"reason", "x"}, {"uid", 0}}).has_value());
+
+  auto c = DecodeClearRequest(Encode(ClearRequest{"/srv/b.db"}));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->backup_path, "/srv/b.db");
+  EXPECT_EQ(Encode(ClearRequest{}), json::object());
+  EXPECT_EQ(DecodeClearRequest(json::object())->backup_path, "");
+}
+
 TEST(CodecRequestTest, ListRoundTrip) {
   service::ListQuery in;
   in.history = true;
@@ -821,6 +838,24 @@ TEST(CodecResultTest, CancelOutcomeRoundTrip) {
   auto f = DecodeCancelOutcome(Encode(service::CancelOutcome{PlainReservation(), false}));
   ASSERT_TRUE(f.has_value());
   EXPECT_FALSE(f->replayed);
+}
+
+TEST(CodecResultTest, TransferOutcomeAndLedgerSwapRoundTrip) {
+  service::TransferOutcome in{FullReservation(), 1001, "alice"};
+  auto out = DecodeTransferOutcome(json::parse(Encode(in).dump()));
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  ExpectSameReservation(in.reservation, out->reservation);
+  EXPECT_EQ(out->from_uid, 1001u);
+  EXPECT_EQ(out->from_username, "alice");
+
+  service::LedgerSwap swap{"/srv/data/ledger.db.replaced-20261202T031500Z", {"b.db", "ok", {"x"}, 3, 2}};
+  auto back = DecodeLedgerSwap(json::parse(Encode(swap).dump()));
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(back->kept, swap.kept);
+  EXPECT_EQ(back->checked.path, "b.db");
+  EXPECT_EQ(back->checked.violations, std::vector<std::string>{"x"});
+  EXPECT_EQ(back->checked.reservations, 3);
+  EXPECT_EQ(back->checked.active, 2);
 }
 
 TEST(CodecResultTest, RecommendationWithPlacementAndNearest) {
@@ -1213,6 +1248,8 @@ TEST(CodecMalformedTest, EveryReplyDecoderGivesCorruptNotExceptions) {
     ExpectCorrupt(DecodeJobRecord, j, "job " + what);
     ExpectCorrupt(DecodeJobView, j, "job view " + what);
     ExpectCorrupt(DecodeJobPatchResult, j, "job patch " + what);
+    ExpectCorrupt(DecodeTransferOutcome, j, "transfer " + what);
+    ExpectCorrupt(DecodeLedgerSwap, j, "ledger swap " + what);
   }
   // Arrays of things: elements that are not objects.
   ExpectCorrupt(DecodeEvents, json::array({1}), "events [1]");

@@ -86,6 +86,16 @@ struct BackupReply {
   std::string path;
 };
 
+// admin.restore: the backup is the descriptor passed with the request line;
+// the request's `path`, as admin.backup's, only names it in messages (the
+// daemon never opens a path for it).
+using RestoreRequest = BackupRequest;
+
+// admin.clear: where the verified backup of what is cleared goes.
+struct ClearRequest {
+  std::string backup_path;
+};
+
 // admin.import: the ledger.json inline, or (`descriptor`) as the descriptor
 // passed with the request line over the daemon's socket.
 struct ImportRequest {

@@ -28,6 +28,7 @@ struct Context {
   const service::Actor& actor;
   const config::Config& config;
   const UsageFn* usage = nullptr;  // null: no monitor records usage here
+  int file = -1;                   // the descriptor passed with the request (a restore's backup); -1: none
 };
 
 template <class Req, class Rep>
@@ -213,6 +214,24 @@ inline constexpr Method<ImportRequest, ImportSummary> kImport{
       return c.service.ImportUpstream(c.actor, r.ledger_json);
     }};
 
+// An administrator gives a booking to another account.
+inline constexpr Method<TransferRequest, TransferOutcome> kTransfer{
+    "booking.transfer", kWrite, kFresh, Caller::kAdmin,
+    &Encode, &DecodeTransfer, &Encode, &DecodeTransferOutcome,
+    [](const Context& c, const TransferRequest& r) { return c.service.Transfer(c.actor, r); }};
+
+// The backup is the descriptor passed with the request line (the daemon
+// reads what the administrator could open, never a path of its own).
+inline constexpr Method<RestoreRequest, LedgerSwap> kRestore{
+    "admin.restore", kWrite, kFresh, Caller::kAdmin,
+    &Encode, &DecodeBackupRequest, &Encode, &DecodeLedgerSwap,
+    [](const Context& c, const RestoreRequest& r) { return c.service.Restore(c.actor, c.file, r.path); }};
+
+inline constexpr Method<ClearRequest, LedgerSwap> kClear{
+    "admin.clear", kWrite, kFresh, Caller::kAdmin,
+    &Encode, &DecodeClearRequest, &Encode, &DecodeLedgerSwap,
+    [](const Context& c, const ClearRequest& r) { return c.service.Clear(c.actor, r.backup_path); }};
+
 // The notification an import from a descriptor sends while it runs:
 // {"id": <the request's id>, "phase": reading|validating|writing, "done", "total"}.
 inline constexpr std::string_view kImportProgress = "import.progress";
@@ -264,7 +283,8 @@ inline constexpr std::tuple kAll{kPing,      kCreate, kEdit,        kRenew,   kC
                                  kUnreadNotifications,  kMarkNotificationsRead,
                                  kOperation, kStatus, kCheckPolicy, kJobs,    kUpdateJob, kRetryJob,
                                  kVerify,    kBackup, kImport,      kUsage,   kReloadPolicy,
-                                 kPublishAnnouncement, kEditAnnouncement, kArchiveAnnouncement, kAnnouncements};
+                                 kPublishAnnouncement, kEditAnnouncement, kArchiveAnnouncement, kAnnouncements,
+                                 kTransfer,  kRestore, kClear};
 // clang-format on
 
 }  // namespace methods

@@ -200,8 +200,7 @@ class Loop {
       c->fd = fd;
       c->actor.uid = cred->uid;
       c->actor.username = sys::UserName(cred->uid);
-      // The owner and root administer the server; nobody else does.
-      c->actor.admin = cred->uid == 0 || cred->uid == config_.owner_uid;
+      c->actor.admin = sys::IsAdministrator(cred->uid, config_.owner_uid, config_.admin_group);
       c->last_activity = Steady::now();
       conns_.push_back(std::move(c));
     }

@@ -176,7 +176,8 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
   }
   Result<std::string> result = Fail(ErrorKind::kInternal, "not run");
   try {
-    result = it->second.fn(rpc::Context{service_, actor, config_, usage_ ? &usage_ : nullptr}, params);
+    result = it->second.fn(rpc::Context{service_, actor, config_, usage_ ? &usage_ : nullptr, passed.get()},
+                           params);
   } catch (const std::exception& e) {
     // A bug must not take the daemon down for everyone.
     result = Fail(ErrorKind::kInternal, fmt::format("internal error: {}", e.what()));

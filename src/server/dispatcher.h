@@ -23,7 +23,8 @@ class Dispatcher {
              size_t cache_max_bytes = kDefaultCacheBytes);
   // nullopt for a notification (no id), or for an import started as a job:
   // nothing is sent back now. `passed` is the descriptor that came with the
-  // line, if any: only an import from a descriptor takes it, the rest close it.
+  // line, if any: an import from a descriptor takes it, a restore reads it,
+  // and it is closed once the request is answered.
   std::optional<std::string> Handle(const service::Actor& actor, const std::string& line,
                                     sys::UniqueFd passed = {});
   // Starts admin.import with {"descriptor": true}: the ledger.json is the

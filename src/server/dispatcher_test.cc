@@ -781,7 +781,10 @@ TEST_F(DispatcherTest, MethodsMarkedForAdministratorsRefuseOthers) {
       {"admin.policy_reload", json::object()},
       {"announcement.publish", {{"message", "GPU 1 down tonight"}}},
       {"announcement.edit", {{"ref", "0"}, {"message", "GPU 2 down tonight"}}},
-      {"announcement.archive", {{"ref", "0"}}}};
+      {"announcement.archive", {{"ref", "0"}}},
+      {"admin.restore", {{"path", "backup.db"}}},
+      {"admin.clear", {{"backup_path", Path("cleared.db")}}},
+      {"booking.transfer", {{"ref", "0"}, {"to", "root"}, {"reason", "handover"}}}};
   std::vector<std::string> marked;
   std::apply(
       [&](const auto&... m) {
@@ -790,7 +793,8 @@ TEST_F(DispatcherTest, MethodsMarkedForAdministratorsRefuseOthers) {
       rpc::methods::kAll);
   ASSERT_THAT(marked, ::testing::UnorderedElementsAre("admin.verify", "admin.backup", "admin.import",
                                                       "admin.policy_reload", "announcement.publish",
-                                                      "announcement.edit", "announcement.archive"));
+                                                      "announcement.edit", "announcement.archive",
+                                                      "admin.restore", "admin.clear", "booking.transfer"));
   for (const std::string& method : marked) {
     ExpectError(Call(alice_, method, params.at(method)), rpc::kApplicationError, "permission");
     json reply = Call(admin_, method, params.at(method));

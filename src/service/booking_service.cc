@@ -160,14 +160,14 @@ bool BookingService::Impl::LedgerExists() const { return sys::Exists(deps.config
                                                 const Reservation& next,
                                                 const std::optional<std::string>& op_id,
                                                 const std::string& signature, const std::string& message,
-                                                Seconds now) {
+                                                Seconds now, std::string (*state)(const Reservation&)) {
   std::string id = op_id.value_or(sys::NewUuid());
   BK_TRY(s.Update(next));
   BK_TRY(s.InsertOperation({actor.uid, id, action, cur.id, signature, now}));
   store::Event e = MakeEvent(action, next, actor, id, message, now);
   e.transaction_id = sys::NewUuid();
-  e.before = StateJson(cur);
-  e.after = StateJson(next);
+  e.before = state(cur);
+  e.after = state(next);
   e.signature = signature;
   return s.AppendEvent(e);
 }
@@ -259,6 +259,14 @@ Result<Reservation> BookingService::Impl::Resolve(store::LedgerStore& s, const A
         fmt::format("ambiguous reservation ID {}; matches {}; give more characters", ref, Join(ids, ", ")));
   }
   return matches[0];
+}
+
+Result<std::string> CheckedReason(const std::string& raw) {
+  std::string reason(Trim(raw));
+  if (reason.empty() || reason.size() > 512) return Invalid("--reason must be 1-512 characters");
+  for (unsigned char c : reason)
+    if (c < 0x20) return Invalid("--reason must not contain control characters");
+  return reason;
 }
 
 store::Event MakeEvent(const std::string& action, const Reservation& r, const Actor& actor,
@@ -829,12 +837,7 @@ Result<CancelOutcome> BookingService::Cancel(const Actor& actor, const CancelReq
 
 Result<CancelOutcome> BookingService::CancelImpl(const Actor& actor, const CancelRequest& request) {
   if (request.op_id) BK_TRY(ValidateOpId(*request.op_id));
-  if (request.reason) {
-    std::string reason(Trim(*request.reason));
-    if (reason.empty() || reason.size() > 512) return Invalid("--reason must be 1-512 characters");
-    for (unsigned char c : reason)
-      if (c < 0x20) return Invalid("--reason must not contain control characters");
-  }
+  if (request.reason) BK_TRY(CheckedReason(*request.reason));
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
   Seconds now = impl_->Now();

@@ -59,6 +59,12 @@ class BookingService {
   // has ended, gives back nothing and writes nothing.
   Result<ReleaseOutcome> Release(const Actor& actor, const ReleaseRequest& request);
 
+  // An administrator gives an active booking to another existing account
+  // (service/transfer.cc): same GPUs and times, an "admin-transfer" event
+  // with the owner before and after, and a notification to both owners. A
+  // booking bound to a command stays with the account that runs it.
+  Result<TransferOutcome> Transfer(const Actor& actor, const TransferRequest& request);
+
   // Reads (never create anything on disk).
   Result<Recommendation> Recommend(const Actor& actor, const CreateRequest& request);
   Result<SlotsResult> Slots(const Actor& actor, const CreateRequest& request, engine::Seconds from,
@@ -115,6 +121,16 @@ class BookingService {
   Result<VerifyReport> Verify(const Actor& actor, const std::string& path);
   Result<std::string> Backup(const Actor& actor, const std::string& path);
 
+  // Administrators (service/restore.cc). Restore puts the backup open as
+  // `backup` (named `name` in messages) in place of the ledger's content once
+  // it verifies (integrity, invariants, this deployment's policy); the
+  // ledger as it was is kept beside it (ledger.db.replaced-<UTC stamp>).
+  // Clear empties the ledger once a verified backup of it is in
+  // `backup_path` (empty: ledger.db.backup-<UTC stamp>). Both change the
+  // ledger in one transaction; `kept` says where the old content is.
+  Result<LedgerSwap> Restore(const Actor& actor, int backup, const std::string& name);
+  Result<LedgerSwap> Clear(const Actor& actor, const std::string& backup_path);
+
   // Loads a ledger.json of the Python original into an empty ledger.
   Result<ImportSummary> ImportUpstream(const Actor& actor, const std::string& json_text,
                                        const ImportProgressFn& progress = {});
@@ -162,6 +178,7 @@ class BookingService {
   Result<CancelOutcome> CancelImpl(const Actor& actor, const CancelRequest& request);
   Result<CancelOutcome> ReclaimImpl(const std::string& reservation_id, const std::string& reason);
   Result<ReleaseOutcome> ReleaseImpl(const Actor& actor, const ReleaseRequest& request);
+  Result<TransferOutcome> TransferImpl(const Actor& actor, const TransferRequest& request);
   Result<JobPatchResult> UpdateJobImpl(const Actor& actor, const JobPatch& patch);
   Result<PolicyChange> ChangePolicyImpl(const Actor& actor, const PolicyReloadRequest& request,
                                         const config::PolicyProposal& proposal);

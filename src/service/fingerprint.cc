@@ -77,4 +77,8 @@ std::string CancelSignature(const std::string& reservation_id) {
   return Hash(json{{"kind", "cancel"}, {"reservation_id", reservation_id}});
 }
 
+std::string TransferSignature(const std::string& reservation_id, uint32_t to_uid) {
+  return Hash(json{{"kind", "transfer"}, {"reservation_id", reservation_id}, {"to_uid", to_uid}});
+}
+
 }  // namespace bk::service

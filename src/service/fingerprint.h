@@ -14,5 +14,6 @@ std::string CreateSignature(const CreateRequest& r, engine::Mode mode, int share
 std::string EditSignature(const EditRequest& r, const std::string& reservation_id);
 std::string RenewSignature(const RenewRequest& r, const std::string& reservation_id);
 std::string CancelSignature(const std::string& reservation_id);
+std::string TransferSignature(const std::string& reservation_id, uint32_t to_uid);
 
 }  // namespace bk::service

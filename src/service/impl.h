@@ -16,6 +16,9 @@
 
 namespace bk::service {
 
+// {"end_at":..,"expected_memory_mb":..,"gpus":[..],"mode":..,"share_units":..,"start_at":..,"cpus":..,"ram_mb":..}
+std::string StateJson(const engine::Reservation& r);
+
 enum class RefScope {
   kOwnActive,  // edit, renew, cancel: the caller's active reservations (administrators: anyone's)
   kOwnAny,     // history: any status
@@ -125,17 +128,25 @@ struct BookingService::Impl {
   // How many active reservations `uid` holds (from memory in the daemon).
   Result<int64_t> CountActive(store::LedgerStore& s, uint32_t uid, engine::Seconds now);
 
+  // Replaces the live ledger's content with the closed ledger `source`'s
+  // (empty: nothing) after `keep` copied it aside (service/restore.cc); what
+  // was derived from the old content is dropped.
+  Result<store::LedgerStore::Cleared> Swap(store::LedgerStore& live, const std::string& source,
+                                           const std::function<::bk::Status(store::LedgerStore&)>& keep);
+
   // Binds the policy on the first write; refuses a ledger bound to another one.
   ::bk::Status CheckPolicy(store::LedgerStore& s, bool bind);
   bool policy_matched = false;  // the daemon's ledger was read bound to this policy
   Result<engine::Reservation> Resolve(store::LedgerStore& s, const Actor& actor, const std::string& ref,
                                       RefScope scope, engine::Seconds now);
   // Writes a changed reservation with its operation ID and its audit event
-  // (the state before and after), inside the caller's transaction.
+  // (the state before and after, as `state` writes it), inside the caller's
+  // transaction.
   ::bk::Status RecordChange(store::LedgerStore& s, const Actor& actor, const std::string& action,
                             const engine::Reservation& cur, const engine::Reservation& next,
                             const std::optional<std::string>& op_id, const std::string& signature,
-                            const std::string& message, engine::Seconds now);
+                            const std::string& message, engine::Seconds now,
+                            std::string (*state)(const engine::Reservation&) = StateJson);
 
   // The reservation an operation ID already wrote, when the caller's `op_id`
   // was used before: nullopt for a new operation. The same ID used for
@@ -161,13 +172,15 @@ store::Event MakeEvent(const std::string& action, const engine::Reservation& r, 
 // bound to another one. True when the ledger was already bound to `policy`.
 Result<bool> CheckBoundPolicy(store::LedgerStore& s, const engine::Policy& policy, bool bind);
 
+// `verify` of the ledger `s` into `r` (its path stays the caller's): SQLite's
+// integrity check and the calendar's invariants under `policy` at `now`.
+Status CheckLedger(store::LedgerStore& s, const engine::Policy& policy, engine::Seconds now, VerifyReport& r);
+// An administrator's --reason, trimmed: 1-512 printable characters.
+Result<std::string> CheckedReason(const std::string& reason);
 // The answer to a write replayed by its operation ID, from the ledger alone.
 BookingOutcome Replay(const engine::Reservation& r);
 // The refusal of an operation ID reused for another write.
 std::string DifferentWrite(const std::string& op_id);
-
-// {"end_at":..,"expected_memory_mb":..,"gpus":[..],"mode":..,"share_units":..,"start_at":..,"cpus":..,"ram_mb":..}
-std::string StateJson(const engine::Reservation& r);
 
 // Validation shared by create, recommend and slots. Fills defaults (share
 // units, host budget declarations) into `request`.

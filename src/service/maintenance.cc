@@ -25,13 +25,18 @@ Result<VerifyReport> BookingService::Verify(const Actor& actor, const std::strin
     s = other.get();
     r.path = path;
   }
-  BK_ASSIGN_OR_RETURN(r.integrity, s->IntegrityCheck());
-  BK_ASSIGN_OR_RETURN(r.reservations, s->CountReservations({}));
-  engine::Seconds now = impl_->Now();
-  BK_ASSIGN_OR_RETURN(auto fps, s->ActiveFootprints(now));
-  r.active = static_cast<int64_t>(fps.size());
-  r.violations = engine::CheckInvariants(impl_->policy(), fps);
+  BK_TRY(CheckLedger(*s, impl_->policy(), impl_->Now(), r));
   return r;
+}
+
+::bk::Status CheckLedger(store::LedgerStore& s, const engine::Policy& policy, engine::Seconds now,
+                         VerifyReport& r) {
+  BK_ASSIGN_OR_RETURN(r.integrity, s.IntegrityCheck());
+  BK_ASSIGN_OR_RETURN(r.reservations, s.CountReservations({}));
+  BK_ASSIGN_OR_RETURN(auto fps, s.ActiveFootprints(now));
+  r.active = static_cast<int64_t>(fps.size());
+  r.violations = engine::CheckInvariants(policy, fps);
+  return Ok();
 }
 
 Result<std::string> BookingService::Backup(const Actor& actor, const std::string& path) {

@@ -211,7 +211,11 @@ Result<HistoryView> BookingService::History(const Actor& actor, const std::strin
 Result<std::vector<store::Event>> BookingService::Log(const Actor& actor, int limit) {
   if (limit < 1 || limit > 1000) return Invalid("--limit must be between 1 and 1000");
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Reader());
-  return s->EventsForUid(actor.uid, limit);
+  // A shared ledger's administrators also see what administrators did to
+  // anyone's bookings. A private ledger has one user, whose log stays theirs
+  // (other owners' events there are history imported from the original).
+  bool audit = actor.admin && impl_->deps.config->deployment != config::Deployment::kPrivate;
+  return s->EventsForUid(actor.uid, limit, audit);
 }
 
 Result<std::vector<store::Notification>> BookingService::Notifications(const Actor& actor, int limit) {

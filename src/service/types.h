@@ -112,6 +112,19 @@ struct CancelOutcome {
   bool replayed = false;
 };
 
+// An administrator gives an active booking to another local account.
+struct TransferRequest {
+  std::string ref;
+  std::string to;      // the new owner's login name
+  std::string reason;  // told to both owners and kept in the history
+};
+
+struct TransferOutcome {
+  engine::Reservation reservation;  // as it is now: owned by the new owner
+  uint32_t from_uid = 0;
+  std::string from_username;
+};
+
 // The rest of a booking given back once the command it was booked for has
 // exited (bk run, worker jobs).
 struct ReleaseRequest {
@@ -328,6 +341,15 @@ struct VerifyReport {
   int64_t reservations = 0;
   int64_t active = 0;
   bool ok() const { return integrity == "ok" && violations.empty(); }
+};
+
+// `bk admin data restore` and `clear`: the ledger as it was is kept in
+// `kept` (restore: beside it; clear: the verified backup), and `checked` is
+// the verification of what was put in place (restore: the backup) or of
+// what was kept (clear).
+struct LedgerSwap {
+  std::string kept;
+  VerifyReport checked;
 };
 
 // How far an import is: bytes while reading, records afterwards.

@@ -29,16 +29,40 @@ CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
 
 constexpr std::string_view kNotificationReadsTable = "notification_reads";
 
+// Every table of the ledger, each after the ones its rows reference.
+std::vector<std::string_view> LedgerTables() {
+  return {"meta",
+          kReservationTable.info.name,
+          kOperationTable.info.name,
+          kEventTable.info.name,
+          kNotificationTable.info.name,
+          kNotificationReadsTable,
+          kJobTable.info.name,
+          kAnnouncementTable.info.name};
+}
+
 // `bk reset`: every row goes, the schema stays. The history's append-only
-// rules are lifted only inside the reset's own transaction. Jobs go before
-// the reservations they reference.
+// rules are lifted only inside the reset's own transaction. Rows go before
+// the rows they reference (jobs before their reservations).
 std::string ResetSql() {
   std::string sql = "DROP TRIGGER events_append_only_update;\nDROP TRIGGER events_append_only_delete;\n";
-  for (std::string_view table :
-       {kJobTable.info.name, kNotificationReadsTable, kNotificationTable.info.name, kEventTable.info.name,
-        kOperationTable.info.name, kReservationTable.info.name, kAnnouncementTable.info.name})
-    sql += fmt::format("DELETE FROM {};\n", table);
-  return sql + "DELETE FROM meta;\n" + kEventRules;
+  const auto tables = LedgerTables();
+  for (auto table = tables.rbegin(); table != tables.rend(); ++table)
+    sql += fmt::format("DELETE FROM {};\n", *table);
+  return sql + kEventRules;
+}
+
+// Copies every row of `table` from the attached ledger "restored", column by
+// name, so a column's place in either file does not matter.
+Result<std::string> CopySql(Db& db, std::string_view table) {
+  BK_ASSIGN_OR_RETURN(Stmt st, db.Prepare(fmt::format("PRAGMA main.table_info({})", table)));
+  std::string columns;
+  while (true) {
+    BK_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    columns += (columns.empty() ? "" : ", ") + st.Text(1);
+  }
+  return fmt::format("INSERT INTO main.{0} ({1}) SELECT {1} FROM restored.{0};\n", table, columns);
 }
 
 // Version 1: reservations, operation IDs, the append-only history, notifications.
@@ -246,18 +270,37 @@ Result<WriteTxn> LedgerStore::BeginWrite() {
   return WriteTxn(this, true);
 }
 
-Result<LedgerStore::Cleared> LedgerStore::Reset() {
-  BK_ASSIGN_OR_RETURN(WriteTxn txn, BeginWrite());
-  Cleared cleared;
-  BK_ASSIGN_OR_RETURN(cleared.reservations, CountReservations());
-  {
-    BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT count(*) FROM events"));
-    BK_ASSIGN_OR_RETURN(bool row, st.Step());
-    cleared.events = row ? st.Int(0) : 0;
+Result<LedgerStore::Cleared> LedgerStore::Reset() { return ReplaceWith("", {}); }
+
+Result<LedgerStore::Cleared> LedgerStore::ReplaceWith(const std::string& source,
+                                                      const std::function<Status()>& while_locked) {
+  if (!source.empty()) {
+    BK_ASSIGN_OR_RETURN(Stmt attach, db_->Prepare("ATTACH DATABASE ? AS restored"));
+    attach.Bind(1, source);
+    BK_TRY(attach.Run());
   }
-  BK_TRY(db_->Exec(ResetSql()));
-  BK_TRY(txn.Commit());
-  return cleared;
+  auto replaced = [&]() -> Result<Cleared> {
+    BK_ASSIGN_OR_RETURN(WriteTxn txn, BeginWrite());
+    if (while_locked) BK_TRY(while_locked());
+    Cleared cleared;
+    BK_ASSIGN_OR_RETURN(cleared.reservations, CountReservations());
+    {
+      BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT count(*) FROM events"));
+      BK_ASSIGN_OR_RETURN(bool row, st.Step());
+      cleared.events = row ? st.Int(0) : 0;
+    }
+    std::string sql = ResetSql();
+    if (!source.empty())
+      for (std::string_view table : LedgerTables()) {
+        BK_ASSIGN_OR_RETURN(std::string copy, CopySql(*db_, table));
+        sql += copy;
+      }
+    BK_TRY(db_->Exec(sql));
+    BK_TRY(txn.Commit());
+    return cleared;
+  }();
+  if (!source.empty()) (void)db_->Exec("DETACH DATABASE restored");
+  return replaced;
 }
 
 Result<std::optional<std::string>> LedgerStore::BoundPolicy() {
@@ -419,9 +462,11 @@ Status LedgerStore::AppendEvent(const Event& e) {
   return WriteRow(*db_, sql, kEventTable, e);
 }
 
-Result<std::vector<Event>> LedgerStore::EventsForUid(uint32_t uid, int limit) {
-  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("SELECT * FROM (" + SelectEvents() +
-                                           " WHERE uid = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq"));
+Result<std::vector<Event>> LedgerStore::EventsForUid(uint32_t uid, int limit, bool admin_actions) {
+  const char* which =
+      admin_actions ? " WHERE uid = ?1 OR actor_uid = ?1 OR action LIKE 'admin-%'" : " WHERE uid = ?1";
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("SELECT * FROM (" + SelectEvents() + which +
+                                           " ORDER BY seq DESC LIMIT ?2) ORDER BY seq"));
   st.Bind(1, int64_t{uid}).Bind(2, int64_t{limit});
   return ReadRows(st, kEventTable);
 }

@@ -112,8 +112,10 @@ class LedgerStore {
   Status InsertOperation(const Operation& op);
 
   Status AppendEvent(const Event& e);
-  // Newest `limit` events of an owner, returned oldest first.
-  Result<std::vector<Event>> EventsForUid(uint32_t uid, int limit);
+  // Newest `limit` events of an owner, returned oldest first; with
+  // `admin_actions`, every administrator's action ("admin-..." events) and
+  // whatever `uid` did to others' bookings too (an administrator's audit).
+  Result<std::vector<Event>> EventsForUid(uint32_t uid, int limit, bool admin_actions = false);
   Result<std::vector<Event>> EventsForReservation(const std::string& id);
 
   Status InsertNotification(const Notification& n);
@@ -168,6 +170,14 @@ class LedgerStore {
     int64_t events = 0;
   };
   Result<Cleared> Reset();
+  // Replaces everything the ledger holds with what the closed ledger file
+  // `source` holds (an empty path: nothing), in one write transaction, so a
+  // reader sees the old ledger or the new one, never a mix. `source` must be
+  // at this schema version (opening it with Open migrates it). `while_locked`,
+  // when set, runs once this connection holds the write lock and before
+  // anything changes (it keeps the old ledger aside); when it fails, nothing
+  // changes. Returns what was there. Not inside an open group.
+  Result<Cleared> ReplaceWith(const std::string& source, const std::function<Status()>& while_locked);
 
   // A consistent copy of the live ledger into the new file `path` (SQLite's
   // online backup API; the file is created 0600 and must not exist).

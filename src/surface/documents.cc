@@ -1,5 +1,7 @@
 #include "surface/documents.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -504,15 +506,37 @@ std::string ErrorDoc(const Error& e) {
   return d.dump();
 }
 
-std::string VerifyDoc(const service::VerifyReport& r) {
-  return json{{"kind", "verify"},
-              {"schema_version", "gpubk.verify.v1"},
-              {"path", r.path},
-              {"integrity", r.integrity},
-              {"violations", r.violations},
-              {"reservations", r.reservations},
-              {"active", r.active},
-              {"ok", r.ok()}}
+namespace {
+
+json VerifyJson(const service::VerifyReport& r) {
+  return {{"kind", "verify"},
+          {"schema_version", "gpubk.verify.v1"},
+          {"path", r.path},
+          {"integrity", r.integrity},
+          {"violations", r.violations},
+          {"reservations", r.reservations},
+          {"active", r.active},
+          {"ok", r.ok()}};
+}
+
+}  // namespace
+
+std::string VerifyDoc(const service::VerifyReport& r) { return VerifyJson(r).dump(); }
+
+std::string TransferDoc(const service::TransferOutcome& o, uint32_t caller, const engine::Policy& p,
+                        engine::Seconds now) {
+  json d = Envelope("transfer_result");
+  d["reservation"] = PublicReservation(o.reservation, caller, p, now);
+  d["from"] = {{"uid", o.from_uid}, {"username", o.from_username}};
+  d["to"] = {{"uid", o.reservation.uid}, {"username", o.reservation.username}};
+  return d.dump();
+}
+
+std::string LedgerSwapDoc(std::string_view kind, const service::LedgerSwap& s) {
+  return json{{"kind", kind},
+              {"schema_version", fmt::format("gpubk.{}.v1", kind)},
+              {"kept", s.kept},
+              {"checked", VerifyJson(s.checked)}}
       .dump();
 }
 

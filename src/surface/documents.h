@@ -66,5 +66,11 @@ std::string ErrorDoc(const Error& e);
 std::string SlotsDoc(const service::SlotsResult& r, const service::CreateRequest& request);
 std::string ImportDoc(const service::ImportSummary& s);
 std::string VerifyDoc(const service::VerifyReport& r);
+// transfer_result: the booking as the new owner holds it, and who had it.
+std::string TransferDoc(const service::TransferOutcome& o, uint32_t caller, const engine::Policy& p,
+                        engine::Seconds now);
+// gpubk.restore.v1 / gpubk.clear.v1 (`kind` restore or clear): where the
+// ledger as it was is kept, and the verification of what was checked.
+std::string LedgerSwapDoc(std::string_view kind, const service::LedgerSwap& s);
 
 }  // namespace bk::surface

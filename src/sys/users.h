@@ -24,6 +24,11 @@ struct Account {
   std::string gecos;
 };
 Account LookupAccount(uid_t uid);
+// Whether `uid` administers a deployment whose ledger `owner` holds: root,
+// the owner, and the members of `admin_group` (empty: no group), by their
+// primary group or the group database's supplementary lists (getgrouplist),
+// so a new member counts from their next command without a new login.
+bool IsAdministrator(uid_t uid, uid_t owner, const std::string& admin_group);
 // $HOME when absolute, else the passwd home directory, else "".
 std::string HomeDir();
 

@@ -1,5 +1,6 @@
 #include "sys/users.h"
 
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
 #include <unistd.h>
@@ -34,6 +35,23 @@ TEST(Users, UnknownUidFallsBackToDecimal) {
   ASSERT_EQ(getpwuid(kNoSuchUid), nullptr);
   EXPECT_EQ(UserName(kNoSuchUid), "3999999");
   EXPECT_EQ(UidForName("3999999"), std::optional<uid_t>(kNoSuchUid));
+}
+
+// Root and the owner always; others only through the named group, which
+// `nobody` is in by its primary group on Debian-like systems.
+TEST(Users, AdministratorsAreRootTheOwnerAndTheAdminGroup) {
+  passwd* nobody = getpwnam("nobody");
+  group* primary = nobody ? getgrgid(nobody->pw_gid) : nullptr;
+  if (!nobody || !primary) GTEST_SKIP() << "no nobody account with a named primary group";
+  const uid_t uid = nobody->pw_uid;
+  const std::string own_group = primary->gr_name;
+  EXPECT_TRUE(IsAdministrator(0, 1234, ""));
+  EXPECT_TRUE(IsAdministrator(uid, uid, ""));
+  EXPECT_FALSE(IsAdministrator(uid, 1234, ""));
+  EXPECT_TRUE(IsAdministrator(uid, 1234, own_group));
+  EXPECT_FALSE(IsAdministrator(uid, 1234, "no-such-group-gpubk-test"));
+  if (own_group != "root") EXPECT_FALSE(IsAdministrator(uid, 1234, "root"));
+  EXPECT_FALSE(IsAdministrator(kNoSuchUid, 1234, own_group));
 }
 
 TEST(Users, UnknownNameIsNullopt) {
