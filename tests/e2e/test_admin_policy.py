@@ -162,6 +162,27 @@ class AdminPolicy(users.ServerCase):
         self.refused_unchanged(self.owner, "admin", "blackout", "rm", "ffffffff", "--yes")
         self.refused_unchanged(self.a, "admin", "blackout", "add", AT, "2h", "mine", "--yes")
 
+    def test_maintain_blocks_the_window_and_announces_it(self):
+        mine = self.book(self.a, "1", "1h", "-t", AT)
+        out = self.ok(self.owner, "admin", "maintain", "--reason", "PSU swap", "--start", AT, "--duration", "2h",
+                      "--yes")
+        self.assertIn("1 booking owner(s) notified", out)
+        self.assertIn("published: ", out)
+        windows = self.json_ok(self.owner, "admin", "blackout", "list", "--json")
+        self.assertEqual([(w["start_at"], w["end_at"], w["reason"]) for w in windows],
+                         [(AT, "2026-11-29T22:00:00Z", "PSU swap")])
+        # Everyone sees the announcement now, before the window starts; bookings into it are refused.
+        self.assertIn("WARNING: Maintenance", self.ok(self.a, "st"))
+        self.assertIn("PSU swap", self.fails(self.a, "1", "30m", "-t", "2026-11-29T21:00:00Z"))
+        self.assertIn(mine["id"], [r["id"] for r in self.mine(self.a)])
+        # A dry run changes nothing; bad input is one line.
+        before = self.config_hash()
+        self.ok(self.owner, "admin", "maintain", "--start", "2026-11-30T08:00:00Z", "--dry-run")
+        self.assertEqual(self.config_hash(), before)
+        self.refused_unchanged(self.owner, "admin", "maintain", "--duration", "0m", "--yes")
+        self.refused_unchanged(self.owner, "admin", "maintain", "--level", "loud", "--yes")
+        self.refused_unchanged(self.a, "admin", "maintain", "--yes")
+
     def test_cancel_overlapping_blackout(self):
         mine = self.book(self.a, "1", "1h", "-t", AT)
         self.refused_unchanged(self.owner, "admin", "blackout", "add", AT, "1h", "rack move",
