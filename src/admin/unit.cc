@@ -70,6 +70,8 @@ std::string RenderSystemUnit(const SystemUnitSpec& s) {
       "Group={2}\n"
       "Environment={3}\n"
       "ExecStart={4} server serve --config {5}\n"
+      "# `systemctl reload gpubk`: the daemon applies the config file's policy (never forcing it).\n"
+      "ExecReload=/bin/kill -HUP $MAINPID\n"
       "Restart=on-failure\n"
       "RestartSec=5\n"
       "# 2: a configuration to fix; 75: another daemon serves this ledger; 77: not the configured owner;\n"

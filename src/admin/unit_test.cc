@@ -22,6 +22,7 @@ TEST(SystemUnitTest, OneNotifyUnitRunningServeAsTheServiceAccount) {
   EXPECT_TRUE(Has(u, "\nUser=gpubk\nGroup=gpubk\n"));
   EXPECT_TRUE(Has(u, "\nEnvironment=\"BK_CONFIG_FILE=/etc/gpubk/config.json\"\n"));
   EXPECT_TRUE(Has(u, "\nExecStart=\"/usr/local/bin/bk\" server serve --config \"/etc/gpubk/config.json\"\n"));
+  EXPECT_TRUE(Has(u, "\nExecReload=/bin/kill -HUP $MAINPID\n"));
   EXPECT_TRUE(Has(u, "\nRestart=on-failure\n"));
   EXPECT_TRUE(Has(u, "\nRuntimeDirectory=gpubk\nRuntimeDirectoryMode=0711\nRuntimeDirectoryPreserve=yes\n"));
   EXPECT_TRUE(Has(u, "\nReadWritePaths=/var/lib/gpubk\n"));
