@@ -82,7 +82,8 @@ Result<int> RunAdminMaintain(Context& ctx, const std::vector<std::string>& args)
   if (length > 365 * engine::kDay) return Invalid("a maintenance window may last at most 365 days");
   BK_ASSIGN_OR_RETURN(engine::Seconds from, engine::ParseViewTime(plan.start, now, *ctx.zone));
   const std::string window = surface::RangeText(from, from + length, *ctx.zone);
-  ctx.Print(fmt::format("Maintenance: {} on {} GPU(s): {}", window, plan.gpus, plan.reason));
+  const std::string where = plan.gpus == "all" ? "all GPUs" : "GPU " + plan.gpus;
+  ctx.Print(fmt::format("Maintenance: {} on {}: {}", window, where, plan.reason));
   ctx.Print(plan.blackout ? "  blackout: bookings on those GPUs are refused during the window"
                           : "  blackout: none (bookings stay possible)");
   ctx.Print(plan.level == "none"

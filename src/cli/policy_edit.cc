@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -66,8 +67,39 @@ std::string Document(const PolicyEdit& edit, const service::PolicyChange& change
       .dump(2);
 }
 
+// One blackout window as people read it: "START -> END on GPU 1,2: REASON" (UTC here, local once printed).
+std::string WindowText(const nlohmann::json& w) {
+  std::string gpus = "all GPUs";
+  if (w.contains("gpus") && w["gpus"].is_array() && !w["gpus"].empty())
+    gpus = "GPU " + JoinInts(w["gpus"].get<std::vector<int>>(), ",");
+  return fmt::format("{} -> {} on {}: {}", w.value("start_at", "?"), w.value("end_at", "?"), gpus,
+                     w.value("reason", ""));
+}
+
+// The windows a blackout change adds and removes, rather than both lists whole.
+void PrintBlackoutChange(const Context& ctx, const config::KeyChange& c) {
+  auto list = [](const std::string& text) {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    return j.is_array() ? j : nlohmann::json::array();
+  };
+  nlohmann::json before = list(c.before), after = list(c.after);
+  ctx.Print(fmt::format("  blackout windows: {} -> {}", before.size(), after.size()));
+  for (const auto& w : before)
+    if (std::find(after.begin(), after.end(), w) == after.end())
+      ctx.Print("    - " + ctx.Local(WindowText(w)));
+  for (const auto& w : after)
+    if (std::find(before.begin(), before.end(), w) == before.end())
+      ctx.Print("    + " + ctx.Local(WindowText(w)));
+}
+
 void PrintPlan(const Context& ctx, const service::PolicyChange& change) {
-  for (const auto& c : change.changes) ctx.Print(fmt::format("  {}: {} -> {}", c.key, c.before, c.after));
+  for (const auto& c : change.changes) {
+    if (c.key == "booking_blackouts") {
+      PrintBlackoutChange(ctx, c);
+    } else {
+      ctx.Print(fmt::format("  {}: {} -> {}", c.key, c.before, c.after));
+    }
+  }
   if (!change.restart.empty())
     ctx.Print(fmt::format("  also changed in the file, applied at the daemon's next start: {}",
                           Join(change.restart, ", ")));
