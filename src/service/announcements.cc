@@ -90,17 +90,10 @@ std::string AnnouncementState(const Announcement& a) {
 
 store::Event AnnouncementEvent(const std::string& action, const Actor& actor, const Announcement& a,
                                Seconds now) {
-  store::Event e;
-  e.event_id = sys::NewUuid();
-  e.transaction_id = sys::NewUuid();
-  e.ts = now;
-  e.uid = e.actor_uid = actor.uid;
-  e.username = e.actor_username = actor.username;
-  e.action = action;
+  store::Event e = ServerEvent(action, actor, a.id, now);
   e.op_id = sys::NewUuid();
   e.start = a.starts_at;
   e.end = a.expires_at;
-  e.message = a.id;
   e.after = AnnouncementState(a);
   return e;
 }

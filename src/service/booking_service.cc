@@ -269,6 +269,19 @@ Result<std::string> CheckedReason(const std::string& raw) {
   return reason;
 }
 
+store::Event ServerEvent(const std::string& action, const Actor& actor, const std::string& message,
+                         Seconds now) {
+  store::Event e;
+  e.event_id = sys::NewUuid();
+  e.transaction_id = sys::NewUuid();
+  e.ts = now;
+  e.uid = e.actor_uid = actor.uid;
+  e.username = e.actor_username = actor.username;
+  e.action = action;
+  e.message = message;
+  return e;
+}
+
 store::Event MakeEvent(const std::string& action, const Reservation& r, const Actor& actor,
                        const std::string& op_id, const std::string& message, Seconds now) {
   store::Event e;

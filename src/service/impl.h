@@ -165,6 +165,10 @@ struct BookingService::Impl {
                                  engine::Seconds now);
 };
 
+// An audit event about the server rather than one booking (a policy change,
+// an announcement): `actor` is its subject too; fresh event and transaction IDs.
+store::Event ServerEvent(const std::string& action, const Actor& actor, const std::string& message,
+                         engine::Seconds now);
 // An audit event of `action` on `r` by `actor` at `now`, with a fresh event ID.
 store::Event MakeEvent(const std::string& action, const engine::Reservation& r, const Actor& actor,
                        const std::string& op_id, const std::string& message, engine::Seconds now);

@@ -78,15 +78,9 @@ Result<PolicyChange> BookingService::ChangePolicyImpl(const Actor& actor, const 
   const std::string reason(Trim(request.reason.value_or("")));
   std::vector<std::string> keys;
   for (const auto& c : out.changes) keys.push_back(c.key);
-  store::Event e;
-  e.event_id = sys::NewUuid();
-  e.ts = now;
-  e.uid = actor.uid;
-  e.username = actor.username;
-  e.actor_uid = actor.uid;
-  e.actor_username = actor.username;
-  e.action = "policy-change";
-  e.message = fmt::format("policy changed: {}{}", Join(keys, ", "), reason.empty() ? "" : "; " + reason);
+  store::Event e = ServerEvent(
+      "policy-change", actor,
+      fmt::format("policy changed: {}{}", Join(keys, ", "), reason.empty() ? "" : "; " + reason), now);
   e.before = ChangesJson(out.changes, false);
   e.after = ChangesJson(out.changes, true);
   BK_TRY(s->AppendEvent(e));
