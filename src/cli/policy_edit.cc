@@ -140,6 +140,11 @@ Result<std::string> EditableServerConfig(const Context& ctx) {
     return Invalid(
         "this bk uses a private ledger: its policy is its config.json (`bk config --keys` lists the keys); "
         "`bk admin` changes a shared server's policy (`bk server connect` first)");
+  if (c.original_format)
+    return Invalid(fmt::format(
+        "{} is GPUBK 0.2.8's config, which this bk reads but never rewrites; edit it by hand and restart the "
+        "daemon, or write a gpubk.server.v1 config (the administrator guide shows how)",
+        c.server_config));
   struct stat st {};
   if (lstat(c.server_config.c_str(), &st) != 0)
     return Invalid(fmt::format("cannot read {}", c.server_config));
@@ -191,6 +196,12 @@ Result<int> ApplyPolicyEdit(Context& ctx, const PolicyEdit& edit) {
   service::PolicyReloadRequest apply{std::nullopt, sys::Sha256Hex(after), edit.force, edit.cancel_conflicting,
                                      edit.reason};
   auto done = ledger->ReloadPolicy(apply);
+  // "unchanged": the daemon runs by this file already (another administrator
+  // made the same change, or it restarted meanwhile); the file stays.
+  if (done && done->status == "unchanged") {
+    ctx.Print("applied: the daemon already runs by this policy");
+    return 0;
+  }
   if (!done || done->status != "applied") {
     // The daemon kept the old policy: so does the file.
     Status back = Replace(path, before);
