@@ -256,7 +256,7 @@ Result<int> RunAdminPolicy(Context& ctx, const std::vector<std::string>& args) {
       "bk admin policy",
       "Change the running server's scheduling policy without stopping it: the config file is rewritten "
       "and the daemon applies it at once. Without options: show the policy.");
-  spec.Option("--disabled-gpus", &disabled, "GPUs nobody may book, e.g. 6,7 (none: every GPU)", "LIST");
+  spec.Option("--disabled-gpus", &disabled, "GPUs nobody may book, e.g. 6,7 (none: all bookable)", "LIST");
   spec.Flag("--enable-all", &enable_all, "enable every GPU");
   spec.Option("--gpu-priority", &priority, "GPUs picked later, e.g. 6=10,7=20 (larger is later)", "G=L,...");
   spec.Flag("--clear-priority", &clear_priority, "every GPU equal again");
