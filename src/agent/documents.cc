@@ -10,6 +10,7 @@
 #include "base/exit_codes.h"
 #include "base/json_opt.h"
 #include "base/version.h"
+#include "config/keys.h"
 #include "engine/parse.h"
 #include "surface/administrator.h"
 #include "surface/doctor.h"
@@ -35,11 +36,11 @@ json NodeJson() {
 
 json PolicyJson(const engine::Policy& p, const config::Config& c, const std::string& transport) {
   json blackouts = json::array();
-  for (const auto& b : p.blackouts)
-    blackouts.push_back({{"start_at", engine::FormatIsoUtc(b.start)},
-                         {"end_at", engine::FormatIsoUtc(b.end)},
-                         {"reason", b.reason},
-                         {"gpus", b.gpus}});  // empty: every GPU
+  for (const auto& b : p.blackouts) {
+    json window = config::BlackoutJson(b);
+    window["gpus"] = b.gpus;  // always there for agents: empty means every GPU
+    blackouts.push_back(window);
+  }
   json priority = json::object();
   for (const auto& [gpu, prio] : p.gpu_priority) priority[std::to_string(gpu)] = prio;
   return {{"booking_blackouts", blackouts},

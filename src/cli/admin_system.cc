@@ -110,11 +110,7 @@ Status CanConfirm(bool yes, const std::string& what) {
 }
 
 bool Confirmed(Context& ctx, bool yes, const std::string& question, const std::string& word) {
-  if (yes) return true;
-  std::fputs(fmt::format("{}? Type {} to continue: ", question, word).c_str(), ctx.out);
-  std::fflush(ctx.out);
-  std::string line;
-  return std::getline(std::cin, line) && Trim(line) == word;
+  return yes || TypedWord(ctx, fmt::format("{}? Type {} to continue: ", question, word), word);
 }
 
 std::string Systemctl() {

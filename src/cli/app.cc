@@ -68,6 +68,13 @@ Status Confirm(const Context& ctx, bool yes, const std::string& question) {
   return Invalid("not confirmed; nothing was changed");
 }
 
+bool TypedWord(const Context& ctx, const std::string& prompt, const std::string& word) {
+  std::fputs(prompt.c_str(), ctx.out);
+  std::fflush(ctx.out);
+  std::string line;
+  return std::getline(std::cin, line) && Trim(line) == word;
+}
+
 std::optional<Result<int>> ParseOrHelp(Context& ctx, ArgSpec& spec, const std::vector<std::string>& args) {
   if (Status s = spec.Parse(args); !s) return std::unexpected(s.error());
   if (!spec.help_requested()) return std::nullopt;

@@ -27,10 +27,7 @@ namespace {
 Result<bool> Confirmed(Context& ctx, bool yes, const std::string& question) {
   if (yes) return true;
   if (!isatty(STDIN_FILENO)) return Invalid(question + " Add --yes to confirm without a terminal.");
-  std::fputs((question + " Type yes to continue: ").c_str(), ctx.out);
-  std::fflush(ctx.out);
-  std::string line;
-  return std::getline(std::cin, line) && Trim(line) == "yes";
+  return TypedWord(ctx, question + " Type yes to continue: ", "yes");
 }
 
 void PrintChecked(Context& ctx, const service::VerifyReport& r) {

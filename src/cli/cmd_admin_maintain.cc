@@ -10,6 +10,7 @@
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/context.h"
+#include "cli/policy_edit.h"
 #include "engine/parse.h"
 #include "surface/text.h"
 
@@ -28,7 +29,7 @@ std::string Ask(const Context& ctx, const std::string& question, const std::stri
 
 struct Plan {
   std::string reason = "Server maintenance";
-  std::string start;  // as typed; the next slot by default
+  std::string start;  // as typed; empty: the next slot
   std::string duration = "2h";
   std::string gpus = "all";
   std::string level = "warning";  // or "none": no announcement
@@ -61,7 +62,8 @@ Result<int> RunAdminMaintain(Context& ctx, const std::vector<std::string>& args)
   engine::Seconds now = ctx.clock->Now();
   const engine::SlotGrid grid = ctx.config.policy.grid();
   Plan plan;
-  plan.start = surface::LocalTimes(engine::FormatIsoUtc(grid.Floor(now) + ctx.config.policy.slot), *ctx.zone);
+  const std::string next_slot = engine::FormatIsoUtc(grid.Floor(now) + ctx.config.policy.slot);
+  const std::string next_slot_shown = surface::LocalTimes(next_slot, *ctx.zone);
   plan.reason = reason.value_or(plan.reason);
   plan.start = start.value_or(plan.start);
   plan.duration = duration.value_or(plan.duration);
@@ -71,16 +73,21 @@ Result<int> RunAdminMaintain(Context& ctx, const std::vector<std::string>& args)
   const bool asked = !yes && !dry_run && isatty(STDIN_FILENO);
   if (asked && !reason && !start && !duration) {
     plan.reason = Ask(ctx, "Reason", plan.reason);
-    plan.start = Ask(ctx, "Starts", plan.start);
+    plan.start = Ask(ctx, "Starts", plan.start.empty() ? next_slot_shown : plan.start);
+    if (plan.start == next_slot_shown) plan.start.clear();  // the default, shown in local time
     plan.duration = Ask(ctx, "Duration", plan.duration);
     if (!no_blackout) plan.gpus = Ask(ctx, "GPUs (all or a list such as 2,3)", plan.gpus);
     if (!no_announce) plan.level = Ask(ctx, "Announcement level (info/warning/critical/none)", plan.level);
   }
   if (plan.level != "none" && plan.level != "info" && plan.level != "warning" && plan.level != "critical")
     return Invalid(fmt::format("--level must be info, warning or critical, not {}", plan.level));
-  BK_ASSIGN_OR_RETURN(engine::Seconds length, engine::ParseDuration(plan.duration));
-  if (length > 365 * engine::kDay) return Invalid("a maintenance window may last at most 365 days");
-  BK_ASSIGN_OR_RETURN(engine::Seconds from, engine::ParseViewTime(plan.start, now, *ctx.zone));
+  // Who may not change the blackouts hears so before any plan is shown.
+  if (auto editable = EditableServerConfig(ctx); !editable && !no_blackout)
+    return std::unexpected(editable.error());
+  // Checked as `bk admin blackout add` checks a window, announced or not.
+  BK_ASSIGN_OR_RETURN(engine::Blackout b, NewBlackout(ctx, plan.start.empty() ? next_slot : plan.start,
+                                                      plan.duration, plan.reason, plan.gpus));
+  const engine::Seconds from = b.start, length = b.end - b.start;
   const std::string window = surface::RangeText(from, from + length, *ctx.zone);
   const std::string where = plan.gpus == "all" ? "all GPUs" : "GPU " + plan.gpus;
   ctx.Print(fmt::format("Maintenance: {} on {}: {}", window, where, plan.reason));
@@ -89,27 +96,17 @@ Result<int> RunAdminMaintain(Context& ctx, const std::vector<std::string>& args)
   ctx.Print(plan.level == "none"
                 ? "  announcement: none"
                 : fmt::format("  announcement: {}, shown from now until the window ends", plan.level));
-  int rc = 0;
   if (plan.blackout) {
-    std::vector<std::string> add = {
-        "add",    engine::FormatIsoUtc(from), engine::FormatIsoUtc(from + length), plan.reason, "--gpus",
-        plan.gpus};
-    if (cancel) {
-      add.insert(add.end(), {"--cancel-overlapping", "--reason", cancel_reason.value_or(plan.reason)});
-    }
-    if (dry_run) add.push_back("--dry-run");
-    if (yes || asked) add.push_back("--yes");
-    if (asked) {
-      std::fputs("Apply this maintenance plan? [y/N] ", ctx.out);
-      std::fflush(ctx.out);
-      std::string line;
-      std::string answer = std::getline(std::cin, line) ? ToLower(std::string(Trim(line))) : "";
-      if (answer != "y" && answer != "yes") {
-        ctx.Print("No changes made.");
-        return 1;
-      }
-    }
-    BK_ASSIGN_OR_RETURN(rc, RunAdminBlackout(ctx, add));
+    PolicyEdit opts;
+    opts.dry_run = dry_run;
+    opts.cancel_conflicting = cancel;
+    if (cancel) opts.reason = cancel_reason.value_or(plan.reason);
+    BK_TRY(Confirm(ctx, !asked, "Apply this maintenance plan?"));
+    opts.yes = yes || asked;  // neither: ApplyPolicyEdit asks for --yes
+    std::vector<engine::Blackout> windows = ctx.config.policy.blackouts;
+    windows.push_back(b);
+    BK_ASSIGN_OR_RETURN(PolicyEdit edit, BlackoutChange(ctx, windows, b.reason, opts));
+    BK_ASSIGN_OR_RETURN(int rc, ApplyPolicyEdit(ctx, edit));
     if (rc != 0) return rc;
   }
   if (plan.level == "none" || dry_run) return 0;

@@ -11,6 +11,7 @@
 #include "cli/args.h"
 #include "cli/context.h"
 #include "cli/policy_edit.h"
+#include "config/keys.h"
 #include "engine/parse.h"
 #include "surface/text.h"
 #include "sys/sha256.h"
@@ -53,28 +54,6 @@ std::string BlackoutId(const engine::Blackout& b) {
       fmt::format("{}\0{}\0{}", engine::FormatIsoUtc(b.start), engine::FormatIsoUtc(b.end), b.reason);
   if (!b.gpus.empty()) text += "\0" + JoinInts(b.gpus, ",");
   return sys::Sha256Hex(text).substr(0, 8);
-}
-
-json BlackoutJson(const engine::Blackout& b) {
-  json j = {{"start_at", engine::FormatIsoUtc(b.start)},
-            {"end_at", engine::FormatIsoUtc(b.end)},
-            {"reason", b.reason}};
-  if (!b.gpus.empty()) j["gpus"] = b.gpus;
-  return j;
-}
-
-// The edit that makes `windows` the server's blackouts.
-PolicyEdit BlackoutEdit(const std::vector<engine::Blackout>& windows) {
-  PolicyEdit edit;
-  json list = json::array();
-  for (const auto& b : windows) list.push_back(BlackoutJson(b));
-  if (windows.empty()) {
-    edit.keys["booking_blackouts"] = std::nullopt;
-  } else {
-    edit.keys["booking_blackouts"] = list.dump();
-  }
-  edit.kind = "admin-blackout";
-  return edit;
 }
 
 Result<size_t> FindBlackout(const std::vector<engine::Blackout>& windows, const std::string& ref) {
@@ -133,7 +112,7 @@ int BlackoutList(const Context& ctx, bool as_json) {
   if (as_json) {
     json out = json::array();
     for (const auto& b : windows) {
-      json j = BlackoutJson(b);
+      json j = config::BlackoutJson(b);
       j["id"] = BlackoutId(b);
       j["gpus"] = b.gpus;
       out.push_back(j);
@@ -154,6 +133,34 @@ int BlackoutList(const Context& ctx, bool as_json) {
 }
 
 }  // namespace
+
+Result<engine::Blackout> NewBlackout(const Context& ctx, const std::string& start, const std::string& end,
+                                     const std::string& reason, const std::optional<std::string>& gpus) {
+  BK_ASSIGN_OR_RETURN(auto w, Window(ctx, start, end));
+  BK_TRY(CheckReasonText(reason));
+  BK_ASSIGN_OR_RETURN(std::vector<int> closed, BlackoutGpus(ctx, gpus));
+  return engine::Blackout{w.first, w.second, std::string(Trim(reason)), closed};
+}
+
+Result<PolicyEdit> BlackoutChange(const Context& ctx, const std::vector<engine::Blackout>& windows,
+                                  const std::string& why, const PolicyEdit& opts) {
+  if (windows.size() > 512)
+    return Invalid("a server keeps at most 512 blackout windows; remove old ones first");
+  if (opts.cancel_conflicting && !opts.reason)
+    return Invalid("--cancel-overlapping needs --reason TEXT: the owners are told");
+  PolicyEdit edit = opts;
+  json list = json::array();
+  for (const auto& b : windows) list.push_back(config::BlackoutJson(b));
+  edit.keys["booking_blackouts"] = windows.empty() ? std::nullopt : std::optional(list.dump());
+  edit.kind = "admin-blackout";
+  // Overlapping bookings never stop a blackout: they stay unless cancelled,
+  // and their owners are told why, in the blackout's words.
+  edit.force = !opts.cancel_conflicting;
+  edit.reason = opts.reason ? opts.reason : std::optional(why);
+  edit.question = fmt::format("Apply this blackout change ({} -> {} windows)?",
+                              ctx.config.policy.blackouts.size(), windows.size());
+  return edit;
+}
 
 // bk admin blackout list | add START END REASON | edit ID | rm ID.
 // Long on purpose: the four actions share their options and the one apply.
@@ -202,10 +209,7 @@ Result<int> RunAdminBlackout(Context& ctx, const std::vector<std::string>& all) 
   std::vector<engine::Blackout> windows = ctx.config.policy.blackouts;
   engine::Blackout changed;
   if (action == "add") {
-    BK_ASSIGN_OR_RETURN(auto w, Window(ctx, *start, *end));
-    BK_TRY(CheckReasonText(*reason_text));
-    BK_ASSIGN_OR_RETURN(std::vector<int> closed, BlackoutGpus(ctx, gpus));
-    changed = {w.first, w.second, std::string(Trim(*reason_text)), closed};
+    BK_ASSIGN_OR_RETURN(changed, NewBlackout(ctx, *start, *end, *reason_text, gpus));
     windows.push_back(changed);
   } else {
     BK_ASSIGN_OR_RETURN(size_t i, FindBlackout(windows, *start));
@@ -230,20 +234,10 @@ Result<int> RunAdminBlackout(Context& ctx, const std::vector<std::string>& all) 
     }
   }
   if (action == "edit") opts.reason = changed.reason;
-  if (windows.size() > 512)
-    return Invalid("a server keeps at most 512 blackout windows; remove old ones first");
-  PolicyEdit edit = BlackoutEdit(windows);
-  edit.dry_run = opts.dry_run, edit.yes = opts.yes, edit.json = as_json;
-  edit.cancel_conflicting = opts.cancel_conflicting;
-  // Overlapping bookings never stop a blackout: they stay unless cancelled,
-  // and their owners are told why, in the blackout's words.
-  edit.force = !opts.cancel_conflicting;
-  edit.reason =
-      opts.reason ? opts.reason : std::optional(changed.reason.empty() ? "blackout removed" : changed.reason);
-  if (opts.cancel_conflicting && !opts.reason)
-    return Invalid("--cancel-overlapping needs --reason TEXT: the owners are told");
-  edit.question = fmt::format("Apply this blackout change ({} -> {} windows)?",
-                              ctx.config.policy.blackouts.size(), windows.size());
+  opts.json = as_json;
+  BK_ASSIGN_OR_RETURN(
+      PolicyEdit edit,
+      BlackoutChange(ctx, windows, changed.reason.empty() ? "blackout removed" : changed.reason, opts));
   return ApplyPolicyEdit(ctx, edit);
 }
 

@@ -36,10 +36,7 @@ bool SharedDataDir(const std::string& dir) {
 
 // The original's question; only the word itself goes on. End of input is a no.
 bool Confirmed(const Context& ctx, const std::string& dir) {
-  std::fputs(fmt::format("Clear all bk data in {}? Type reset to continue: ", dir).c_str(), ctx.out);
-  std::fflush(ctx.out);
-  std::string line;
-  return std::getline(std::cin, line) && Trim(line) == "reset";
+  return TypedWord(ctx, fmt::format("Clear all bk data in {}? Type reset to continue: ", dir), "reset");
 }
 
 struct Removed {

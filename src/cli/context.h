@@ -112,6 +112,9 @@ Result<int> RunLogin(Context& ctx, const std::vector<std::string>& args);  // bk
 // answer y to `question` at a terminal; refused otherwise (no terminal to ask
 // at, or any other answer), with nothing changed.
 Status Confirm(const Context& ctx, bool yes, const std::string& question);
+// For what cannot be undone: prints `prompt` and reads one line; true only
+// when it is `word` itself (end of input is a no).
+bool TypedWord(const Context& ctx, const std::string& prompt, const std::string& word);
 
 // A booking with `-- COMMAND` binds a job; `after` (bk run) takes over once it
 // is booked, otherwise the result and the worker's status are printed.

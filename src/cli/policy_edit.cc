@@ -112,15 +112,6 @@ void PrintPlan(const Context& ctx, const service::PolicyChange& change) {
   }
 }
 
-bool Confirmed(const Context& ctx, const std::string& question) {
-  std::fputs(fmt::format("{} [y/N] ", question).c_str(), ctx.out);
-  std::fflush(ctx.out);
-  std::string line;
-  if (!std::getline(std::cin, line)) return false;
-  std::string answer = ToLower(std::string(Trim(line)));
-  return answer == "y" || answer == "yes";
-}
-
 // Puts `text` in place of `path`, keeping its mode and owner.
 Status Replace(const std::string& path, const std::string& text) {
   struct stat st {};
@@ -186,12 +177,7 @@ Result<int> ApplyPolicyEdit(Context& ctx, const PolicyEdit& edit) {
         ErrorKind::kConflict,
         "refused: nothing changed; cancel or move those bookings first, or rerun with --force --reason "
         "TEXT (they stay, their owners are told) or --cancel-overlapping --reason TEXT");
-  if (ask) {
-    if (!Confirmed(ctx, edit.question)) {
-      ctx.Print("No changes made.");
-      return 1;
-    }
-  }
+  BK_TRY(Confirm(ctx, !ask, edit.question));
   BK_TRY(Replace(path, after));
   service::PolicyReloadRequest apply{std::nullopt, sys::Sha256Hex(after), edit.force, edit.cancel_conflicting,
                                      edit.reason};

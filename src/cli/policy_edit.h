@@ -34,9 +34,20 @@ struct PolicyEdit {
 };
 
 // Runs the three steps, printing the plan and the outcome. Exit status: 0
-// applied, unchanged or only checked; 1 when the question was answered no;
+// applied, unchanged or only checked; 2 when the question was not answered y;
 // 2 when refused (conflicts without --force, or bad input).
 Result<int> ApplyPolicyEdit(Context& ctx, const PolicyEdit& edit);
+
+// A new blackout window as `bk admin blackout add` takes it: START as -t
+// takes it, END a time or a length after START, a reason of 1-512
+// characters, GPUs "all" (or absent) or a list; checked against this server.
+Result<engine::Blackout> NewBlackout(const Context& ctx, const std::string& start, const std::string& end,
+                                     const std::string& reason, const std::optional<std::string>& gpus);
+// The edit that makes `windows` the server's blackouts, with the flags of
+// `opts`: bookings they overlap stay (owners told `why`, or opts.reason)
+// unless opts.cancel_conflicting, which needs opts.reason.
+Result<PolicyEdit> BlackoutChange(const Context& ctx, const std::vector<engine::Blackout>& windows,
+                                  const std::string& why, const PolicyEdit& opts);
 
 // The server config a policy change rewrites, refused for a private ledger
 // and for a caller who may not write it (root or the file's owner may).

@@ -547,6 +547,14 @@ std::string DefaultDoc(const KeySpec& k) {
 
 std::span<const KeySpec> Keys() { return kKeys; }
 
+json BlackoutJson(const engine::Blackout& b) {
+  json j = {{"start_at", engine::FormatIsoUtc(b.start)},
+            {"end_at", engine::FormatIsoUtc(b.end)},
+            {"reason", b.reason}};
+  if (!b.gpus.empty()) j["gpus"] = b.gpus;
+  return j;
+}
+
 const KeySpec* FindKey(std::string_view name) {
   for (const auto& k : kKeys)
     if (k.name == name) return &k;

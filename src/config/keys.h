@@ -71,6 +71,9 @@ struct KeySpec {
 
 // In the order suggestions and environment overrides are tried.
 std::span<const KeySpec> Keys();
+// One window as `booking_blackouts` holds it in config.json (gpus only when
+// it closes some, not all): what the key's parser reads back.
+nlohmann::json BlackoutJson(const engine::Blackout& b);
 const KeySpec* FindKey(std::string_view name);
 std::string EnvName(const KeySpec& key);  // BK_<NAME>
 

@@ -11,8 +11,9 @@
 namespace bk::config {
 namespace {
 
-// The real file system, except that one path reads as `text`: a proposal is
-// loaded exactly as the file would be, checks of its directory included.
+// The real file system, except that one path reads as `text` (the file as
+// read once, or a proposal in its place), loaded as the file itself would be,
+// checks of its directory included.
 class ProposalFileSystem final : public sys::FileSystem {
  public:
   ProposalFileSystem(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {}
@@ -91,11 +92,10 @@ Result<PolicyProposal> ProposePolicy(const Config& current, const std::optional<
   if (!expect_sha256.empty() && sys::Sha256Hex(on_disk) != expect_sha256)
     return Fail(ErrorKind::kConflict,
                 fmt::format("{} changed while this change was prepared; run the command again", path));
-  Result<Config> next = [&] {
-    if (!text) return LoadServer(path, env, true);
-    ProposalFileSystem fs(path, *text);
-    return LoadServer(path, env, true, fs);
-  }();
+  // The content whose checksum was checked is the content parsed: the file
+  // is read once, and a proposal takes its place.
+  ProposalFileSystem fs(path, text ? *text : on_disk);
+  Result<Config> next = LoadServer(path, env, true, fs);
   if (!next) return std::unexpected(next.error());
   out.config = current;
   out.config.policy = LivePolicy(current.policy, next->policy);

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "base/exit_codes.h"
-#include "config/policy_change.h"
 #include "engine/parse.h"
 #include "gpu/source.h"
 #include "monitor/runner.h"
@@ -505,13 +504,8 @@ class Loop {
       return;
     }
     CommitGroup();  // the change commits in a transaction of its own
-    auto proposal = config::ProposePolicy(service_.RunningConfig(), std::nullopt, "", config::ProcessEnv());
-    if (!proposal) {
-      Log("SIGHUP: policy not reloaded: " + proposal.error().message);
-      return;
-    }
     service::Actor owner{config_.owner_uid, config_.owner, true};
-    auto change = service_.ChangePolicy(owner, {}, *proposal);
+    auto change = service_.ChangePolicy(owner, {});
     if (!change) {
       Log("SIGHUP: policy not reloaded: " + change.error().message);
     } else if (change->status == "refused") {

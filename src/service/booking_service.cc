@@ -483,8 +483,6 @@ Status BookingService::Open() {
 
 const engine::Policy& BookingService::policy() const { return impl_->policy(); }
 
-const config::Config& BookingService::RunningConfig() const { return impl_->config(); }
-
 Result<BookingOutcome> BookingService::Create(const Actor& actor, const CreateRequest& request) {
   return impl_->Write([&] { return CreateImpl(actor, request); });
 }

@@ -105,6 +105,9 @@ class BookingService {
   // (`request.config_text`) changes nothing.
   Result<PolicyChange> ChangePolicy(const Actor& actor, const PolicyReloadRequest& request,
                                     const config::PolicyProposal& proposal);
+  // The same with the proposal read from the server's config file (or
+  // `request.config_text` in its place), as `bk admin policy` and SIGHUP ask.
+  Result<PolicyChange> ChangePolicy(const Actor& actor, const PolicyReloadRequest& request);
 
   // Announcements (service/announcements.cc). Writes are for
   // administrators, each audited with the record before and after; the list
@@ -165,9 +168,6 @@ class BookingService {
   // Changes whenever a write commits: caches of read results compare it.
   uint64_t Generation() const;
   const engine::Policy& policy() const;
-  // The configuration this service runs by: as given, with the policy an
-  // administrator changed since (ChangePolicy).
-  const config::Config& RunningConfig() const;
   // Where live GPU state comes from, for `bk config` (may load the driver).
   std::string TelemetrySource();
 

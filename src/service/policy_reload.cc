@@ -16,6 +16,8 @@
 namespace bk::service {
 namespace {
 
+constexpr std::string_view kPolicyNeedsAdmin = "only an administrator can change the server's policy";
+
 using engine::Reservation;
 using engine::Seconds;
 
@@ -37,6 +39,15 @@ Status CheckReason(const PolicyReloadRequest& r) {
 
 }  // namespace
 
+Result<PolicyChange> BookingService::ChangePolicy(const Actor& actor, const PolicyReloadRequest& request) {
+  // Refused before the file is read: a caller who may not change it learns nothing of it.
+  if (!actor.admin) return Fail(ErrorKind::kPermission, std::string(kPolicyNeedsAdmin));
+  BK_ASSIGN_OR_RETURN(config::PolicyProposal proposal,
+                      config::ProposePolicy(impl_->config(), request.config_text, request.expect_sha256,
+                                            config::ProcessEnv()));
+  return ChangePolicy(actor, request, proposal);
+}
+
 Result<PolicyChange> BookingService::ChangePolicy(const Actor& actor, const PolicyReloadRequest& request,
                                                   const config::PolicyProposal& proposal) {
   return impl_->Write([&] { return ChangePolicyImpl(actor, request, proposal); });
@@ -46,8 +57,7 @@ Result<PolicyChange> BookingService::ChangePolicy(const Actor& actor, const Poli
 // applies are one sequence; split, the order they depend on would hide.
 Result<PolicyChange> BookingService::ChangePolicyImpl(const Actor& actor, const PolicyReloadRequest& request,
                                                       const config::PolicyProposal& proposal) {
-  if (!actor.admin)
-    return Fail(ErrorKind::kPermission, "only an administrator can change the server's policy");
+  if (!actor.admin) return Fail(ErrorKind::kPermission, std::string(kPolicyNeedsAdmin));
   if (request.force && request.cancel_conflicting)
     return Invalid("give --force or --cancel-overlapping, not both");
   BK_TRY(CheckReason(request));
@@ -59,14 +69,14 @@ Result<PolicyChange> BookingService::ChangePolicyImpl(const Actor& actor, const 
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
   Seconds now = impl_->Now();
   BK_TRY(impl_->CheckPolicy(*s, false));
-  BK_ASSIGN_OR_RETURN(std::vector<Reservation> active,
-                      impl_->Overlapping(*s, now, now + 3650 * engine::kDay, now, true));
-  for (auto& c : engine::NewConflicts(running, proposal.config.policy, active, now))
-    out.conflicts.push_back({active[c.index], std::move(c.why)});
   if (out.changes.empty()) {
     out.status = "unchanged";
     return out;
   }
+  BK_ASSIGN_OR_RETURN(std::vector<Reservation> active,
+                      impl_->Overlapping(*s, now, now + 3650 * engine::kDay, now, true));
+  for (auto& c : engine::NewConflicts(running, proposal.config.policy, active, now))
+    out.conflicts.push_back({active[c.index], std::move(c.why)});
   if (request.config_text) {
     out.status = "checked";
     return out;

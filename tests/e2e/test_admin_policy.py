@@ -178,6 +178,9 @@ class AdminPolicy(users.ServerCase):
         # A dry run changes nothing; bad input is one line.
         before = self.config_hash()
         self.ok(self.owner, "admin", "maintain", "--start", "2026-11-30T08:00:00Z", "--dry-run")
+        # The default start is the next slot (18:50 on the daemon's clock).
+        out = self.ok(self.owner, "admin", "maintain", "--gpus", "1", "--dry-run")
+        self.assertIn("Maintenance: 2026-11-29 18:50 +0000 -> 2026-11-29 20:50 +0000 on GPU 1: Server maintenance", out)
         self.assertEqual(self.config_hash(), before)
         self.refused_unchanged(self.owner, "admin", "maintain", "--duration", "0m", "--yes")
         self.refused_unchanged(self.owner, "admin", "maintain", "--level", "loud", "--yes")
