@@ -390,10 +390,9 @@ int Main(int argc, char** argv) {
 
   NoteOriginalData(ctx, args);
   if (args.empty()) {
-    Result<int> rc = RunStatus(ctx, {});
+    // `bk st` heads its page with the warnings; plain `bk` adds the rest after it.
+    Result<int> rc = StatusPage(ctx, {}, true);
     if (!rc) return Report(ctx, rc.error());
-    // `bk st` heads its page with the warnings; plain `bk` adds the rest.
-    PrintAnnouncementLines(ctx, store::AnnouncementLevel::kInfo, store::AnnouncementLevel::kInfo);
     std::fflush(stdout);
     // At a terminal, plain `bk` stays for more commands (the original's
     // prompt); commands piped or redirected from a file are read the same way

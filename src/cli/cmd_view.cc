@@ -312,6 +312,10 @@ std::string WideRows(const std::vector<service::JobView>& jobs, const std::vecto
 // Long on purpose: the options of `bk st`, one read, then the sections of the
 // page (GPUs, processes, reservations, the timeline) in the order they print.
 Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
+  return StatusPage(ctx, args, false);
+}
+
+Result<int> StatusPage(Context& ctx, const std::vector<std::string>& args, bool with_info) {
   TimelineArgs ta;
   std::optional<std::string> gpu;
   bool timeline = false, verbose = false;
@@ -419,10 +423,14 @@ Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args) {
     if (!others.empty()) out += "Other reservations\n" + surface::AlignRows(others, "lllrllll", "  ");
   }
   // The administrators' warnings head the page: they may change what the reader does next.
-  PrintAnnouncementLines(ctx, store::AnnouncementLevel::kWarning);
+  const std::vector<store::Announcement> announcements = ActiveAnnouncements(ctx);
+  PrintAnnouncementLines(ctx, announcements, store::AnnouncementLevel::kWarning);
   std::fputs(out.c_str(), ctx.out);
   PrintUnreadNotice(ctx);
   if (shape) std::fputs(("\n" + Timeline(ctx, view, me, p, *shape, gpus)).c_str(), ctx.out);
+  if (with_info)
+    PrintAnnouncementLines(ctx, announcements, store::AnnouncementLevel::kInfo,
+                           store::AnnouncementLevel::kInfo);
   return 0;
 }
 

@@ -67,6 +67,8 @@ Result<int> RunRenew(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunSlots(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunGpu(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunStatus(Context& ctx, const std::vector<std::string>& args);
+// The same page; `with_info` adds the info announcements at its end (plain `bk`).
+Result<int> StatusPage(Context& ctx, const std::vector<std::string>& args, bool with_info);
 Result<int> RunTimeline(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunHistory(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunLog(Context& ctx, const std::vector<std::string>& args);

@@ -45,8 +45,9 @@ std::vector<store::Announcement> ActiveAnnouncements(Context& ctx) {
   return (*ledger)->Announcements({}).value_or(std::vector<store::Announcement>{});
 }
 
-void PrintAnnouncementLines(Context& ctx, store::AnnouncementLevel from, store::AnnouncementLevel to) {
-  for (const auto& a : ActiveAnnouncements(ctx)) {
+void PrintAnnouncementLines(const Context& ctx, const std::vector<store::Announcement>& active,
+                            store::AnnouncementLevel from, store::AnnouncementLevel to) {
+  for (const auto& a : active) {
     if (a.level < from || a.level > to) continue;
     ctx.Print(fmt::format("{}: {} (until {})", Upper(store::kAnnouncementLevelNames.Name(a.level)),
                           OneLine(a.message), engine::FormatLocal(a.expires_at, *ctx.zone)));

@@ -25,7 +25,8 @@ std::string WithUnreadCount(Context& ctx, const std::string& compact_json);
 std::vector<store::Announcement> ActiveAnnouncements(Context& ctx);
 // "WARNING: <message> (until <local time>)", one line for each active
 // announcement of a level from `from` to `to`.
-void PrintAnnouncementLines(Context& ctx, store::AnnouncementLevel from,
+void PrintAnnouncementLines(const Context& ctx, const std::vector<store::Announcement>& active,
+                            store::AnnouncementLevel from,
                             store::AnnouncementLevel to = store::AnnouncementLevel::kCritical);
 // A message on one line: tabs and line feeds become spaces, the rest printable.
 std::string OneLine(std::string_view message);
