@@ -1,19 +1,28 @@
 #include "client/server_discovery.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 
 namespace bk::client {
 namespace {
 
+// A process's argv from /proc/PID/cmdline; empty when it cannot be read. The
+// process may exit while it is read (ESRCH): read(2), not a stream, whose
+// buffer throws on a read error.
 std::vector<std::string> Argv(const std::string& cmdline_path) {
-  std::ifstream in(cmdline_path, std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string all;
+  int fd = open(cmdline_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    char buf[4096];
+    for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0 && all.size() < (1 << 20);)
+      all.append(buf, static_cast<size_t>(n));
+    close(fd);
+  }
   std::vector<std::string> argv;
   size_t from = 0;
   for (size_t nul; (nul = all.find('\0', from)) != std::string::npos; from = nul + 1)
