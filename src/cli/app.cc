@@ -135,6 +135,8 @@ const std::map<std::string, Command>& Commands() {
       {"login", RunLogin},
       {"notice", RunLogin},
       {"info", RunInfo},
+      {"t", RunTui},
+      {"tui", RunTui},
       {"contact", RunInfo},
       {"about", RunInfo},
       {"i", RunInfo},
@@ -173,8 +175,6 @@ const std::map<std::string, Command>& Commands() {
 // The original's commands that this version does not have yet, and what
 // does the job meanwhile: they are known words, not typing mistakes.
 const std::map<std::string, std::string>& NotYet() {
-  static const std::string kTui =
-      "`bk st` and `bk tl` show the GPUs and the calendar, plain `bk` opens a prompt";
   static const std::string kAdd =
       "book with `bk COUNT DURATION`, e.g. `bk 1 30m`; `bk book -h` lists the options";
   static const std::string kPreset =
@@ -185,7 +185,7 @@ const std::map<std::string, std::string>& NotYet() {
   static const std::string kCluster = "run `bk` on the host whose GPUs you want";
   static const std::string kBroker = "share one ledger with `bk server` (`bk server -h`)";
   static const std::map<std::string, std::string> table = {
-      {"tui", kTui},         {"t", kTui},          {"add", kAdd},       {"a", kAdd},
+      {"add", kAdd},       {"a", kAdd},
       {"preset", kPreset},   {"presets", kPreset}, {"p", kPreset},      {"tutorial", kTutorial},
       {"tour", kTutorial},   {"intro", kTutorial}, {"update", kUpdate}, {"upgrade", kUpdate},
       {"cluster", kCluster}, {"c", kCluster},      {"broker", kBroker},

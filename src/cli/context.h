@@ -75,6 +75,7 @@ Result<int> RunLog(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunNotifications(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunConfig(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunInfo(Context& ctx, const std::vector<std::string>& args);  // bk info|contact|about|i
+Result<int> RunTui(Context& ctx, const std::vector<std::string>& args);   // bk t|tui
 Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args);
 // bk admin WORD: policy|gpu-policy, blackout, maintain (cmd_admin_policy.cc,
 // cmd_admin_maintain.cc); install, uninstall, services; transfer, data
