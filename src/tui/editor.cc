@@ -228,7 +228,7 @@ void App::Preview() {
     if (!rec) return blocked(rec.error().message);
     if (!rec->available || !rec->placement || rec->placement->start != e.start) {
       std::string why = rec->reason.empty() ? "not free at this start" : rec->reason;
-      if (rec->nearest)
+      if (rec->nearest && why.find("nearest") == std::string::npos)
         why += fmt::format(" (nearest: GPU {} at {})", JoinInts(rec->nearest->gpus, ","),
                            engine::FormatLocalShort(rec->nearest->start, deps_.zone));
       return blocked(why);

@@ -164,7 +164,7 @@ void DrawAxis(const Frame& f, Screen& s, int y, int x0, int columns) {
                                  DayName(engine::Weekday(engine::CivilToEpoch(t)))));
     if (new_hour && v.step < 86400) hours.Place(c, fmt::format("{}h", t.hour));
     bool minor = v.step < 3600 && t.minute % 15 == 0 && t.minute != 0;
-    if (minor && std::abs(c - now_column) > 2) minutes.Place(c, fmt::format("{:02}", t.minute));
+    if (minor && std::abs(c - now_column) > 3) minutes.Place(c, fmt::format("{:02}", t.minute));
     char32_t rule = g.rule;
     if (t.hour == 0 && t.minute == 0 && v.step < 86400)
       rule = g.day_tick;
