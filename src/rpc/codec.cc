@@ -1286,6 +1286,14 @@ Result<MarkReadReply> DecodeMarkReadReply(const json& j) {
   return MarkReadReply{j["marked"].get<int64_t>()};
 }
 
+json Encode(const GenerationReply& r) { return {{"generation", r.generation}}; }
+
+Result<GenerationReply> DecodeGenerationReply(const json& j) {
+  if (!j.is_object() || !j.contains("generation") || !j["generation"].is_number_unsigned())
+    return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed generation reply");
+  return GenerationReply{j["generation"].get<uint64_t>()};
+}
+
 json Encode(const OperationRequest& r) { return {{"op_id", r.op_id}}; }
 
 Result<OperationRequest> DecodeOperationRequest(const json& j) {

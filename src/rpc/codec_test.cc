@@ -855,6 +855,20 @@ TEST(CodecResultTest, BookingOutcomeRoundTrip) {
   EXPECT_EQ(Write(bare), Encode(bare).dump());
 }
 
+TEST(CodecResultTest, GenerationReply) {
+  const uint64_t big = uint64_t{1} << 63;
+  EXPECT_EQ(Encode(GenerationReply{7}), json({{"generation", 7}}));
+  auto out = DecodeGenerationReply(json::parse(Encode(GenerationReply{big}).dump()));
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  EXPECT_EQ(out->generation, big);
+  for (const json& bad : {json(), json::object(), json{{"generation", -1}}, json{{"generation", "7"}},
+                          json{{"generation", 1.5}}}) {
+    auto refused = DecodeGenerationReply(bad);
+    ASSERT_FALSE(refused.has_value()) << bad.dump();
+    EXPECT_EQ(refused.error().kind, ErrorKind::kCorrupt);
+  }
+}
+
 // A dry run's outcome says so; any other's carries no dry_run member at all.
 TEST(CodecResultTest, BookingOutcomeDryRun) {
   service::BookingOutcome in{.status = "updated", .reservation = PlainReservation()};

@@ -41,6 +41,7 @@ Result<store::LedgerStore*> BookingService::Impl::Reader() {
 }
 
 void BookingService::Impl::Watch(store::LedgerStore& s) {
+  ++stores;
   live.reset();
   if (!deps.exclusive_store) return;
   // A failed group commit took back writes the calendar had taken in: it is
@@ -463,6 +464,17 @@ BookingService::~BookingService() = default;
 
 Seconds BookingService::Now() const { return impl_->Now(); }
 uint64_t BookingService::Generation() const { return impl_->generation; }
+
+Result<uint64_t> BookingService::ChangeCounter() {
+  if (impl_->deps.exclusive_store) return impl_->generation;
+  // A reader that started before the ledger existed moves to the file once it does.
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->FreshReader());
+  BK_ASSIGN_OR_RETURN(int64_t version, s->DataVersion());
+  Impl::LedgerMark now{impl_->stores, s->commits(), impl_->generation, version};
+  if (now != impl_->seen) ++impl_->changes;
+  impl_->seen = now;
+  return impl_->changes;
+}
 
 Status BookingService::Open() {
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());

@@ -1097,6 +1097,61 @@ TEST_F(BookingServiceTest, ReadsSeeWrites) {
   EXPECT_FALSE(exact->reason.empty());
 }
 
+// ---- change counter -----------------------------------------------------------
+
+uint64_t Counter(BookingService& s) {
+  auto c = s.ChangeCounter();
+  EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().message);
+  return c ? *c : 0;
+}
+
+// A private ledger is written by other processes too: their commits (seen
+// through SQLite's data_version) move the counter as this process's own do.
+TEST_F(BookingServiceTest, ChangeCounterMovesWithEveryCommitOfAnyProcess) {
+  const uint64_t c0 = Counter(*service_);
+  EXPECT_EQ(Counter(*service_), c0) << "nothing happened";
+  EXPECT_FALSE(DataDirExists()) << "asking creates nothing";
+
+  // Another process creates the ledger and books, then this one books.
+  BookingService other({&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), false});
+  ASSERT_TRUE(other.Create(other_, Req(1, 1 * kH)).has_value());
+  const uint64_t c1 = Counter(*service_);
+  EXPECT_NE(c1, c0);
+  EXPECT_EQ(Counter(*service_), c1);
+  engine::Reservation mine = Book(me_, Req(1, 1 * kH));
+  const uint64_t c2 = Counter(*service_);
+  EXPECT_NE(c2, c1);
+  EXPECT_EQ(Counter(*service_), c2);
+
+  // Reads, refusals and dry runs write nothing.
+  ASSERT_TRUE(service_->List(me_, {}).has_value());
+  EXPECT_FALSE(service_->Cancel(me_, CancelRequest{.ref = "ffff"}).has_value());
+  ASSERT_TRUE(
+      service_->Renew(me_, RenewRequest{.ref = mine.id, .extend_by = 30 * kM, .dry_run = true}).has_value());
+  EXPECT_EQ(Counter(*service_), c2);
+
+  // The other process writes while this one's connection stays open.
+  ASSERT_TRUE(other.Cancel(other_, CancelRequest{.ref = "1"}).has_value());
+  const uint64_t c3 = Counter(*service_);
+  EXPECT_NE(c3, c2);
+  EXPECT_EQ(Counter(*service_), c3);
+}
+
+// The daemon writes alone: its counter is the generation, which the
+// monitor's reclaims move as every other commit does.
+TEST_F(BookingServiceTest, TheDaemonsChangeCounterIsItsGeneration) {
+  exclusive_store_ = true;
+  Restart();
+  ASSERT_TRUE(service_->Open().has_value());
+  EXPECT_EQ(Counter(*service_), service_->Generation());
+  engine::Reservation r = Book(other_, Req(1, 1 * kH));
+  const uint64_t booked = Counter(*service_);
+  EXPECT_EQ(booked, service_->Generation());
+  EXPECT_EQ(Counter(*service_), booked);
+  ASSERT_TRUE(service_->Reclaim(r.id, "no process on its GPUs").has_value());
+  EXPECT_GT(Counter(*service_), booked);
+}
+
 // ---- group commit (the daemon) ------------------------------------------------
 
 // The service as the daemon builds it, over a disk that can be made to fail.
