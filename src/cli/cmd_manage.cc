@@ -143,19 +143,24 @@ Result<int> RunCancel(Context& ctx, const std::vector<std::string>& args) {
 Result<int> RunEdit(Context& ctx, const std::vector<std::string>& args) {
   EditArgs e;
   JsonOutput out;
+  bool dry_run = false;
   ArgSpec spec("bk edit", "Change one of your reservations. A running one may only change its end.");
   AddEditOptions(spec, e);
+  spec.Flag("--dry-run", &dry_run, "say what the edit would do (or why it is refused); change nothing");
   out.AddTo(spec, "print the booking_result document");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!e.ref) return Invalid("which reservation? give its number or ID, e.g. `bk e 1 --duration 2h`");
   BK_ASSIGN_OR_RETURN(service::EditRequest req, ToEditRequest(ctx, e));
+  req.dry_run = dry_run;
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Edit(req));
   if (out.wanted()) {
     ctx.PrintDoc(CallerDoc(*ledger, o));
     return 0;
   }
-  ctx.Print(BookingLine(o.status, o.reservation, ledger->policy(), *ctx.zone));
+  std::string status = o.status;
+  if (o.dry_run && !o.replayed) status = o.status == "queued" ? "would queue" : "would update";
+  ctx.Print(BookingLine(status, o.reservation, ledger->policy(), *ctx.zone));
   if (o.replayed) ctx.Print("note: committed operation replayed; nothing was changed again");
   return 0;
 }
@@ -163,21 +168,25 @@ Result<int> RunEdit(Context& ctx, const std::vector<std::string>& args) {
 Result<int> RunRenew(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> ref, duration, op_id;
   JsonOutput out;
+  bool dry_run = false;
   ArgSpec spec("bk renew", "Extend a reservation's end by DURATION on the same GPUs, with the same checks.");
   spec.NeededPositional("reservation", &ref, "list number from `bk l`, short ID or full ID");
   spec.NeededPositional("duration", &duration, "how much longer, e.g. 30m or 1h");
   spec.Option("--op-id", &op_id, "operation ID for a retry-safe renewal", "ID");
+  spec.Flag("--dry-run", &dry_run, "say what the renewal would do (or why it is refused); change nothing");
   out.AddTo(spec, "print the booking_result document");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!ref || !duration) return Invalid("give a reservation and how much longer, e.g. `bk renew 1 30m`");
   BK_ASSIGN_OR_RETURN(service::RenewRequest req, ToRenewRequest(*ref, *duration, op_id));
+  req.dry_run = dry_run;
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Renew(req));
   if (out.wanted()) {
     ctx.PrintDoc(CallerDoc(*ledger, o));
     return 0;
   }
-  ctx.Print(BookingLine(o.replayed ? "exists" : "renewed", o.reservation, ledger->policy(), *ctx.zone));
+  std::string status = o.replayed ? "exists" : o.dry_run ? "would renew" : "renewed";
+  ctx.Print(BookingLine(status, o.reservation, ledger->policy(), *ctx.zone));
   return 0;
 }
 

@@ -54,6 +54,11 @@ class Ledger {
   virtual Result<service::StatusView> Status(engine::Seconds from, engine::Seconds to,
                                              std::optional<int> mine_limit) = 0;
   virtual Result<service::PolicyStatus> CheckPolicy() = 0;
+  // A number that has moved whenever anyone committed a write to the ledger
+  // since the last call (other users, the server's monitor, an
+  // administrator; this process too): poll it and read again only once it
+  // moved. It may move without a write, never stays put after one.
+  virtual Result<uint64_t> ChangeCounter() = 0;
   // Announcements: administrators publish, edit and archive them; anyone
   // lists the active ones (administrators every one with `all`).
   virtual Result<service::AnnouncementOutcome> Publish(const service::PublishRequest& r) = 0;

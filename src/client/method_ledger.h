@@ -62,6 +62,10 @@ class MethodLedger : public Ledger {
     return Run(rpc::methods::kStatus, {from, to, mine_limit});
   }
   Result<service::PolicyStatus> CheckPolicy() override { return Run(rpc::methods::kCheckPolicy, {}); }
+  Result<uint64_t> ChangeCounter() override {
+    BK_ASSIGN_OR_RETURN(rpc::GenerationReply reply, Run(rpc::methods::kChangeCounter, {}));
+    return reply.generation;
+  }
   Result<service::PolicyChange> ReloadPolicy(const service::PolicyReloadRequest& r) override {
     return Run(rpc::methods::kReloadPolicy, r);
   }

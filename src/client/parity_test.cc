@@ -83,7 +83,18 @@ Transcript Script(Ledger& l, const std::string& data_dir) {
   step("edit a, same op, other change",
        Text(l.Edit({.ref = a_id, .op_id = "parity-edit-a", .duration = 4 * kHour})));
   step("renew a", Text(l.Renew({.ref = a_id, .extend_by = kHour, .op_id = "parity-renew-a"})));
+  step("edit a, dry run", Text(l.Edit({.ref = a_id, .duration = 6 * kHour, .dry_run = true})));
+  step("renew a, dry run", Text(l.Renew({.ref = a_id, .extend_by = kHour, .dry_run = true})));
+  step("renew a too far, dry run", Text(l.Renew({.ref = a_id, .extend_by = 400 * kHour, .dry_run = true})));
+  // The counters differ (a daemon's generation, a process's count); whether they move does not.
+  auto moved = [](const Result<uint64_t>& before, const Result<uint64_t>& after) -> std::string {
+    if (!before || !after) return "error";
+    return *before == *after ? "still" : "moved";
+  };
+  Result<uint64_t> counted = l.ChangeCounter();
+  step("change counter, nothing written", moved(counted, l.ChangeCounter()));
   step("cancel b", Text(l.Cancel({.ref = b_id, .op_id = "parity-cancel-b", .reason = "done"})));
+  step("change counter, after a cancel", moved(counted, l.ChangeCounter()));
   step("list", Text(l.List({})));
   step("list history", Text(l.List({.history = true, .limit = 10, .everyone = true})));
   step("history a", Text(l.History(a_id)));

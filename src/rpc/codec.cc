@@ -338,22 +338,35 @@ Result<service::CreateRequest> DecodeCreate(const json& j) {
   return r;
 }
 
+namespace {
+
+// `dry_run` goes on the wire only when set: a write's request stays as it
+// was, and a server that does not know dry runs refuses one as an unknown
+// field instead of making the change.
+void AddDryRun(json& j, bool dry_run) {
+  if (dry_run) j["dry_run"] = true;
+}
+
+}  // namespace
+
 json Encode(const service::EditRequest& r) {
-  return {{"ref", r.ref},
-          {"op_id", Opt(r.op_id)},
-          {"duration_seconds", Opt(r.duration)},
-          {"end", Opt(r.end)},
-          {"start", Opt(r.start)},
-          {"mode", r.mode ? json(engine::ModeName(*r.mode)) : json()},
-          {"gpus", r.gpus},
-          {"exclude", r.exclude},
-          {"count", Opt(r.count)},
-          {"update_memory", r.update_memory},
-          {"memory_mb", Opt(r.memory_mb)},
-          {"share_units", Opt(r.share_units)},
-          {"cpus", Opt(r.cpus)},
-          {"ram_mb", Opt(r.ram_mb)},
-          {"allow_queue", r.allow_queue}};
+  json j = {{"ref", r.ref},
+            {"op_id", Opt(r.op_id)},
+            {"duration_seconds", Opt(r.duration)},
+            {"end", Opt(r.end)},
+            {"start", Opt(r.start)},
+            {"mode", r.mode ? json(engine::ModeName(*r.mode)) : json()},
+            {"gpus", r.gpus},
+            {"exclude", r.exclude},
+            {"count", Opt(r.count)},
+            {"update_memory", r.update_memory},
+            {"memory_mb", Opt(r.memory_mb)},
+            {"share_units", Opt(r.share_units)},
+            {"cpus", Opt(r.cpus)},
+            {"ram_mb", Opt(r.ram_mb)},
+            {"allow_queue", r.allow_queue}};
+  AddDryRun(j, r.dry_run);
+  return j;
 }
 
 Result<service::EditRequest> DecodeEdit(const json& j) {
@@ -380,12 +393,15 @@ Result<service::EditRequest> DecodeEdit(const json& j) {
   BK_ASSIGN_OR_RETURN(r.cpus, f.Int("cpus"));
   BK_ASSIGN_OR_RETURN(r.ram_mb, f.Int("ram_mb"));
   BK_ASSIGN_OR_RETURN(r.allow_queue, f.Bool("allow_queue"));
+  BK_ASSIGN_OR_RETURN(r.dry_run, f.Bool("dry_run"));
   BK_TRY(f.Done());
   return r;
 }
 
 json Encode(const service::RenewRequest& r) {
-  return {{"ref", r.ref}, {"extend_seconds", r.extend_by}, {"op_id", Opt(r.op_id)}};
+  json j = {{"ref", r.ref}, {"extend_seconds", r.extend_by}, {"op_id", Opt(r.op_id)}};
+  AddDryRun(j, r.dry_run);
+  return j;
 }
 
 Result<service::RenewRequest> DecodeRenew(const json& j) {
@@ -395,6 +411,7 @@ Result<service::RenewRequest> DecodeRenew(const json& j) {
   BK_ASSIGN_OR_RETURN(r.ref, f.RequiredStr("ref"));
   BK_ASSIGN_OR_RETURN(r.extend_by, f.RequiredInt("extend_seconds"));
   BK_ASSIGN_OR_RETURN(r.op_id, f.Str("op_id"));
+  BK_ASSIGN_OR_RETURN(r.dry_run, f.Bool("dry_run"));
   BK_TRY(f.Done());
   return r;
 }
@@ -532,6 +549,7 @@ std::string Write(const service::BookingOutcome& o) {
     w.Null();
   w.Key("avoided_busy");
   WriteStrings(w, o.avoided_busy);
+  if (o.dry_run) w.Key("dry_run").Bool(true);  // only then: other replies stay as they were
   w.Key("job").Raw(o.job ? Dump(EncodeJob(*o.job)) : "null");
   w.Key("memory_telemetry").Bool(o.memory_telemetry).Key("message").String(o.message);
   w.Key("queued_reason").String(o.queued_reason).Key("replayed").Bool(o.replayed).Key("reservation");
@@ -550,6 +568,7 @@ Result<service::BookingOutcome> DecodeBookingOutcome(const json& j) {
     o.status = j.at("status").get<std::string>();
     o.reservation = DecodeReservationUnchecked(j.at("reservation"));
     o.replayed = j.at("replayed").get<bool>();
+    o.dry_run = j.value("dry_run", false);
     o.allocator_source = j.at("allocator_source").get<std::string>();
     for (const auto& v : j.at("selected")) o.selected.push_back(DecodeView(v));
     o.memory_telemetry = j.at("memory_telemetry").get<bool>();
@@ -1265,6 +1284,14 @@ Result<MarkReadReply> DecodeMarkReadReply(const json& j) {
   if (!j.is_object() || !j.contains("marked") || !j["marked"].is_number_integer())
     return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed mark_read reply");
   return MarkReadReply{j["marked"].get<int64_t>()};
+}
+
+json Encode(const GenerationReply& r) { return {{"generation", r.generation}}; }
+
+Result<GenerationReply> DecodeGenerationReply(const json& j) {
+  if (!j.is_object() || !j.contains("generation") || !j["generation"].is_number_unsigned())
+    return Fail(ErrorKind::kCorrupt, "the daemon sent a malformed generation reply");
+  return GenerationReply{j["generation"].get<uint64_t>()};
 }
 
 json Encode(const OperationRequest& r) { return {{"op_id", r.op_id}}; }

@@ -133,6 +133,8 @@ json Encode(const MarkReadRequest& r);
 Result<MarkReadRequest> DecodeMarkReadRequest(const json& j);
 json Encode(const MarkReadReply& r);
 Result<MarkReadReply> DecodeMarkReadReply(const json& j);
+json Encode(const GenerationReply& r);
+Result<GenerationReply> DecodeGenerationReply(const json& j);
 json Encode(const BackupRequest& r);
 Result<BackupRequest> DecodeBackupRequest(const json& j);
 json Encode(const BackupReply& r);

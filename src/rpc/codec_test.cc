@@ -325,6 +325,32 @@ TEST(CodecRequestTest, RenewRoundTrip) {
   EXPECT_FALSE(bare->op_id.has_value());
 }
 
+// dry_run travels only when set: other requests are what they were, and a
+// client that never sends it gets a real write.
+TEST(CodecRequestTest, DryRunRoundTrip) {
+  service::EditRequest edit{.ref = "1", .duration = 3600};
+  EXPECT_FALSE(Encode(edit).contains("dry_run"));
+  EXPECT_FALSE(DecodeEdit(Encode(edit))->dry_run);
+  edit.dry_run = true;
+  EXPECT_EQ(Encode(edit)["dry_run"], true);
+  auto e = DecodeEdit(json::parse(Encode(edit).dump()));
+  ASSERT_TRUE(e.has_value()) << e.error().message;
+  EXPECT_TRUE(e->dry_run);
+  EXPECT_EQ(e->duration, 3600);
+
+  service::RenewRequest renew{.ref = "2", .extend_by = 1800};
+  EXPECT_FALSE(Encode(renew).contains("dry_run"));
+  EXPECT_FALSE(DecodeRenew(json{{"ref", "2"}, {"extend_seconds", 1800}})->dry_run);
+  renew.dry_run = true;
+  auto r = DecodeRenew(json::parse(Encode(renew).dump()));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_TRUE(r->dry_run);
+  EXPECT_EQ(r->extend_by, 1800);
+
+  EXPECT_FALSE(DecodeEdit(json{{"ref", "1"}, {"dry_run", "yes"}}).has_value());
+  EXPECT_FALSE(DecodeRenew(json{{"ref", "1"}, {"extend_seconds", 60}, {"dry_run", 1}}).has_value());
+}
+
 TEST(CodecRequestTest, CancelRoundTrip) {
   service::CancelRequest in{"0a1b2c3d", "op-c", "maintenance window"};
   auto out = DecodeCancel(json::parse(Encode(in).dump()));
@@ -827,6 +853,34 @@ TEST(CodecResultTest, BookingOutcomeRoundTrip) {
   // The written text is canonical: the bytes nlohmann writes, keys sorted.
   EXPECT_EQ(Write(in), Encode(in).dump());
   EXPECT_EQ(Write(bare), Encode(bare).dump());
+}
+
+TEST(CodecResultTest, GenerationReply) {
+  const uint64_t big = uint64_t{1} << 63;
+  EXPECT_EQ(Encode(GenerationReply{7}), json({{"generation", 7}}));
+  auto out = DecodeGenerationReply(json::parse(Encode(GenerationReply{big}).dump()));
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  EXPECT_EQ(out->generation, big);
+  for (const json& bad : {json(), json::object(), json{{"generation", -1}}, json{{"generation", "7"}},
+                          json{{"generation", 1.5}}}) {
+    auto refused = DecodeGenerationReply(bad);
+    ASSERT_FALSE(refused.has_value()) << bad.dump();
+    EXPECT_EQ(refused.error().kind, ErrorKind::kCorrupt);
+  }
+}
+
+// A dry run's outcome says so; any other's carries no dry_run member at all.
+TEST(CodecResultTest, BookingOutcomeDryRun) {
+  service::BookingOutcome in{.status = "updated", .reservation = PlainReservation()};
+  EXPECT_FALSE(Encode(in).contains("dry_run"));
+  EXPECT_FALSE(DecodeBookingOutcome(Encode(in))->dry_run);
+  in.dry_run = true;
+  EXPECT_EQ(Encode(in)["dry_run"], true);
+  EXPECT_EQ(Write(in), Encode(in).dump());
+  auto out = DecodeBookingOutcome(json::parse(Write(in)));
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  EXPECT_TRUE(out->dry_run);
+  ExpectStableEncoding(in, DecodeBookingOutcome);
 }
 
 TEST(CodecResultTest, CancelOutcomeRoundTrip) {

@@ -56,6 +56,12 @@ struct MarkReadReply {
   int64_t marked = 0;
 };
 
+// ledger.generation: BookingService::ChangeCounter, which moves whenever the
+// ledger committed a write.
+struct GenerationReply {
+  uint64_t generation = 0;
+};
+
 // announcement.archive: the announcement's ID or a unique prefix.
 struct AnnouncementRef {
   std::string ref;

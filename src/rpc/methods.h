@@ -160,6 +160,17 @@ inline constexpr Method<StatusRequest, StatusView> kStatus{
     },
     &Write};
 
+// Whether anything was written since a client last asked: a number that moves
+// with every commit (anyone's, the monitor's reclaims, an administrator's).
+// Polled often, so it is answered from memory and never cached.
+inline constexpr Method<NoParams, GenerationReply> kChangeCounter{
+    "ledger.generation", kRead, kFresh, Caller::kAnyone,
+    &Encode, &DecodeNoParams, &Encode, &DecodeGenerationReply,
+    [](const Context& c, const NoParams&) -> Result<GenerationReply> {
+      BK_ASSIGN_OR_RETURN(uint64_t generation, c.service.ChangeCounter());
+      return GenerationReply{generation};
+    }};
+
 inline constexpr Method<NoParams, PolicyStatus> kCheckPolicy{
     "policy.check", kRead, kCacheable, Caller::kAnyone,
     &Encode, &DecodeNoParams, &Encode, &DecodePolicyStatus,
@@ -278,7 +289,7 @@ inline constexpr std::tuple kAll{kPing,      kCreate, kEdit,        kRenew,   kC
                                  kOperation, kStatus, kCheckPolicy, kJobs,    kUpdateJob, kRetryJob,
                                  kVerify,    kBackup, kImport,      kUsage,   kReloadPolicy,
                                  kPublishAnnouncement, kEditAnnouncement, kArchiveAnnouncement, kAnnouncements,
-                                 kTransfer,  kRestore, kClear};
+                                 kTransfer,  kRestore, kClear, kChangeCounter};
 // clang-format on
 
 }  // namespace methods

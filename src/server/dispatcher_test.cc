@@ -607,12 +607,38 @@ TEST_F(DispatcherTest, LastWasWriteForWritesOnly) {
   Call(alice_, "reservations.list");
   Call(alice_, "reservations.list");  // a cache hit
   EXPECT_FALSE(dispatcher_->last_was_write());
-  for (const char* m :
-       {"placement.recommend", "audit.log", "notifications.list", "policy.check", "job.list"}) {
+  for (const char* m : {"placement.recommend", "audit.log", "notifications.list", "policy.check", "job.list",
+                        "ledger.generation"}) {
     json params = std::string(m) == "placement.recommend" ? CreateParams() : json::object();
     Call(alice_, m, params);
     EXPECT_FALSE(dispatcher_->last_was_write()) << m;
   }
+}
+
+// ledger.generation answers the service's generation: anyone may ask, it
+// takes no params, it is never served from the read cache, and it moves with
+// any user's commit (or a reclaim by the monitor), not with reads or refusals.
+TEST_F(DispatcherTest, LedgerGenerationMovesWithEveryCommit) {
+  auto generation = [&](const service::Actor& who) {
+    json r = Ok(who, "ledger.generation");
+    EXPECT_TRUE(r["generation"].is_number_unsigned()) << r.dump();
+    EXPECT_EQ(r.size(), 1u) << r.dump();
+    return r["generation"].get<uint64_t>();
+  };
+  const uint64_t g0 = generation(alice_);
+  EXPECT_EQ(g0, service_->Generation());
+  EXPECT_EQ(generation(alice_), g0);
+  Ok(bob_, "booking.create", CreateParams());
+  const uint64_t g1 = generation(alice_);
+  EXPECT_GT(g1, g0) << "another user's booking";
+  Ok(alice_, "reservations.list");
+  ExpectError(Call(alice_, "booking.cancel", {{"ref", "ffff"}}), rpc::kApplicationError, "not-found");
+  EXPECT_EQ(generation(alice_), g1);
+  std::string id = Ok(bob_, "reservations.list")["reservations"][0]["id"];
+  ASSERT_TRUE(service_->Reclaim(id, "no process on its GPUs").has_value());
+  EXPECT_GT(generation(alice_), g1) << "the monitor's reclaim";
+  EXPECT_EQ(generation(bob_), service_->Generation());
+  ExpectError(Call(alice_, "ledger.generation", {{"since", 1}}), rpc::kInvalidParams, "invalid", "since");
 }
 
 TEST_F(DispatcherTest, BeforeRunIsToldWhetherARequestWritesBeforeItRuns) {

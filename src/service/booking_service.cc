@@ -41,6 +41,7 @@ Result<store::LedgerStore*> BookingService::Impl::Reader() {
 }
 
 void BookingService::Impl::Watch(store::LedgerStore& s) {
+  ++stores;
   live.reset();
   if (!deps.exclusive_store) return;
   // A failed group commit took back writes the calendar had taken in: it is
@@ -464,6 +465,17 @@ BookingService::~BookingService() = default;
 Seconds BookingService::Now() const { return impl_->Now(); }
 uint64_t BookingService::Generation() const { return impl_->generation; }
 
+Result<uint64_t> BookingService::ChangeCounter() {
+  if (impl_->deps.exclusive_store) return impl_->generation;
+  // A reader that started before the ledger existed moves to the file once it does.
+  BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->FreshReader());
+  BK_ASSIGN_OR_RETURN(int64_t version, s->DataVersion());
+  Impl::LedgerMark now{impl_->stores, s->commits(), impl_->generation, version};
+  if (now != impl_->seen) ++impl_->changes;
+  impl_->seen = now;
+  return impl_->changes;
+}
+
 Status BookingService::Open() {
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
   (void)s;
@@ -627,6 +639,12 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
 
 namespace {
 
+// A dry run's answer says so, replayed ones too: nothing was written for it.
+Result<BookingOutcome> DryRunAnswer(bool dry_run, Result<BookingOutcome> out) {
+  if (out && dry_run) out->dry_run = true;
+  return out;
+}
+
 // An edit's result before it is written: the changed reservation and, for a
 // future one placed anew, where it went.
 struct EditPlan {
@@ -734,7 +752,7 @@ Result<EditPlan> PlanFutureEdit(const engine::Policy& p, const engine::Calendar&
 }  // namespace
 
 Result<BookingOutcome> BookingService::Edit(const Actor& actor, const EditRequest& request) {
-  return impl_->Write([&] { return EditImpl(actor, request); });
+  return DryRunAnswer(request.dry_run, impl_->Write([&] { return EditImpl(actor, request); }));
 }
 
 Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRequest& request) {
@@ -784,7 +802,6 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   Reservation& next = plan.next;
   next.updated_at = now;
   next.edit_count = cur.edit_count + 1;
-  BK_TRY(impl_->RecordChange(*s, actor, "edit", cur, next, req.op_id, signature, plan.message, now));
 
   // Described before the commit: the calendar reads without the new state.
   BookingOutcome out;
@@ -795,12 +812,15 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
   if (plan.placement)
     Describe(out, cal, advice, *plan.placement, plan.shape, p, Eligible(p, plan.shape.exclude),
              {actor.uid, now, live});
+  // A dry run ends here, admitted: its transaction rolls back uncommitted.
+  if (req.dry_run) return out;
+  BK_TRY(impl_->RecordChange(*s, actor, "edit", cur, next, req.op_id, signature, plan.message, now));
   BK_TRY(txn.Commit());
   return out;
 }
 
 Result<BookingOutcome> BookingService::Renew(const Actor& actor, const RenewRequest& request) {
-  return impl_->Write([&] { return RenewImpl(actor, request); });
+  return DryRunAnswer(request.dry_run, impl_->Write([&] { return RenewImpl(actor, request); }));
 }
 
 Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const RenewRequest& request) {
@@ -831,14 +851,15 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
   next.end = new_end;
   next.updated_at = now;
   next.edit_count = cur.edit_count + 1;
-  std::string message = fmt::format("renewed by {}", engine::FormatDuration(request.extend_by));
-  BK_TRY(impl_->RecordChange(*s, actor, "renew", cur, next, request.op_id, signature, message, now));
-  BK_TRY(txn.Commit());
   BookingOutcome out;
   out.status = "updated";
-  out.message = message;
+  out.message = fmt::format("renewed by {}", engine::FormatDuration(request.extend_by));
   out.reservation = next;
   out.allocator_source = "fixed-gpu";
+  // A dry run ends here, admitted: its transaction rolls back uncommitted.
+  if (request.dry_run) return out;
+  BK_TRY(impl_->RecordChange(*s, actor, "renew", cur, next, request.op_id, signature, out.message, now));
+  BK_TRY(txn.Commit());
   return out;
 }
 

@@ -167,6 +167,13 @@ class BookingService {
   engine::Seconds Now() const;
   // Changes whenever a write commits: caches of read results compare it.
   uint64_t Generation() const;
+  // A number that has moved whenever a write was committed to the ledger
+  // since the last call, by this process or any other (a client polls it
+  // and reads again only once it moved). The daemon writes its ledger
+  // alone, so there it is Generation(), read from memory; a private ledger,
+  // which other processes write too, is asked SQLite's data_version. It may
+  // also move when nothing was written (the ledger was opened again).
+  Result<uint64_t> ChangeCounter();
   const engine::Policy& policy() const;
   // Where live GPU state comes from, for `bk config` (may load the driver).
   std::string TelemetrySource();

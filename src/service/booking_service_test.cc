@@ -104,6 +104,22 @@ class BookingServiceTest : public ServiceTest {
     *again = *two;
   }
 
+  // `request` refused by `write` alike as it is and as a dry run: the same
+  // kind and message, which it returns.
+  template <class Request>
+  std::string SameRefusal(Request request,
+                          Result<BookingOutcome> (BookingService::*write)(const Actor&, const Request&)) {
+    auto real = (*service_.*write)(me_, request);
+    request.dry_run = true;
+    auto dry = (*service_.*write)(me_, request);
+    EXPECT_FALSE(real.has_value());
+    EXPECT_FALSE(dry.has_value());
+    if (real || dry) return "";
+    EXPECT_EQ(dry.error().kind, real.error().kind);
+    EXPECT_EQ(dry.error().message, real.error().message);
+    return dry.error().message;
+  }
+
   bool LedgerExists() const { return std::filesystem::exists(config_.ledger_path); }
   bool DataDirExists() const { return std::filesystem::exists(config_.data_dir); }
 
@@ -500,6 +516,63 @@ TEST_F(BookingServiceTest, EditOpIdReplay) {
   EXPECT_THAT(different.error().message, HasSubstr("already used for a different write"));
 }
 
+// A dry run is admitted as the edit would be and writes nothing: no change,
+// no event, no operation ID, no new generation.
+TEST_F(BookingServiceTest, EditDryRunAnswersWithoutWriting) {
+  engine::Reservation f = Book(me_, At(On(Req(1, 1 * kH), {1}), T("2026-11-29T20:00:00Z")));
+  Book(other_, At(Req(4, 1 * kH, Mode::kExclusive), T("2026-11-29T22:00:00Z")));
+  size_t events = EventCount(me_);
+  uint64_t generation = service_->Generation();
+
+  EditRequest move{.ref = f.id, .op_id = "edit-dry", .start = T("2026-11-29T21:00:00Z"), .dry_run = true};
+  auto preview = service_->Edit(me_, move);
+  ASSERT_TRUE(preview.has_value()) << preview.error().message;
+  EXPECT_TRUE(preview->dry_run);
+  EXPECT_FALSE(preview->replayed);
+  EXPECT_EQ(preview->status, "updated");
+  EXPECT_EQ(preview->message, "updated");
+  EXPECT_EQ(preview->reservation.start, T("2026-11-29T21:00:00Z"));
+  EXPECT_EQ(preview->reservation.edit_count, 1);
+  EXPECT_THAT(preview->selected, SizeIs(1));
+  EXPECT_EQ(Fetch(me_, f.id).start, T("2026-11-29T20:00:00Z"));
+  EXPECT_EQ(Fetch(me_, f.id).edit_count, 0);
+  EXPECT_EQ(EventCount(me_), events);
+  EXPECT_EQ(service_->Generation(), generation);
+  EXPECT_FALSE(service_->Operation(me_, "edit-dry")->found);
+
+  // Queued the same way the edit would be.
+  auto queued = service_->Edit(
+      me_,
+      EditRequest{.ref = f.id, .start = T("2026-11-29T22:00:00Z"), .allow_queue = true, .dry_run = true});
+  ASSERT_TRUE(queued.has_value()) << queued.error().message;
+  EXPECT_EQ(queued->status, "queued");
+  EXPECT_EQ(queued->reservation.start, T("2026-11-29T23:00:00Z"));
+  EXPECT_EQ(Fetch(me_, f.id).start, T("2026-11-29T20:00:00Z"));
+
+  // Refused for the reason the edit is refused.
+  EXPECT_THAT(
+      SameRefusal(EditRequest{.ref = f.id, .start = T("2026-11-29T22:00:00Z")}, &BookingService::Edit),
+      HasSubstr("conflict"));
+  EXPECT_EQ(EventCount(me_), events);
+
+  // The edit itself, with the operation ID the dry run named, is then a first write.
+  move.dry_run = false;
+  auto done = service_->Edit(me_, move);
+  ASSERT_TRUE(done.has_value()) << done.error().message;
+  EXPECT_FALSE(done->replayed);
+  EXPECT_FALSE(done->dry_run);
+  EXPECT_EQ(done->reservation.start, preview->reservation.start);
+  EXPECT_EQ(done->reservation.gpus, preview->reservation.gpus);
+  EXPECT_EQ(EventCount(me_), events + 1);
+  // A dry run of a committed operation ID replays it and writes nothing.
+  move.dry_run = true;
+  auto replay = service_->Edit(me_, move);
+  ASSERT_TRUE(replay.has_value()) << replay.error().message;
+  EXPECT_TRUE(replay->replayed);
+  EXPECT_TRUE(replay->dry_run);
+  EXPECT_EQ(EventCount(me_), events + 1);
+}
+
 // ---- renew --------------------------------------------------------------------
 
 TEST_F(BookingServiceTest, RenewExtendsOnTheSameGpus) {
@@ -540,6 +613,47 @@ TEST_F(BookingServiceTest, RenewOpIdReplay) {
   EXPECT_TRUE(again->replayed);
   EXPECT_EQ(again->reservation.end, r.end + 1 * kH);  // not extended twice
   EXPECT_EQ(Fetch(me_, r.id).end, r.end + 1 * kH);
+}
+
+TEST_F(BookingServiceTest, RenewDryRunAnswersWithoutWriting) {
+  engine::Reservation r = Book(me_, At(On(Req(1, 1 * kH), {2}), T("2026-11-29T18:50:00Z")));
+  size_t events = EventCount(me_);
+  uint64_t generation = service_->Generation();
+  RenewRequest renew{.ref = r.id, .extend_by = 30 * kM, .op_id = "renew-dry", .dry_run = true};
+  auto preview = service_->Renew(me_, renew);
+  ASSERT_TRUE(preview.has_value()) << preview.error().message;
+  EXPECT_TRUE(preview->dry_run);
+  EXPECT_EQ(preview->status, "updated");
+  EXPECT_EQ(preview->message, "renewed by 30m");
+  EXPECT_EQ(preview->reservation.end, T("2026-11-29T20:20:00Z"));
+  EXPECT_EQ(Fetch(me_, r.id).end, r.end);
+  EXPECT_EQ(EventCount(me_), events);
+  EXPECT_EQ(service_->Generation(), generation);
+  EXPECT_FALSE(service_->Operation(me_, "renew-dry")->found);
+
+  Book(other_, At(On(Req(1, 1 * kH, Mode::kExclusive), {2}), T("2026-11-29T19:50:00Z")));
+  EXPECT_THAT(SameRefusal(RenewRequest{.ref = r.id, .extend_by = 30 * kM}, &BookingService::Renew),
+              HasSubstr("cannot renew " + r.ShortId()));
+}
+
+// The daemon's service: a dry run inside its group commit is undone alone
+// and moves no generation, so read caches stay.
+TEST_F(BookingServiceTest, DryRunsInTheDaemonMoveNoGeneration) {
+  exclusive_store_ = true;
+  Restart();
+  ASSERT_TRUE(service_->Open().has_value());
+  engine::Reservation r = Book(me_, At(On(Req(1, 1 * kH), {2}), T("2026-11-29T20:00:00Z")));
+  ASSERT_TRUE(service_->BeginBatch().has_value());
+  uint64_t generation = service_->Generation();
+  auto renew = service_->Renew(me_, RenewRequest{.ref = r.id, .extend_by = 30 * kM, .dry_run = true});
+  ASSERT_TRUE(renew.has_value()) << renew.error().message;
+  auto edit = service_->Edit(me_, EditRequest{.ref = r.id, .gpus = {3}, .dry_run = true});
+  ASSERT_TRUE(edit.has_value()) << edit.error().message;
+  EXPECT_THAT(edit->reservation.gpus, ElementsAre(3));
+  EXPECT_EQ(service_->Generation(), generation);
+  ASSERT_TRUE(service_->CommitBatch().has_value());
+  EXPECT_EQ(Fetch(me_, r.id).end, r.end);
+  EXPECT_THAT(Fetch(me_, r.id).gpus, ElementsAre(2));
 }
 
 // ---- cancel -------------------------------------------------------------------
@@ -919,6 +1033,9 @@ TEST_F(BookingServiceTest, OnlyAWriteThatCommitsCreatesTheLedger) {
   EXPECT_FALSE(service_->UpdateJob(me_, JobPatch{.reservation_id = "ffff"}).has_value());
   EXPECT_FALSE(service_->RetryJob(me_, JobRetryRequest{.ref = "1"}).has_value());
   EXPECT_FALSE(service_->Reclaim("ffff", "no-show").has_value());
+  EXPECT_FALSE(service_->Edit(me_, EditRequest{.ref = "1", .duration = 1 * kH, .dry_run = true}).has_value());
+  EXPECT_FALSE(
+      service_->Renew(me_, RenewRequest{.ref = "ffff", .extend_by = 30 * kM, .dry_run = true}).has_value());
   EXPECT_FALSE(DataDirExists());
 
   Book(me_, WithOp(Req(1, 1 * kH), "first"));
@@ -978,6 +1095,61 @@ TEST_F(BookingServiceTest, ReadsSeeWrites) {
   ASSERT_TRUE(exact.has_value());
   EXPECT_FALSE(exact->available);
   EXPECT_FALSE(exact->reason.empty());
+}
+
+// ---- change counter -----------------------------------------------------------
+
+uint64_t Counter(BookingService& s) {
+  auto c = s.ChangeCounter();
+  EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().message);
+  return c ? *c : 0;
+}
+
+// A private ledger is written by other processes too: their commits (seen
+// through SQLite's data_version) move the counter as this process's own do.
+TEST_F(BookingServiceTest, ChangeCounterMovesWithEveryCommitOfAnyProcess) {
+  const uint64_t c0 = Counter(*service_);
+  EXPECT_EQ(Counter(*service_), c0) << "nothing happened";
+  EXPECT_FALSE(DataDirExists()) << "asking creates nothing";
+
+  // Another process creates the ledger and books, then this one books.
+  BookingService other({&config_, clock_.get(), nullptr, static_cast<uid_t>(getuid()), false});
+  ASSERT_TRUE(other.Create(other_, Req(1, 1 * kH)).has_value());
+  const uint64_t c1 = Counter(*service_);
+  EXPECT_NE(c1, c0);
+  EXPECT_EQ(Counter(*service_), c1);
+  engine::Reservation mine = Book(me_, Req(1, 1 * kH));
+  const uint64_t c2 = Counter(*service_);
+  EXPECT_NE(c2, c1);
+  EXPECT_EQ(Counter(*service_), c2);
+
+  // Reads, refusals and dry runs write nothing.
+  ASSERT_TRUE(service_->List(me_, {}).has_value());
+  EXPECT_FALSE(service_->Cancel(me_, CancelRequest{.ref = "ffff"}).has_value());
+  ASSERT_TRUE(
+      service_->Renew(me_, RenewRequest{.ref = mine.id, .extend_by = 30 * kM, .dry_run = true}).has_value());
+  EXPECT_EQ(Counter(*service_), c2);
+
+  // The other process writes while this one's connection stays open.
+  ASSERT_TRUE(other.Cancel(other_, CancelRequest{.ref = "1"}).has_value());
+  const uint64_t c3 = Counter(*service_);
+  EXPECT_NE(c3, c2);
+  EXPECT_EQ(Counter(*service_), c3);
+}
+
+// The daemon writes alone: its counter is the generation, which the
+// monitor's reclaims move as every other commit does.
+TEST_F(BookingServiceTest, TheDaemonsChangeCounterIsItsGeneration) {
+  exclusive_store_ = true;
+  Restart();
+  ASSERT_TRUE(service_->Open().has_value());
+  EXPECT_EQ(Counter(*service_), service_->Generation());
+  engine::Reservation r = Book(other_, Req(1, 1 * kH));
+  const uint64_t booked = Counter(*service_);
+  EXPECT_EQ(booked, service_->Generation());
+  EXPECT_EQ(Counter(*service_), booked);
+  ASSERT_TRUE(service_->Reclaim(r.id, "no process on its GPUs").has_value());
+  EXPECT_GT(Counter(*service_), booked);
 }
 
 // ---- group commit (the daemon) ------------------------------------------------

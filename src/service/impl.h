@@ -115,6 +115,18 @@ struct BookingService::Impl {
   void Watch(store::LedgerStore& s);
   std::optional<engine::LiveCalendar> live;
   uint64_t generation = 0;
+  uint64_t stores = 0;  // ledger connections Watch was given so far
+  // What ChangeCounter saw of a private ledger at its last call, and how
+  // often that differed from the call before.
+  struct LedgerMark {
+    uint64_t store = 0;  // which connection (the count of stores when it opened)
+    uint64_t commits = 0;
+    uint64_t generation = 0;
+    int64_t data_version = 0;
+    bool operator==(const LedgerMark&) const = default;
+  };
+  LedgerMark seen;
+  uint64_t changes = 0;
   // The daemon's live calendar, loaded at first use, without what ended by `now`.
   Result<engine::LiveCalendar*> Live(store::LedgerStore& s, engine::Seconds now);
   // The reservations not cancelled that overlap [from, to), in (start, end,

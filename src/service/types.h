@@ -63,12 +63,16 @@ struct EditRequest {
   std::optional<int64_t> cpus;
   std::optional<int64_t> ram_mb;
   bool allow_queue = false;  // move to the next legal slot on conflict
+  // Admit the edit as it would be made and answer what it would be, writing
+  // nothing (no change, operation ID, event or generation).
+  bool dry_run = false;
 };
 
 struct RenewRequest {
   std::string ref;
   engine::Seconds extend_by = 0;
   std::optional<std::string> op_id;
+  bool dry_run = false;  // as EditRequest's: the answer of the renewal, nothing written
 };
 
 struct CancelRequest {
@@ -95,6 +99,7 @@ struct BookingOutcome {
   std::string status;  // created | queued | exists | updated
   engine::Reservation reservation;
   bool replayed = false;                     // an operation ID replay: nothing was rerun
+  bool dry_run = false;                      // the answer to a dry run: nothing was written
   std::string allocator_source;              // builtin | fixed-gpu | idempotent-replay
   std::vector<GpuView> selected;             // in reservation GPU order
   bool memory_telemetry = false;             // VRAM capacity known for the chosen GPUs

@@ -644,6 +644,13 @@ Status LedgerStore::BackupTo(const std::string& path, uid_t owner) {
   return Ok();
 }
 
+Result<int64_t> LedgerStore::DataVersion() {
+  BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached("PRAGMA data_version"));
+  BK_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return Fail(ErrorKind::kInternal, "PRAGMA data_version returned no row");
+  return st.Int(0);
+}
+
 Result<std::string> LedgerStore::IntegrityCheck() {
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("PRAGMA integrity_check"));
   std::string out;

@@ -76,6 +76,10 @@ class LedgerStore {
   bool in_memory() const { return in_memory_; }
   // Write transactions committed through this object (a group's each count).
   uint64_t commits() const { return commits_; }
+  // SQLite's data_version of this connection: it moves whenever another
+  // connection committed to the file since the last time it was read (this
+  // connection's own commits are in commits()). Cheap: no table is read.
+  Result<int64_t> DataVersion();
 
   // Group commit (the daemon): the writes between BeginGroup and CommitGroup
   // share one transaction and so one fsync. Each write's OnCommit listener

@@ -874,6 +874,41 @@ TEST_F(LedgerStoreTest, WriteTxnRollsBackUnlessCommitted) {
   EXPECT_FALSE(Holds(*again, "dropped"));
 }
 
+// data_version moves when another connection commits, and only then: this
+// connection's own commits are counted by commits() instead.
+TEST_F(LedgerStoreTest, DataVersionMovesWhenAnotherConnectionCommits) {
+  auto reader = OpenOrDie();
+  auto writer = OpenOrDie();
+  ASSERT_TRUE(reader && writer);
+  auto version = [&] {
+    auto v = reader->DataVersion();
+    EXPECT_TRUE(v.has_value()) << (v ? "" : v.error().message);
+    return v ? *v : -1;
+  };
+  auto commit = [](LedgerStore& s, const std::string& id) {
+    auto txn = s.BeginWrite();
+    ASSERT_TRUE(txn.has_value()) << txn.error().message;
+    ASSERT_TRUE(s.Insert(MakeReservation(id, 1, 100, 200)).has_value());
+    ASSERT_TRUE(txn->Commit().has_value());
+  };
+  const int64_t v0 = version();
+  EXPECT_EQ(version(), v0) << "nothing happened";
+  commit(*writer, "theirs");
+  const int64_t v1 = version();
+  EXPECT_NE(v1, v0);
+  EXPECT_EQ(version(), v1);
+  {
+    auto txn = writer->BeginWrite();  // rolled back: nothing committed
+    ASSERT_TRUE(txn.has_value());
+    ASSERT_TRUE(writer->Insert(MakeReservation("dropped", 1, 100, 200)).has_value());
+  }
+  EXPECT_EQ(version(), v1);
+  const uint64_t own = reader->commits();
+  commit(*reader, "mine");
+  EXPECT_EQ(reader->commits(), own + 1);
+  EXPECT_EQ(version(), v1) << "this connection's own commit";
+}
+
 TEST_F(LedgerStoreTest, SecondWriterIsBusyWhileATransactionIsOpen) {
   auto a = OpenOrDie();
   ASSERT_TRUE(a);

@@ -197,6 +197,7 @@ std::string BookingResultDoc(const service::BookingOutcome& o, uint32_t caller, 
   d["status"] = o.status;
   d["warnings"] = o.warnings;
   if (!o.queued_reason.empty()) d["queued_reason"] = o.queued_reason;
+  if (o.dry_run) d["dry_run"] = true;  // a preview: nothing was written
   d["worker"] = json();
   return d.dump();
 }
