@@ -25,25 +25,16 @@ class GuidedBookingTest(BkTestCase):
 
     def test_wrong_answers_are_asked_again_then_it_books_like_the_command(self):
         s = self.guided()
-        s.answer(COUNT, "9")
-        self.assertIn("  not accepted: GPU count must be between 1 and 4; answer a number of GPUs, 1-4\n",
-                      s.expect(COUNT))
-        s.send("2\n")
-        s.answer(DURATION, "7m")
-        self.assertIn("not accepted: duration must be a positive multiple of 5 minutes", s.expect(DURATION))
-        s.send("1h\n")
-        s.answer(MODE, "both")
-        self.assertIn("not accepted: --mode must be s, shared, x or exclusive", s.expect(MODE))
-        s.send("\n")
-        s.answer(GPUS, "0")
-        self.assertIn("--gpu lists 1 GPU(s) but the request is for 2", s.expect(GPUS))
-        s.send("0,1\n")
-        s.answer(MEMORY, "lots")
-        self.assertIn("not accepted: memory must look like 12g or 4096m", s.expect(MEMORY))
-        s.send("12g\n")
-        s.answer(START, "yesterday")
-        self.assertIn("answer now, +30m, 14:00, \"tomorrow 9\" or 12-24 09:00", s.expect(START))
-        s.send("20:00\n")
+        for prompt, wrong, why, right in [
+                (COUNT, "9", "  not accepted: GPU count must be between 1 and 4; answer a number of GPUs, 1-4\n", "2"),
+                (DURATION, "7m", "not accepted: duration must be a positive multiple of 5 minutes", "1h"),
+                (MODE, "both", "not accepted: --mode must be s, shared, x or exclusive", ""),
+                (GPUS, "0", "--gpu lists 1 GPU(s) but the request is for 2", "0,1"),
+                (MEMORY, "lots", "not accepted: memory must look like 12g or 4096m", "12g"),
+                (START, "yesterday", "answer now, +30m, 14:00, \"tomorrow 9\" or 12-24 09:00", "20:00")]:
+            s.answer(prompt, wrong)
+            self.assertIn(why, s.expect(prompt))  # the same question again
+            s.send(right + "\n")
         review = s.expect(CONFIRM)
         self.assertIn("GPUs:    0,1\nstart:   2026-11-29 20:00 +0000\nend:     2026-11-29 21:00 +0000\n", review)
         self.assertIn("command: bk 2 1h --gpu 0,1 --mem 12g --at 20:00\n", review)

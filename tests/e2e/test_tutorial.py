@@ -65,22 +65,17 @@ class TutorialTest(BkTestCase):
         self.assertTrue(out.endswith("The sandbox is removed. `bk tutorial` runs it again.\n"), out)
         self.assertNothingOfOursChanged()
 
-    def test_q_leaves_early(self):
-        s = self.tutorial()
-        s.answer(NEXT, "")
-        s.answer(NEXT, "q")
-        self.assertEqual(s.wait(), 0, s.output)
-        self.assertIn("tutorial ended; its sandbox is removed", s.output)
-        self.assertNotIn("Step 3/7", s.output)
-        self.assertNothingOfOursChanged()
-
-    def test_end_of_input_leaves_early(self):
-        s = self.tutorial()
-        s.expect(NEXT)
-        s.end_of_input()
-        self.assertEqual(s.wait(), 0, s.output)
-        self.assertIn("tutorial ended; its sandbox is removed", s.output)
-        self.assertNothingOfOursChanged()
+    def test_q_or_end_of_input_leaves_early(self):
+        for leave in ("q\n", "\x04"):
+            with self.subTest(leave=leave):
+                s = self.tutorial()
+                s.answer(NEXT, "")
+                s.expect(NEXT)
+                s.send(leave)
+                self.assertEqual(s.wait(), 0, s.output)
+                self.assertIn("tutorial ended; its sandbox is removed", s.output)
+                self.assertNotIn("Step 3/7", s.output)
+                self.assertNothingOfOursChanged()
 
     def test_ctrl_c_removes_the_sandbox(self):
         s = self.tutorial()
