@@ -57,7 +57,8 @@ constexpr const char* kSummary = R"(The three commands to remember:
   bk 1 30m    book one GPU for 30 minutes
   bk l        list your bookings
   bk d 1      cancel the first of them
-`bk -h` lists every command; the user guide (docs/user-guide.md) explains them.)";
+`bk -h` lists every command; the user guide explains them (docs/user-guide.md,
+installed under share/doc/gpubk).)";
 
 volatile sig_atomic_t g_interrupted = 0;
 void NoteInterrupt(int) { g_interrupted = 1; }
@@ -156,9 +157,10 @@ Result<int> RunTutorial(Context& ctx, const std::vector<std::string>& args) {
   InterruptGuard guard;
   BK_ASSIGN_OR_RETURN(std::unique_ptr<Sandbox> box, Sandbox::Create(TempParent(), kGpus));
   Tour tour(ctx, *box, terminal);
-  bool done = false;
+  // The visual tour stands in for the walkthrough when it opens.
+  bool visual = false;
   if (tui) {
-    BK_ASSIGN_OR_RETURN(done, Visual(ctx, tour));
+    BK_ASSIGN_OR_RETURN(visual, Visual(ctx, tour));
   } else {
     ctx.Print(
         fmt::format("GPUBK tutorial: a few steps that run real bk commands on a throwaway sandbox\n"
@@ -166,7 +168,7 @@ Result<int> RunTutorial(Context& ctx, const std::vector<std::string>& args) {
                     kGpus, box->dir()));
   }
   bool finished = true;
-  if (done) {
+  if (visual) {
     ctx.Print(std::string("\n") + kSummary);
   } else {
     BK_ASSIGN_OR_RETURN(finished, tour.Walk());

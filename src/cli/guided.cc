@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "base/strings.h"
 #include "engine/parse.h"
@@ -41,6 +42,15 @@ std::vector<Question> Questions(const engine::Policy& p) {
   return q;
 }
 
+bool Is(const std::string& answer, std::string_view word) { return ToLower(answer) == word; }
+
+// A word a shell would split or interpret.
+bool NeedsQuotes(const std::string& word) {
+  return word.empty() || std::any_of(word.begin(), word.end(), [](char c) {
+           return !(std::isalnum(static_cast<unsigned char>(c)) || std::string_view(",.:+-_/=").contains(c));
+         });
+}
+
 }  // namespace
 
 GuidedBooking GuidedDefaults(const engine::Policy& p) {
@@ -58,19 +68,6 @@ GuidedBooking GuidedDefaults(const engine::Policy& p) {
   }
   return d;
 }
-
-namespace {
-
-bool Is(const std::string& answer, std::string_view word) { return ToLower(answer) == word; }
-
-// A word a shell would split or interpret.
-bool NeedsQuotes(const std::string& word) {
-  return word.empty() || std::any_of(word.begin(), word.end(), [](char c) {
-           return !(std::isalnum(static_cast<unsigned char>(c)) || std::string_view(",.:+-_/=").contains(c));
-         });
-}
-
-}  // namespace
 
 Result<bool> AskBooking(LineReader& in, FILE* out, const engine::Policy& p, const GuidedCheck& check,
                         GuidedBooking* b) {
