@@ -43,12 +43,19 @@ class PtySession:
 
     def expect(self, text):
         """Reads until `text` appears; returns what came before it (since the last expect)."""
+        return self.expect_any(text)[1]
+
+    def expect_any(self, *texts):
+        """Reads until one of `texts` appears; returns it and what came before it."""
         deadline = time.monotonic() + self.timeout
-        while text not in self._unread:
+        while True:
+            found = [(self._unread.find(t), t) for t in texts if t in self._unread]
+            if found:
+                text = min(found)[1]
+                before, _, self._unread = self._unread.partition(text)
+                return text, before
             if not self._read_some(deadline):
-                raise AssertionError(f"{text!r} never came; output:\n{self.output}")
-        before, _, self._unread = self._unread.partition(text)
-        return before
+                raise AssertionError(f"none of {texts!r} came; output:\n{self.output}")
 
     def send(self, text):
         os.write(self.fd, text.encode())

@@ -104,8 +104,11 @@ class TutorialTest(BkTestCase):
     def test_the_visual_tour_opens_bk_t_on_the_sandbox(self):
         s = self.tutorial("--tui")
         s.expect("A sandbox with 2 simulated GPUs is ready; `bk t` opens on it.\n")
-        # Until this bk has `bk t`, its refusal hands over to the walkthrough.
-        s.expect("`bk t` did not open here; the walkthrough shows the same in plain commands.\n")
-        s.answer(NEXT, "q")
+        # Where `bk t` is refused the walkthrough takes over; where it runs and
+        # ends by itself (a plain fallback on this dumb terminal), the summary follows.
+        refused = "`bk t` did not open here; the walkthrough shows the same in plain commands.\n"
+        if s.expect_any(refused, "The three commands to remember:")[0] == refused:
+            s.answer(NEXT, "q")
         self.assertEqual(s.wait(), 0, s.output)
+        self.assertIn("sandbox is removed", s.output)
         self.assertNothingOfOursChanged()
