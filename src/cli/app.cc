@@ -97,6 +97,11 @@ Result<int> Exclusive(Context& c, const std::vector<std::string>& a) {
 const std::map<std::string, Command>& Commands() {
   static const std::map<std::string, Command> table = {
       {"book", Book},
+      {"a", RunAdd},
+      {"add", RunAdd},
+      {"tutorial", RunTutorial},
+      {"tour", RunTutorial},
+      {"intro", RunTutorial},
       {"s", Shared},
       {"shared", Shared},
       {"auto", Shared},
@@ -175,20 +180,15 @@ const std::map<std::string, Command>& Commands() {
 // The original's commands that this version does not have yet, and what
 // does the job meanwhile: they are known words, not typing mistakes.
 const std::map<std::string, std::string>& NotYet() {
-  static const std::string kAdd =
-      "book with `bk COUNT DURATION`, e.g. `bk 1 30m`; `bk book -h` lists the options";
   static const std::string kPreset =
       "write the booking out, e.g. `bk 2 1h --mem 12g`; a shell alias can keep it";
-  static const std::string kTutorial = "`bk -h` starts with the basics (START HERE)";
   static const std::string kUpdate =
       "install the newer bk the way this one was installed; `bk --version` says which this is";
   static const std::string kCluster = "run `bk` on the host whose GPUs you want";
   static const std::string kBroker = "share one ledger with `bk server` (`bk server -h`)";
   static const std::map<std::string, std::string> table = {
-      {"add", kAdd},       {"a", kAdd},
-      {"preset", kPreset},   {"presets", kPreset}, {"p", kPreset},      {"tutorial", kTutorial},
-      {"tour", kTutorial},   {"intro", kTutorial}, {"update", kUpdate}, {"upgrade", kUpdate},
-      {"cluster", kCluster}, {"c", kCluster},      {"broker", kBroker},
+      {"preset", kPreset},  {"presets", kPreset},  {"p", kPreset},  {"update", kUpdate},
+      {"upgrade", kUpdate}, {"cluster", kCluster}, {"c", kCluster}, {"broker", kBroker},
   };
   return table;
 }

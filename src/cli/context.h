@@ -60,6 +60,8 @@ using Command = Result<int> (*)(Context& ctx, const std::vector<std::string>& ar
 // Commands (one file each under src/cli/).
 Result<int> RunBook(Context& ctx, const std::vector<std::string>& args, const std::string& prog,
                     bool exclusive);
+Result<int> RunAdd(Context& ctx, const std::vector<std::string>& args);       // bk a|add (guided)
+Result<int> RunTutorial(Context& ctx, const std::vector<std::string>& args);  // bk tutorial|tour|intro
 Result<int> RunList(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunCancel(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunEdit(Context& ctx, const std::vector<std::string>& args);

@@ -11,6 +11,8 @@ START HERE
   bk run 1 30m -- CMD           book and run CMD on the booked GPU
   bk l / bk d 1                 your bookings / cancel the first
   bk info                       who administers this host
+  bk a                          book by answering questions
+  bk tutorial [--tui]           safe walkthrough on a sandbox
 
 BOOK
   bk 2 1h                       earliest shared slot for two GPUs
