@@ -25,7 +25,9 @@ class Pane:
     def __init__(self, directory, command, width=130, height=40, env=None):
         self.sock = os.path.join(directory, "tmux-%d.sock" % time.monotonic_ns())
         shell = " ".join("%s=%s" % (k, shell_quote(v)) for k, v in (env or {}).items())
-        script = "env -i %s %s; echo bk-exited=$?; stty -a; sleep 60" % (shell, command)
+        # The shell ignores SIGINT, as an interactive one does while a job runs
+        # in the foreground: Ctrl-C is for bk alone.
+        script = "trap '' INT; env -i %s %s; echo bk-exited=$?; stty -a; sleep 60" % (shell, command)
         subprocess.run(["tmux", "-S", self.sock, "-f", "/dev/null", "new-session", "-d", "-s", "tui",
                         "-x", str(width), "-y", str(height), "sh", "-c", script], check=True)
 
@@ -69,8 +71,7 @@ class PrivateTui(BkTestCase):
                 env.pop(k, None)
         pane = Pane(self.tmp, BK_BIN + " t", width, height, env)
         self.addCleanup(pane.close)
-        pane.wait_for("GPUBK")
-        pane.wait_for("TIMELINE")
+        pane.wait_for("| q")  # the footer: the first frame is drawn
         return pane
 
     def mine(self):
@@ -85,7 +86,7 @@ class PrivateTui(BkTestCase):
         pane.wait_for("booked ")
         [r] = self.mine()
         self.assertEqual(r["gpus"], [0])
-        self.assertEqual((r["start"], r["end"]), ("2026-11-29T18:45:00Z", "2026-11-29T19:45:00Z"))
+        self.assertEqual((r["start_at"], r["end_at"]), ("2026-11-29T18:45:00Z", "2026-11-29T19:45:00Z"))
         # It has started: `e` moves only its end, and later renews it.
         pane.keys("e")
         pane.wait_for("RENEW/END")
@@ -94,7 +95,7 @@ class PrivateTui(BkTestCase):
         pane.keys("Enter")
         pane.wait_for("renewed ")
         [r] = self.mine()
-        self.assertEqual(r["end"], "2026-11-29T19:55:00Z")
+        self.assertEqual(r["end_at"], "2026-11-29T19:55:00Z")
         # A booking made elsewhere appears without a key; then it is moved.
         self.ok("1", "1h", "-t", "21:00", "-g", "2")
         pane.wait_for(" 2 active")
@@ -106,7 +107,7 @@ class PrivateTui(BkTestCase):
         pane.keys("Enter")
         pane.wait_for("updated ")
         later = [x for x in self.mine() if x["gpus"] == [2]][0]
-        self.assertEqual(later["start"], "2026-11-29T21:10:00Z")
+        self.assertEqual(later["start_at"], "2026-11-29T21:10:00Z")
         # `d` asks first; only y cancels.
         pane.keys("d")
         pane.wait_for("Cancel booking")
@@ -144,7 +145,7 @@ class PrivateTui(BkTestCase):
         pane.resize(60, 15)
         pane.wait_for("Terminal too small: 60x15")
         pane.resize(100, 30)
-        pane.wait_for("TIMELINE")
+        pane.wait_for("GPUBK | LIVE")
         pane.resize(60, 15)
         pane.wait_for("Terminal too small")
         pane.keys("q")  # keys still work
@@ -169,11 +170,12 @@ class PrivateTui(BkTestCase):
         self.assertIn("GPUBK", plain)
 
     def test_banner_shows_announcements_as_they_are_published(self):
+        self.env["BK_BOOKING_BLACKOUTS"] = '[["2026-11-29T20:00:00Z", "2026-11-29T21:00:00Z", "PSU swap"]]'
         pane = self.open()
+        s = pane.wait_for("BLACKOUT 2026-11-29 20:00 +0000 -> 2026-11-29 21:00 +0000: PSU swap")
+        self.assertIn("####", s.replace("\u2592", "#"))
         self.ok("admin", "notice", "publish", "Reboot at 20:00", "--level", "critical", "--yes")
         pane.wait_for("CRITICAL: Reboot at 20:00")
-        self.ok("admin", "blackout", "add", "20:00", "1h", "PSU swap", "--yes")
-        pane.wait_for("BLACKOUT")
 
     def test_ctrl_c_restores_the_terminal(self):
         pane = self.open()
