@@ -134,6 +134,9 @@ const std::map<std::string, Command>& Commands() {
       {"notifications", RunNotifications},
       {"login", RunLogin},
       {"notice", RunLogin},
+      {"p", RunPreset},
+      {"preset", RunPreset},
+      {"presets", RunPreset},
       {"info", RunInfo},
       {"contact", RunInfo},
       {"about", RunInfo},
@@ -177,18 +180,15 @@ const std::map<std::string, std::string>& NotYet() {
       "`bk st` and `bk tl` show the GPUs and the calendar, plain `bk` opens a prompt";
   static const std::string kAdd =
       "book with `bk COUNT DURATION`, e.g. `bk 1 30m`; `bk book -h` lists the options";
-  static const std::string kPreset =
-      "write the booking out, e.g. `bk 2 1h --mem 12g`; a shell alias can keep it";
   static const std::string kTutorial = "`bk -h` starts with the basics (START HERE)";
   static const std::string kUpdate =
       "install the newer bk the way this one was installed; `bk --version` says which this is";
   static const std::string kCluster = "run `bk` on the host whose GPUs you want";
   static const std::string kBroker = "share one ledger with `bk server` (`bk server -h`)";
   static const std::map<std::string, std::string> table = {
-      {"tui", kTui},         {"t", kTui},          {"add", kAdd},       {"a", kAdd},
-      {"preset", kPreset},   {"presets", kPreset}, {"p", kPreset},      {"tutorial", kTutorial},
-      {"tour", kTutorial},   {"intro", kTutorial}, {"update", kUpdate}, {"upgrade", kUpdate},
-      {"cluster", kCluster}, {"c", kCluster},      {"broker", kBroker},
+      {"tui", kTui},           {"t", kTui},          {"add", kAdd},         {"a", kAdd},
+      {"tutorial", kTutorial}, {"tour", kTutorial},  {"intro", kTutorial},  {"update", kUpdate},
+      {"upgrade", kUpdate},    {"cluster", kCluster}, {"c", kCluster},      {"broker", kBroker},
   };
   return table;
 }
@@ -372,6 +372,7 @@ int Main(int argc, char** argv) {
   }
 
   if (auto st = Setup(ctx); !st) {
+    if (IsLoginHook(args)) return 0;
     // `bk server ...` must work even when the remembered server is broken:
     // that is how a user gets out of it. `bk shell` too: the hook installs
     // anyway and shows no GPU until the configuration works again. `bk skill`
