@@ -186,8 +186,8 @@ const std::map<std::string, std::string>& NotYet() {
   static const std::string kCluster = "run `bk` on the host whose GPUs you want";
   static const std::string kBroker = "share one ledger with `bk server` (`bk server -h`)";
   static const std::map<std::string, std::string> table = {
-      {"tui", kTui},           {"t", kTui},          {"add", kAdd},         {"a", kAdd},
-      {"tutorial", kTutorial}, {"tour", kTutorial},  {"intro", kTutorial},  {"update", kUpdate},
+      {"tui", kTui},           {"t", kTui},           {"add", kAdd},        {"a", kAdd},
+      {"tutorial", kTutorial}, {"tour", kTutorial},   {"intro", kTutorial}, {"update", kUpdate},
       {"upgrade", kUpdate},    {"cluster", kCluster}, {"c", kCluster},      {"broker", kBroker},
   };
   return table;

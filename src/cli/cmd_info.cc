@@ -42,8 +42,9 @@ Deployment Inspect(const Context& ctx) {
     if (fd) ::close(*fd);
   }
   engine::Seconds now = ctx.clock->Now();
-  d.upcoming_blackouts = static_cast<int>(std::count_if(
-      c.policy.blackouts.begin(), c.policy.blackouts.end(), [&](const engine::Blackout& b) { return b.end > now; }));
+  d.upcoming_blackouts =
+      static_cast<int>(std::count_if(c.policy.blackouts.begin(), c.policy.blackouts.end(),
+                                     [&](const engine::Blackout& b) { return b.end > now; }));
   return d;
 }
 
@@ -53,23 +54,26 @@ std::vector<std::string> DeploymentLines(const Context& ctx, const Deployment& d
       fmt::format("Deployment: {} ({})", config::DeploymentName(c.deployment), c.why),
       fmt::format("Config file: {}{}", c.config_file.empty() ? "none" : c.config_file,
                   c.config_file.empty() || c.config_file_present ? "" : " (absent: defaults apply)"),
-      fmt::format("Ledger: {}{}", c.ledger_path, d.shared || sys::Exists(c.ledger_path) ? "" : " (not created yet)")};
+      fmt::format("Ledger: {}{}", c.ledger_path,
+                  d.shared || sys::Exists(c.ledger_path) ? "" : " (not created yet)")};
   if (d.shared)
-    lines.push_back(fmt::format("Socket: {} ({})", c.socket_path,
-                                *d.daemon_answers ? "the daemon answers" : "no daemon answers; see `bk doctor`"));
+    lines.push_back(
+        fmt::format("Socket: {} ({})", c.socket_path,
+                    *d.daemon_answers ? "the daemon answers" : "no daemon answers; see `bk doctor`"));
   return lines;
 }
 
 std::vector<std::string> PolicyLines(const Context& ctx, const Deployment& d) {
   const engine::Policy& p = ctx.config.policy;
   std::vector<int> enabled = p.EnabledGpus();
-  return {"Policy:",
-          fmt::format("  GPUs: {} ({} enabled: {})", p.gpu_count, enabled.size(), JoinInts(enabled)),
-          fmt::format("  Slot: {}; longest booking {}; bookings end within {}", engine::FormatDuration(p.slot),
-                      engine::FormatDuration(p.max_duration), engine::FormatDuration(p.horizon)),
-          fmt::format("  Shared slots per GPU: {}", p.share_capacity),
-          fmt::format("  Blackouts not over yet: {}", d.upcoming_blackouts),
-          fmt::format("  Lab presets: {}", ctx.config.presets.size())};
+  return {
+      "Policy:",
+      fmt::format("  GPUs: {} ({} enabled: {})", p.gpu_count, enabled.size(), JoinInts(enabled)),
+      fmt::format("  Slot: {}; longest booking {}; bookings end within {}", engine::FormatDuration(p.slot),
+                  engine::FormatDuration(p.max_duration), engine::FormatDuration(p.horizon)),
+      fmt::format("  Shared slots per GPU: {}", p.share_capacity),
+      fmt::format("  Blackouts not over yet: {}", d.upcoming_blackouts),
+      fmt::format("  Lab presets: {}", ctx.config.presets.size())};
 }
 
 // gpubk.info.v1: the deployment, the administrator (gpubk.administrator.v1 as
@@ -109,7 +113,8 @@ Result<int> RunInfo(Context& ctx, const std::vector<std::string>& args) {
   JsonOutput out;
   bool all = false;
   out.AddTo(spec, "print the gpubk.administrator.v1 document (indented)");
-  spec.Flag("--all", &all, "with --json or --compact: the gpubk.info.v1 document (deployment, administrator, policy)");
+  spec.Flag("--all", &all,
+            "with --json or --compact: the gpubk.info.v1 document (deployment, administrator, policy)");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (all && !out.wanted()) return UsageError("--all goes with --json or --compact");
   uid_t uid = surface::AdministratorUid(ctx.config, sys::CurrentUid());

@@ -100,7 +100,6 @@ std::string Text(const surface::LoginNotice& n, const engine::Zone& zone) {
   return Capped(out);
 }
 
-
 Result<int> ShowLogin(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> within_text;
   bool hook = false;
@@ -143,7 +142,8 @@ bool HookForm(const std::vector<std::string>& args) {
 }  // namespace
 
 bool IsLoginHook(const std::vector<std::string>& args) {
-  return !args.empty() && (args[0] == "login" || args[0] == "notice") && HookForm({args.begin() + 1, args.end()});
+  return !args.empty() && (args[0] == "login" || args[0] == "notice") &&
+         HookForm({args.begin() + 1, args.end()});
 }
 
 Result<int> RunLogin(Context& ctx, const std::vector<std::string>& args) {

@@ -40,16 +40,16 @@ Result<RcFile> ReadRc(const std::string& path) {
   if (S_ISLNK(st.st_mode)) {
     char resolved[PATH_MAX];
     if (!::realpath(path.c_str(), resolved))
-      return Invalid(fmt::format("{} is a link to nothing readable ({}); fix or remove it", path,
-                                 std::strerror(errno)));
+      return Invalid(
+          fmt::format("{} is a link to nothing readable ({}); fix or remove it", path, std::strerror(errno)));
     f.target = resolved;
     if (::lstat(f.target.c_str(), &st) != 0)
       return Invalid(fmt::format("cannot read {}: {}", f.target, std::strerror(errno)));
   }
   if (!S_ISREG(st.st_mode)) return Invalid(fmt::format("{} is not a regular file", f.target));
   if (st.st_uid != sys::CurrentUid())
-    return Invalid(fmt::format("{} belongs to UID {}, not to you; bk changes only your own files", f.target,
-                               st.st_uid));
+    return Invalid(
+        fmt::format("{} belongs to UID {}, not to you; bk changes only your own files", f.target, st.st_uid));
   f.exists = true;
   f.mode = st.st_mode & 07777;
   BK_ASSIGN_OR_RETURN(f.text, sys::ReadSmallFile(f.target, kMaxRcBytes));
@@ -67,29 +67,35 @@ std::string Shown(const std::string& path) {
 Result<int> RunLoginRc(Context& ctx, const std::vector<std::string>& args, bool install) {
   std::optional<std::string> rc;
   ArgSpec spec(install ? "bk login install" : "bk login uninstall",
-               install ? "Show `bk login` whenever an interactive shell starts: adds one marked block to your "
-                         "shell's rc file (once; again replaces it)."
-                       : "Remove the block `bk login install` added to your shell's rc file.");
+               install
+                   ? "Show `bk login` whenever an interactive shell starts: adds one marked block to your "
+                     "shell's rc file (once; again replaces it)."
+                   : "Remove the block `bk login install` added to your shell's rc file.");
   spec.Option("--rc", &rc, "the rc file (default: ~/.zshrc when $SHELL is zsh, else ~/.bashrc)", "FILE");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
-  if (!rc && sys::HomeDir().empty()) return Invalid("no home directory to find your rc file in; give --rc FILE");
-  std::string path = rc ? *rc : shell::DefaultRcFile(config::ProcessEnv()("SHELL").value_or(""), sys::HomeDir());
+  if (!rc && sys::HomeDir().empty())
+    return Invalid("no home directory to find your rc file in; give --rc FILE");
+  std::string path =
+      rc ? *rc : shell::DefaultRcFile(config::ProcessEnv()("SHELL").value_or(""), sys::HomeDir());
   BK_ASSIGN_OR_RETURN(RcFile f, ReadRc(path));
-  std::string text = install ? shell::WithRcBlock(f.text, shell::RcBlock(SelfPath())) : shell::WithoutRcBlock(f.text);
+  std::string text =
+      install ? shell::WithRcBlock(f.text, shell::RcBlock(SelfPath())) : shell::WithoutRcBlock(f.text);
   if (text == f.text) {
     ctx.Print(install ? fmt::format("already installed in {}", Shown(f.target))
                       : fmt::format("not installed in {}; nothing to remove", Shown(f.target)));
     return 0;
   }
   BK_TRY(sys::WriteFileAtomic(f.target, text, f.mode));
-  if (f.target != f.path) ctx.Print(fmt::format("note: {} is a link; changed its target {}", Shown(f.path), f.target));
+  if (f.target != f.path)
+    ctx.Print(fmt::format("note: {} is a link; changed its target {}", Shown(f.path), f.target));
   if (!install) {
     ctx.Print(fmt::format("removed the bk login block from {}", Shown(f.target)));
   } else if (shell::HasRcBlock(f.text)) {
     ctx.Print(fmt::format("updated the bk login block in {} (this bk: {})", Shown(f.target), SelfPath()));
   } else {
-    ctx.Print(fmt::format("installed in {}: new interactive shells show `bk login`; `bk login uninstall` removes it",
-                          Shown(f.target)));
+    ctx.Print(fmt::format(
+        "installed in {}: new interactive shells show `bk login`; `bk login uninstall` removes it",
+        Shown(f.target)));
   }
   return 0;
 }

@@ -27,8 +27,8 @@ using nlohmann::json;
 // What `bk p NAME` finds under a name: the user's preset, else the lab's.
 struct Found {
   Preset preset;
-  bool lab = false;         // from the deployment's configuration
-  bool hides_lab = false;   // the user's, with a lab preset of the same name under it
+  bool lab = false;        // from the deployment's configuration
+  bool hides_lab = false;  // the user's, with a lab preset of the same name under it
 };
 
 std::string PresetsPath() { return config::PresetsFile(config::ProcessEnv()); }
@@ -46,15 +46,20 @@ Result<std::vector<Found>> AllPresets(const Context& ctx) {
     if (std::none_of(own.begin(), own.end(), [&](const Preset& p) { return p.name == lab.name; }) &&
         std::none_of(out.begin(), out.end(), [&](const Found& f) { return f.preset.name == lab.name; }))
       out.push_back({lab, true, false});
-  std::sort(out.begin(), out.end(), [](const Found& a, const Found& b) { return a.preset.name < b.preset.name; });
+  std::sort(out.begin(), out.end(),
+            [](const Found& a, const Found& b) { return a.preset.name < b.preset.name; });
   return out;
+}
+
+std::unexpected<Error> PresetNotFound(const std::string& name) {
+  return Fail(ErrorKind::kNotFound, "preset not found: " + name);
 }
 
 Result<Found> Find(const Context& ctx, const std::string& name) {
   BK_ASSIGN_OR_RETURN(std::vector<Found> all, AllPresets(ctx));
   for (auto& f : all)
     if (f.preset.name == name) return std::move(f);
-  return Fail(ErrorKind::kNotFound, fmt::format("preset not found: {}; `bk p` lists them", name));
+  return PresetNotFound(name);
 }
 
 json FoundJson(const Found& f) {
@@ -73,8 +78,8 @@ std::string Placement(const Preset& p) {
 std::string Row(const std::string& name, const std::string& mode, const std::string& gpus,
                 const std::string& duration, const std::string& share, const std::string& vram,
                 const std::string& placement, const std::string& from) {
-  return fmt::format("{:<32} {:<4} {:>4} {:>8} {:>5} {:>8} {:<12} {}", name, mode, gpus, duration, share, vram,
-                     placement, from);
+  return fmt::format("{:<32} {:<4} {:>4} {:>8} {:>5} {:>8} {:<12} {}", name, mode, gpus, duration, share,
+                     vram, placement, from);
 }
 
 Result<int> List(Context& ctx, const std::vector<std::string>& args) {
@@ -98,9 +103,12 @@ Result<int> List(Context& ctx, const std::vector<std::string>& args) {
   for (const auto& [p, lab, hides] : all) {
     bool shared = p.mode == engine::Mode::kShared;
     ctx.Print(Row(p.name, std::string(engine::ModeName(p.mode)).substr(0, 4), std::to_string(p.count),
-                  engine::FormatDuration(p.duration), shared ? std::to_string(p.share_units.value_or(1)) : "-",
+                  engine::FormatDuration(p.duration),
+                  shared ? std::to_string(p.share_units.value_or(1)) : "-",
                   p.memory_mb ? engine::FormatSizeMb(*p.memory_mb) : "auto", Placement(p),
-                  lab ? "lab" : hides ? "you (hides the lab's)" : "you"));
+                  lab     ? "lab"
+                  : hides ? "you (hides the lab's)"
+                          : "you"));
   }
   return 0;
 }
@@ -133,9 +141,9 @@ Result<int> Remove(Context& ctx, const std::vector<std::string>& args) {
     }
     for (const auto& lab : ctx.config.presets)
       if (lab.name == *name)
-        return Invalid(fmt::format("preset {} is the lab's; the administrator changes it (configuration key presets)",
-                                   *name));
-    return Fail(ErrorKind::kNotFound, "preset not found: " + *name);
+        return Invalid(fmt::format(
+            "preset {} is the lab's; the administrator changes it (configuration key presets)", *name));
+    return PresetNotFound(*name);
   }));
   ctx.Print("deleted preset: " + *name);
   return 0;
@@ -168,7 +176,8 @@ Result<int> Save(Context& ctx, const std::vector<std::string>& args) {
     return UsageError("give the preset's name first: bk preset save NAME COUNT DURATION [MEMORY] [options]");
   const std::string& name = args[0];
   BK_TRY(config::CheckPresetName(name));
-  if (exclusive && a.share) return Invalid("--share applies to shared presets; an exclusive one takes whole GPUs");
+  if (exclusive && a.share)
+    return Invalid("--share applies to shared presets; an exclusive one takes whole GPUs");
   BK_ASSIGN_OR_RETURN(service::CreateRequest req, ToRequest(ctx, a, exclusive));
   Preset p = FromRequest(name, req);
   // The same checks as the file's, then the deployment's policy, as the ledger reports it.
@@ -182,7 +191,8 @@ Result<int> Save(Context& ctx, const std::vector<std::string>& args) {
       p.created_at = it->created_at;
       *it = p;
     } else if (presets.size() >= config::kMaxPresets) {
-      return Invalid(fmt::format("you have {} presets, the most there may be; delete one first", presets.size()));
+      return Invalid(
+          fmt::format("you have {} presets, the most there may be; delete one first", presets.size()));
     } else {
       presets.push_back(p);
     }
@@ -218,8 +228,9 @@ Result<int> Use(Context& ctx, const std::vector<std::string>& args) {
   const Preset& p = f.preset;
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   if (auto st = config::CheckPresetPolicy(p, ledger->policy()); !st)
-    return Invalid(st.error().message + (f.lab ? "; tell the administrator (`bk info`)"
-                                               : fmt::format("; save it again (`bk preset save {} ...`)", name)));
+    return Invalid(st.error().message +
+                   (f.lab ? "; tell the administrator (`bk info`)"
+                          : fmt::format("; save it again (`bk preset save {} ...`)", name)));
   std::vector<std::string> argv = {std::to_string(p.count), engine::FormatDuration(p.duration)};
   argv.insert(argv.end(), args.begin() + 1, args.end());
   BookingArgs options = AsOptions(p);
@@ -251,7 +262,8 @@ Result<int> RunPreset(Context& ctx, const std::vector<std::string>& args) {
     std::fputs(kHelp, ctx.out);
     return 0;
   }
-  if (w == "list" || w == "ls" || w == "l" || w == "--json" || w == "--compact") return List(ctx, w.starts_with("-") ? args : rest);
+  if (w == "list" || w == "ls" || w == "l" || w == "--json" || w == "--compact")
+    return List(ctx, w.starts_with("-") ? args : rest);
   if (w == "save" || w == "set") return Save(ctx, rest);
   if (w == "show" || w == "get") return Show(ctx, rest);
   if (w == "rm" || w == "delete" || w == "del") return Remove(ctx, rest);

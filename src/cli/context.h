@@ -129,7 +129,7 @@ using AfterBooking = std::function<Result<int>(Context&, const service::BookingO
 struct BookingArgs;
 Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& args, const std::string& prog,
                         bool exclusive, const AfterBooking& after, const BookingArgs* preset = nullptr);
-Result<int> RunPreset(Context& ctx, const std::vector<std::string>& args);  // bk preset|presets|p
+Result<int> RunPreset(Context& ctx, const std::vector<std::string>& args);   // bk preset|presets|p
 Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args);  // bk m|monitor
 Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args);    // bk u|usage
 

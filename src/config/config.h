@@ -66,7 +66,7 @@ struct Config {
   bool pause_sampling_during_exclusive = false;
   double monitor_interval_seconds = 2.0;
   std::string usage_visibility = "self";  // self | lab: whose usage rows a server's users see
-  std::string admin_group;  // its members administer a server ("": nobody besides root and owner)
+  std::string admin_group;      // its members administer a server ("": nobody besides root and owner)
   std::vector<Preset> presets;  // the lab's (the `presets` key); each user has their own besides
   WorkerSettings worker;
   std::optional<std::string> test_now;  // BK_TEST_NOW (test builds, private mode)

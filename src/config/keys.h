@@ -49,10 +49,10 @@ enum class KeyScope {
 // Where a key's value is stored: a reference into Config of the parsed type.
 template <class T>
 using Field = T& (*)(Config&);
-using KeySlot = std::variant<Field<int>, Field<int64_t>, Field<std::optional<int64_t>>, Field<double>,
-                             Field<bool>, Field<std::vector<int>>, Field<std::map<int, int>>,
-                             Field<std::vector<engine::Blackout>>, Field<std::string>,
-                             Field<std::vector<Preset>>>;
+using KeySlot =
+    std::variant<Field<int>, Field<int64_t>, Field<std::optional<int64_t>>, Field<double>, Field<bool>,
+                 Field<std::vector<int>>, Field<std::map<int, int>>, Field<std::vector<engine::Blackout>>,
+                 Field<std::string>, Field<std::vector<Preset>>>;
 
 struct KeySpec {
   std::string_view name;  // in config.json; the environment variable is BK_<NAME>

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -31,13 +31,12 @@ constexpr int64_t kMaxMemoryMb = 16777216;  // 16 TiB
 constexpr int64_t kMaxCpus = 1000000;
 constexpr int64_t kMaxRamMb = int64_t{1} << 40;
 
-const std::set<std::string> kMembers = {"name",          "mode",           "count",
-                                        "duration_seconds", "expected_memory_mb", "share_units",
-                                        "preferred_gpus", "excluded_gpus",  "cpus",
-                                        "ram_mb",        "created_at",     "updated_at"};
+const std::set<std::string> kMembers = {
+    "name",           "mode",          "count", "duration_seconds", "expected_memory_mb", "share_units",
+    "preferred_gpus", "excluded_gpus", "cpus",  "ram_mb",           "created_at",         "updated_at"};
 
 // The words of `bk preset` itself: `bk p NAME` could never reach a preset of that name.
-const std::set<std::string> kReservedNames = {"list", "ls",     "l",   "save", "set",  "show",
+const std::set<std::string> kReservedNames = {"list", "ls",     "l",   "save", "set", "show",
                                               "get",  "delete", "del", "rm",   "help"};
 
 // Reads one member of a preset object, each error naming the preset and the field.
@@ -150,7 +149,8 @@ Result<sys::UniqueFd> Lock(const std::string& path) {
   if (!fd.ok()) return Invalid(fmt::format("cannot open {}: {}", lock_path, std::strerror(errno)));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK) return Invalid(fmt::format("cannot lock {}: {}", lock_path, std::strerror(errno)));
+    if (errno != EWOULDBLOCK)
+      return Invalid(fmt::format("cannot lock {}: {}", lock_path, std::strerror(errno)));
     if (std::chrono::steady_clock::now() > deadline)
       return Fail(ErrorKind::kBusy, fmt::format("{} is locked by another bk; try again", lock_path));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -185,7 +185,8 @@ Result<Preset> PresetFromJson(const json& j, const std::string& name) {
       return Invalid(fmt::format("preset {}: unknown field {}", shown, Printable(key)));
   if (name.empty() && !(j.contains("name") && j["name"].is_string())) return r.Bad("name", "is missing");
   p.name = name.empty() ? j["name"].get<std::string>() : name;
-  if (auto st = CheckPresetName(p.name); !st) return Invalid(fmt::format("preset {}: {}", shown, st.error().message));
+  if (auto st = CheckPresetName(p.name); !st)
+    return Invalid(fmt::format("preset {}: {}", shown, st.error().message));
   auto mode = j.contains("mode") && j["mode"].is_string() ? engine::ParseMode(j["mode"].get<std::string>())
                                                           : std::nullopt;
   if (!mode) return r.Bad("mode", "must be shared or exclusive");
@@ -247,7 +248,8 @@ Result<std::vector<Preset>> LabPresetsValue(const std::string& key, const json& 
     obj = *parsed;
   }
   if (!obj.is_object())
-    return Invalid(fmt::format("{} must be an object NAME -> {{\"mode\", \"count\", \"duration_seconds\", ...}}", key));
+    return Invalid(
+        fmt::format("{} must be an object NAME -> {{\"mode\", \"count\", \"duration_seconds\", ...}}", key));
   std::vector<Preset> out;
   for (const auto& [name, j] : obj.items()) {
     auto p = PresetFromJson(j, name);
@@ -267,15 +269,16 @@ Status CheckPresetPolicy(const Preset& p, const engine::Policy& policy) {
   if (p.count > std::ssize(enabled))
     return no(fmt::format("it books {} GPUs and {} are enabled", p.count, enabled.size()));
   if (p.duration % policy.slot != 0)
-    return no(fmt::format("its duration {} is not a multiple of the {} slot", engine::FormatDuration(p.duration),
-                          engine::FormatDuration(policy.slot)));
+    return no(fmt::format("its duration {} is not a multiple of the {} slot",
+                          engine::FormatDuration(p.duration), engine::FormatDuration(policy.slot)));
   if (p.duration > policy.max_duration)
     return no(fmt::format("its duration {} is longer than the longest booking, {}",
                           engine::FormatDuration(p.duration), engine::FormatDuration(policy.max_duration)));
   for (int g : p.gpus)
     if (!policy.GpuEnabled(g)) return no(fmt::format("it pins GPU {}, which is not enabled", g));
   if (p.mode == engine::Mode::kShared && p.share_units.value_or(1) > policy.share_capacity)
-    return no(fmt::format("it takes {} shared slots and a GPU has {}", *p.share_units, policy.share_capacity));
+    return no(
+        fmt::format("it takes {} shared slots and a GPU has {}", *p.share_units, policy.share_capacity));
   return Ok();
 }
 
@@ -286,7 +289,8 @@ Result<std::vector<Preset>> ReadPresets(const std::string& path, uid_t owner) {
     return Invalid(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
   }
   if (S_ISLNK(st.st_mode))
-    return Invalid(fmt::format("{} is a symbolic link; presets must be a regular file (remove the link)", path));
+    return Invalid(
+        fmt::format("{} is a symbolic link; presets must be a regular file (remove the link)", path));
   if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
     return Invalid(fmt::format("{} must be a regular file with one link", path));
   if (st.st_uid != owner)

@@ -73,7 +73,8 @@ TEST(PresetJsonTest, ErrorsNameThePresetAndTheField) {
 TEST(PresetNameTest, RefusesSubcommandWordsAndOddCharacters) {
   EXPECT_TRUE(CheckPresetName("s2x-4h_v1.0").has_value());
   EXPECT_TRUE(CheckPresetName(std::string(32, 'a')).has_value());
-  for (const std::string& bad : std::vector<std::string>{"", std::string(33, 'a'), "_x", "a b", "a/b", "list", "save", "rm"})
+  for (const std::string& bad :
+       std::vector<std::string>{"", std::string(33, 'a'), "_x", "a b", "a/b", "list", "save", "rm"})
     EXPECT_FALSE(CheckPresetName(bad).has_value()) << bad;
   EXPECT_EQ(CheckPresetName("show").error().message,
             "preset name show is a `bk preset` subcommand; choose another");

@@ -52,8 +52,7 @@ bool HasRcBlock(std::string_view text) { return Find(text).first != kNone; }
 
 std::string WithRcBlock(std::string_view text, const std::string& block) {
   auto [begin, end] = Find(text);
-  if (begin != kNone)
-    return std::string(text.substr(0, begin)) + block + std::string(text.substr(end));
+  if (begin != kNone) return std::string(text.substr(0, begin)) + block + std::string(text.substr(end));
   std::string out(text);
   if (!out.empty() && !out.ends_with('\n')) out += '\n';
   return out + block;

@@ -9,9 +9,10 @@ TEST(RcBlockTest, RunsTheHookBoundedInInteractiveShellsOnly) {
   std::string b = RcBlock("/opt/it's/bk");
   EXPECT_TRUE(b.starts_with(std::string(kRcBegin) + "\n"));
   EXPECT_TRUE(b.ends_with(std::string(kRcEnd) + "\n"));
-  EXPECT_NE(b.find("case $- in\n  *i*) timeout -k 0.2s 1s '/opt/it'\\''s/bk' login --hook 2>/dev/null || : ;;\n"
-                   "esac\n"),
-            std::string::npos);
+  EXPECT_NE(
+      b.find("case $- in\n  *i*) timeout -k 0.2s 1s '/opt/it'\\''s/bk' login --hook 2>/dev/null || : ;;\n"
+             "esac\n"),
+      std::string::npos);
 }
 
 TEST(RcBlockTest, AddsOnceAndKeepsEveryOtherLine) {
