@@ -267,6 +267,11 @@ Result<int> RunPreset(Context& ctx, const std::vector<std::string>& args) {
   if (w == "save" || w == "set") return Save(ctx, rest);
   if (w == "show" || w == "get") return Show(ctx, rest);
   if (w == "rm" || w == "delete" || w == "del") return Remove(ctx, rest);
+  if (w == "suggest" || w == "learn")
+    return Invalid(fmt::format(
+        "bk preset {} is not in this version yet; save a pattern you use with `bk preset save NAME COUNT "
+        "DURATION ...`",
+        w));
   if (w.starts_with("-")) return UsageError(fmt::format("unknown option {}; see `bk preset --help`", w));
   return Use(ctx, args);
 }

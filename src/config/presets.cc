@@ -36,8 +36,8 @@ const std::set<std::string> kMembers = {
     "preferred_gpus", "excluded_gpus", "cpus",  "ram_mb",           "created_at",         "updated_at"};
 
 // The words of `bk preset` itself: `bk p NAME` could never reach a preset of that name.
-const std::set<std::string> kReservedNames = {"list", "ls",     "l",   "save", "set", "show",
-                                              "get",  "delete", "del", "rm",   "help"};
+const std::set<std::string> kReservedNames = {"list",   "ls",  "l",  "save", "set",     "show", "get",
+                                              "delete", "del", "rm", "help", "suggest", "learn"};
 
 // Reads one member of a preset object, each error naming the preset and the field.
 class Reader {

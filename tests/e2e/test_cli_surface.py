@@ -66,7 +66,6 @@ class NotInThisVersionTest(BkTestCase):
 
     def test_each_missing_command_says_what_to_use(self):
         for words, use in [(["tui"], "`bk st`"), (["t"], "`bk st`"), (["add"], "`bk 1 30m`"), (["a"], "`bk 1 30m`"),
-                           (["p", "train"], "shell alias"), (["preset", "list"], "shell alias"),
                            (["tutorial"], "`bk -h`"), (["update", "--apply"], "--version"),
                            (["upgrade"], "--version"), (["cluster", "status"], "on the host"), (["c"], "on the host"),
                            (["@node1", "1", "30m"], "on the host"), (["broker"], "`bk server`"),
