@@ -43,8 +43,8 @@ Result<std::vector<Found>> AllPresets(const Context& ctx) {
     out.push_back({std::move(p), false, hides});
   }
   for (const auto& lab : ctx.config.presets)
-    if (std::none_of(own.begin(), own.end(), [&](const Preset& p) { return p.name == lab.name; }) &&
-        std::none_of(out.begin(), out.end(), [&](const Found& f) { return f.preset.name == lab.name; }))
+    if (std::none_of(out.begin(), out.end(),
+                     [&](const Found& f) { return !f.lab && f.preset.name == lab.name; }))
       out.push_back({lab, true, false});
   std::sort(out.begin(), out.end(),
             [](const Found& a, const Found& b) { return a.preset.name < b.preset.name; });
