@@ -36,16 +36,21 @@ std::pair<size_t, size_t> Find(std::string_view text) {
 
 }  // namespace
 
+std::string LoginHookLines(const std::string& bk_path) {
+  return fmt::format(
+      "case $- in\n"
+      "  *i*) timeout -k 0.2s 1s {} login --hook 2>/dev/null || : ;;\n"
+      "esac\n",
+      ShellQuote(bk_path));
+}
+
 std::string RcBlock(const std::string& bk_path) {
   return fmt::format(
       "{}\n"
       "# Added by `bk login install` (`bk login uninstall` removes it): your bookings and notices\n"
       "# when an interactive shell starts.\n"
-      "case $- in\n"
-      "  *i*) timeout -k 0.2s 1s {} login --hook 2>/dev/null || : ;;\n"
-      "esac\n"
-      "{}\n",
-      kRcBegin, ShellQuote(bk_path), kRcEnd);
+      "{}{}\n",
+      kRcBegin, LoginHookLines(bk_path), kRcEnd);
 }
 
 bool HasRcBlock(std::string_view text) { return Find(text).first != kNone; }

@@ -12,9 +12,13 @@ namespace bk::shell {
 inline constexpr std::string_view kRcBegin = "# >>> gpubk: bk login >>>";
 inline constexpr std::string_view kRcEnd = "# <<< gpubk: bk login <<<";
 
+// The lines a login runs for this bk (`bk_path` absolute): `bk login --hook`
+// in interactive shells only, bounded (1 s) and silent on any failure. The
+// system-wide hook and the rc block both hold them.
+std::string LoginHookLines(const std::string& bk_path);
+
 // The block for this bk (`bk_path` absolute), from kRcBegin to kRcEnd, each line
-// ending in a newline. Bounded (1 s) and silent on any failure, like the
-// system-wide login hook.
+// ending in a newline, around LoginHookLines.
 std::string RcBlock(const std::string& bk_path);
 // Whether `text` holds a block (its begin marker line).
 bool HasRcBlock(std::string_view text);
