@@ -70,6 +70,7 @@ class PresetsTest(BkTestCase):
             with self.subTest(args=args):
                 self.assertIn(words, self.fails("p", "save", *args))
         self.assertFalse(os.path.exists(self.file))
+        self.assertNoDataDir()  # the policy was read without creating a ledger
 
     def test_a_preset_the_policy_no_longer_allows_is_refused_at_use(self):
         self.ok("p", "save", "long", "1", "4h")
