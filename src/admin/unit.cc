@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "shell/rc_block.h"
 #include "worker/unit.h"
 
 namespace bk::admin {
@@ -20,13 +21,6 @@ bool PlainName(const std::string& name) {
   return !name.empty() && name[0] != '-' && std::all_of(name.begin(), name.end(), [](unsigned char c) {
     return std::isalnum(c) || c == '.' || c == '_' || c == '-';
   });
-}
-
-// A POSIX shell word in single quotes.
-std::string ShellQuote(const std::string& word) {
-  std::string out = "'";
-  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 }  // namespace
@@ -107,10 +101,8 @@ std::string RenderLoginHook(const std::string& bk_path) {
   return fmt::format(
       "{}\n"
       "# Sourced by login shells: interactive ones show this host's announcements and your bookings.\n"
-      "case $- in\n"
-      "  *i*) timeout -k 0.2s 1s {} login --hook 2>/dev/null || : ;;\n"
-      "esac\n",
-      kHookMarker, ShellQuote(bk_path));
+      "{}",
+      kHookMarker, shell::LoginHookLines(bk_path));
 }
 
 }  // namespace bk::admin

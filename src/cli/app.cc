@@ -139,6 +139,9 @@ const std::map<std::string, Command>& Commands() {
       {"notifications", RunNotifications},
       {"login", RunLogin},
       {"notice", RunLogin},
+      {"p", RunPreset},
+      {"preset", RunPreset},
+      {"presets", RunPreset},
       {"info", RunInfo},
       {"t", RunTui},
       {"tui", RunTui},
@@ -180,15 +183,12 @@ const std::map<std::string, Command>& Commands() {
 // The original's commands that this version does not have yet, and what
 // does the job meanwhile: they are known words, not typing mistakes.
 const std::map<std::string, std::string>& NotYet() {
-  static const std::string kPreset =
-      "write the booking out, e.g. `bk 2 1h --mem 12g`; a shell alias can keep it";
   static const std::string kUpdate =
       "install the newer bk the way this one was installed; `bk --version` says which this is";
   static const std::string kCluster = "run `bk` on the host whose GPUs you want";
   static const std::string kBroker = "share one ledger with `bk server` (`bk server -h`)";
   static const std::map<std::string, std::string> table = {
-      {"preset", kPreset},  {"presets", kPreset},  {"p", kPreset},  {"update", kUpdate},
-      {"upgrade", kUpdate}, {"cluster", kCluster}, {"c", kCluster}, {"broker", kBroker},
+      {"update", kUpdate}, {"upgrade", kUpdate}, {"cluster", kCluster}, {"c", kCluster}, {"broker", kBroker},
   };
   return table;
 }
@@ -372,6 +372,7 @@ int Main(int argc, char** argv) {
   }
 
   if (auto st = Setup(ctx); !st) {
+    if (IsLoginHook(args)) return 0;
     // `bk server ...` must work even when the remembered server is broken:
     // that is how a user gets out of it. `bk shell` too: the hook installs
     // anyway and shows no GPU until the configuration works again. `bk skill`

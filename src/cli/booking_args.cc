@@ -75,6 +75,14 @@ void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with
   spec.Flag("--compact", &a.compact, "JSON on one line (implies --json)");
 }
 
+void FillFromPreset(BookingArgs& a, const BookingArgs& preset) {
+  if (!a.mem && !a.memory) a.mem = preset.mem;
+  if (!a.gpu && !a.exclude) a.gpu = preset.gpu, a.exclude = preset.exclude;
+  if (!a.share) a.share = preset.share;
+  if (!a.cpus) a.cpus = preset.cpus;
+  if (!a.ram) a.ram = preset.ram;
+}
+
 std::string BookCommand(const BookingArgs& a, const service::CreateRequest& req, const std::vector<int>& gpus,
                         engine::Seconds start, const engine::Zone& zone) {
   std::string cmd = fmt::format(

@@ -17,6 +17,11 @@ struct BookingArgs {
   bool json = false, compact = false, verbose = false, quiet = false;
 };
 
+// A preset's options under the ones typed: each fills what `a` leaves unset,
+// and a typed -g or -e replaces the preset's placement (both of its lists),
+// a typed memory (positional or --mem) its memory.
+void FillFromPreset(BookingArgs& a, const BookingArgs& preset);
+
 // with_start: --start/-t; with_op_id: --op-id.
 void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with_op_id);
 // Validates the text and builds a request (exclusive from the command or --mode).

@@ -92,7 +92,7 @@ Result<int> RunBook(Context& ctx, const std::vector<std::string>& all, const std
 }
 
 Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const std::string& prog,
-                        bool exclusive, const AfterBooking& after) {
+                        bool exclusive, const AfterBooking& after, const BookingArgs* preset) {
   std::vector<std::string> command;
   std::vector<std::string> args = BeforeCommand(all, &command);
   BookingArgs a;
@@ -110,6 +110,7 @@ Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& all, const
       "booking's "
       "start; `bk run ...` runs it here)");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+  if (preset) FillFromPreset(a, *preset);
   bool with_command = std::find(all.begin(), all.end(), std::string("--")) != all.end();
   if (with_command && command.empty()) return Invalid("-- must be followed by a job command");
   if (keep && !with_command)

@@ -25,6 +25,7 @@ using engine::Seconds;
 // At most this many notices and critical announcements are shown.
 constexpr int kShown = 3;
 constexpr int kWidth = 80;
+constexpr int kMaxLines = 5;
 
 Result<surface::LoginNotice> Read(client::Ledger& ledger, Seconds within) {
   surface::LoginNotice n{.now = ledger.Now(), .within = within};
@@ -59,6 +60,16 @@ void Line(std::string& out, const std::string& text) {
   for (const auto& line : surface::WrapWords(text, kWidth - 2)) out += "  " + line + "\n";
 }
 
+// A login shows at most kMaxLines: past them, one line says where the rest is.
+std::string Capped(const std::string& text) {
+  std::vector<std::string> lines = Split(text, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  if (std::ssize(lines) <= kMaxLines) return text;
+  lines.resize(kMaxLines - 1);
+  lines.push_back("  ... and more: `bk n` lists every notice, `bk l` your bookings");
+  return Join(lines, "\n") + "\n";
+}
+
 std::string Text(const surface::LoginNotice& n, const engine::Zone& zone) {
   const int64_t unread = n.unread;
   std::vector<std::string> head;
@@ -86,12 +97,10 @@ std::string Text(const surface::LoginNotice& n, const engine::Zone& zone) {
     Line(out, fmt::format("NOTICE +{} more; `bk n` shows them", unread - std::ssize(n.notifications)));
   for (const auto& a : n.announcements)
     Line(out, fmt::format("CRITICAL {} (until {})", OneLine(a.message), When(a.expires_at, n.now, zone)));
-  return out;
+  return Capped(out);
 }
 
-}  // namespace
-
-Result<int> RunLogin(Context& ctx, const std::vector<std::string>& args) {
+Result<int> ShowLogin(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> within_text;
   bool hook = false;
   JsonOutput out;
@@ -109,22 +118,42 @@ Result<int> RunLogin(Context& ctx, const std::vector<std::string>& args) {
     if (!d) return Invalid("--within " + d.error().message);
     within = *d;
   }
-  Result<client::Ledger*> ledger = ctx.Ledger();
-  Result<surface::LoginNotice> n = ledger ? Read(**ledger, within) : std::unexpected(ledger.error());
-  // A login must never be held up or cluttered by bk: the hook stays silent.
-  if (!n && hook) return 0;
-  if (!n) return std::unexpected(n.error());
+  BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
+  BK_ASSIGN_OR_RETURN(surface::LoginNotice n, Read(*ledger, within));
   if (out.wanted()) {
-    std::string doc = surface::LoginDoc(*n);
+    std::string doc = surface::LoginDoc(n);
     ctx.Print(out.compact ? doc : surface::Dump(doc, surface::JsonStyle::kPretty));
     return 0;
   }
-  std::string text = Text(*n, *ctx.zone);
+  std::string text = Text(n, *ctx.zone);
   if (text.empty() && !hook)
     text =
         fmt::format("No active or upcoming reservations in the next {}.\n", engine::FormatDuration(within));
   std::fputs(text.c_str(), ctx.out);
   return 0;
+}
+
+}  // namespace
+
+namespace {
+bool HookForm(const std::vector<std::string>& args) {
+  return std::find(args.begin(), args.end(), std::string("--hook")) != args.end();
+}
+}  // namespace
+
+bool IsLoginHook(const std::vector<std::string>& args) {
+  return !args.empty() && (args[0] == "login" || args[0] == "notice") &&
+         HookForm({args.begin() + 1, args.end()});
+}
+
+Result<int> RunLogin(Context& ctx, const std::vector<std::string>& args) {
+  if (!args.empty() && (args[0] == "install" || args[0] == "uninstall"))
+    return RunLoginRc(ctx, {args.begin() + 1, args.end()}, args[0] == "install");
+  Result<int> rc = ShowLogin(ctx, args);
+  // The login shell's form is silent on any error, a bad option too: a login
+  // must never be held up or cluttered by bk.
+  if (!rc && HookForm(args)) return 0;
+  return rc;
 }
 
 }  // namespace bk::cli

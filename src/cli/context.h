@@ -112,6 +112,10 @@ Result<int> RunShell(Context& ctx, const std::vector<std::string>& args);     //
 
 // Administrators (src/cli/cmd_admin_notice.cc, cmd_admin_cancel.cc), reached through `bk admin`.
 Result<int> RunLogin(Context& ctx, const std::vector<std::string>& args);  // bk login|notice
+// `bk login --hook` (or `bk notice --hook`): what a login shell runs, silent on any error.
+bool IsLoginHook(const std::vector<std::string>& args);
+// bk login install|uninstall [--rc FILE] (cmd_login_rc.cc).
+Result<int> RunLoginRc(Context& ctx, const std::vector<std::string>& args, bool install);
 
 // A change the person should confirm: Ok with --yes (`yes`), or when they
 // answer y to `question` at a terminal; refused otherwise (no terminal to ask
@@ -123,9 +127,12 @@ bool TypedWord(const Context& ctx, const std::string& prompt, const std::string&
 
 // A booking with `-- COMMAND` binds a job; `after` (bk run) takes over once it
 // is booked, otherwise the result and the worker's status are printed.
+// With `preset`, its options fill what the command line leaves out (FillFromPreset).
 using AfterBooking = std::function<Result<int>(Context&, const service::BookingOutcome&)>;
+struct BookingArgs;
 Result<int> RunBookThen(Context& ctx, const std::vector<std::string>& args, const std::string& prog,
-                        bool exclusive, const AfterBooking& after);
+                        bool exclusive, const AfterBooking& after, const BookingArgs* preset = nullptr);
+Result<int> RunPreset(Context& ctx, const std::vector<std::string>& args);   // bk preset|presets|p
 Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args);  // bk m|monitor
 Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args);    // bk u|usage
 

@@ -24,6 +24,8 @@ BOOK
   bk 1 2h --cpus 4 --ram 32g    declare host CPU and RAM budgets
   bk 1 30m --op-id exp-001      retry-safe: never books twice
   bk x 1 2h -- CMD ...          book; your worker runs CMD at start
+  bk preset save train 2 4h 12g save a booking pattern (bk p: list)
+  bk p train [-t 20:00]         book with it; typed options win
 
 VIEW
   bk st                         live GPU status and your bookings
@@ -35,7 +37,8 @@ VIEW
   bk lg [--limit 100]           your recent operation log
   bk n                          notifications and announcements
   bk login                      your bookings now and soon, notices
-  bk info                       administrator account and contact
+  bk login install              show it in every new shell (uninstall)
+  bk info                       administrator, deployment and policy
 
 MANAGE
   bk e REF --duration 2h        change a booking (running: end only)

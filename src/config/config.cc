@@ -172,11 +172,18 @@ Result<std::string> ParseConnection(std::string_view text, const std::string& pa
   return j["config"].get<std::string>();
 }
 
-std::string ConnectionFile(const EnvFn& env) {
+namespace {
+// $XDG_CONFIG_HOME/gpubk, or ~/.config/gpubk when it is unset or relative.
+std::string UserConfigDir(const EnvFn& env) {
   auto xdg = env("XDG_CONFIG_HOME");
   std::string base = (xdg && StartsWith(*xdg, "/")) ? *xdg : sys::HomeDir() + "/.config";
-  return base + "/gpubk/server.json";
+  return base + "/gpubk";
 }
+}  // namespace
+
+std::string ConnectionFile(const EnvFn& env) { return UserConfigDir(env) + "/server.json"; }
+
+std::string PresetsFile(const EnvFn& env) { return UserConfigDir(env) + "/presets.json"; }
 
 Result<Config> LoadServer(const std::string& path, const EnvFn& env, bool trusted, sys::FileSystem& fs) {
   Config c;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "config/presets.h"
 #include "engine/policy.h"
 #include "sys/file_system.h"
 
@@ -65,7 +66,8 @@ struct Config {
   bool pause_sampling_during_exclusive = false;
   double monitor_interval_seconds = 2.0;
   std::string usage_visibility = "self";  // self | lab: whose usage rows a server's users see
-  std::string admin_group;  // its members administer a server ("": nobody besides root and owner)
+  std::string admin_group;      // its members administer a server ("": nobody besides root and owner)
+  std::vector<Preset> presets;  // the lab's (the `presets` key); each user has their own besides
   WorkerSettings worker;
   std::optional<std::string> test_now;  // BK_TEST_NOW (test builds, private mode)
 
@@ -105,6 +107,8 @@ int EffectiveMaxParallel(const Config& c, std::optional<int> requested = std::nu
 
 // Where `bk server connect` remembers the choice: $XDG_CONFIG_HOME/gpubk/server.json.
 std::string ConnectionFile(const EnvFn& env);
+// The user's own presets: $XDG_CONFIG_HOME/gpubk/presets.json.
+std::string PresetsFile(const EnvFn& env);
 // A private ledger.json written by GPUBK 0.2.8 that `bk admin data import`
 // would take: in this data directory (BK_DATA_DIR may name the original's),
 // else the original's default ($XDG_DATA_HOME/bk or ~/.local/share/bk) when

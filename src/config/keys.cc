@@ -503,6 +503,14 @@ const KeySpec kKeys[] = {
      .doc = "on a server, the Unix group whose members administer it beside root and the owner (`bk admin`, "
             "cancelling or transferring anyone's booking, `bk lg` of admin actions)",
      .slot = Of<&Config::admin_group>()},
+    {.name = "presets",
+     .type = kPresets,
+     .default_text = "{}",
+     .accepted = "at most 128; names of 1-32 letters, digits, `.`, `_`, `-`; the fields of `bk preset show`",
+     .doc = "the lab's presets, listed by every user's `bk preset list` and booked with `bk p NAME`: "
+            "`{\"train\": {\"mode\": \"shared\", \"count\": 2, \"duration_seconds\": 14400}}`; a user's "
+            "own preset of the same name wins",
+     .slot = Of<&Config::presets>()},
 };
 
 const EnvVar kEnvironment[] = {
@@ -622,6 +630,11 @@ Status ApplyKey(const KeySpec& k, const json& v, Config& c) {
       Store(k, c, std::move(group));
       break;
     }
+    case kPresets: {
+      BK_ASSIGN_OR_RETURN(auto presets, LabPresetsValue(name, v));
+      Store(k, c, std::move(presets));
+      break;
+    }
   }
   if (k.on_set) k.on_set(c);
   return Ok();
@@ -643,9 +656,10 @@ std::vector<std::string> KeyRows(KeyScope scope) {
   std::vector<std::string> rows;
   for (const auto& k : kKeys) {
     if (k.scope != scope) continue;
-    // Blackouts have no short form: their variable holds JSON text.
+    // Blackouts and presets have no short form: their variable holds JSON text.
+    bool json_only = k.type == kBlackouts || k.type == kPresets;
     rows.push_back(fmt::format("| `{}` | {} | `{}`{} | {} | {} |", k.name, DefaultDoc(k), EnvName(k),
-                               k.type == kBlackouts ? " (JSON)" : "", k.doc, AcceptedValues(k)));
+                               json_only ? " (JSON)" : "", k.doc, AcceptedValues(k)));
   }
   return rows;
 }

@@ -18,13 +18,15 @@
 #include <vector>
 
 #include "base/result.h"
+#include "config/presets.h"
 #include "engine/policy.h"
 
 namespace bk::config {
 
 struct Config;
 
-// kChoice: one word of `choices`; kGroupName: a Unix group's name, or "" (none).
+// kChoice: one word of `choices`; kGroupName: a Unix group's name, or "" (none);
+// kPresets: the lab's presets, NAME -> preset.
 enum class KeyType {
   kInteger,
   kNumber,
@@ -34,7 +36,8 @@ enum class KeyType {
   kGpuPriority,
   kBlackouts,
   kChoice,
-  kGroupName
+  kGroupName,
+  kPresets
 };
 
 // Whose setting a key is, which decides where its BK_<KEY> variable applies.
@@ -46,9 +49,10 @@ enum class KeyScope {
 // Where a key's value is stored: a reference into Config of the parsed type.
 template <class T>
 using Field = T& (*)(Config&);
-using KeySlot = std::variant<Field<int>, Field<int64_t>, Field<std::optional<int64_t>>, Field<double>,
-                             Field<bool>, Field<std::vector<int>>, Field<std::map<int, int>>,
-                             Field<std::vector<engine::Blackout>>, Field<std::string>>;
+using KeySlot =
+    std::variant<Field<int>, Field<int64_t>, Field<std::optional<int64_t>>, Field<double>, Field<bool>,
+                 Field<std::vector<int>>, Field<std::map<int, int>>, Field<std::vector<engine::Blackout>>,
+                 Field<std::string>, Field<std::vector<Preset>>>;
 
 struct KeySpec {
   std::string_view name;  // in config.json; the environment variable is BK_<NAME>

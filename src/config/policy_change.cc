@@ -102,7 +102,9 @@ Result<PolicyProposal> ProposePolicy(const Config& current, const std::optional<
   const std::vector<std::string>& live = LivePolicyKeys();
   for (const KeySpec& k : Keys()) {
     std::string key(k.name), before = ValueOf(current, key), after = ValueOf(*next, key);
-    if (before == after) continue;
+    // Lab presets are read from the file by each client, never by the
+    // daemon: a change takes effect at once, with nothing to reload or restart.
+    if (before == after || key == "presets") continue;
     if (std::find(live.begin(), live.end(), key) == live.end()) {
       out.restart.push_back(key);
       continue;

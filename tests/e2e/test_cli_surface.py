@@ -65,9 +65,7 @@ class NotInThisVersionTest(BkTestCase):
     """The original's commands that are not built yet say so, and what to use; other words stay unknown."""
 
     def test_each_missing_command_says_what_to_use(self):
-        for words, use in [(["tui"], "`bk st`"), (["t"], "`bk st`"),
-                           (["p", "train"], "shell alias"), (["preset", "list"], "shell alias"),
-                           (["update", "--apply"], "--version"),
+        for words, use in [(["update", "--apply"], "--version"),
                            (["upgrade"], "--version"), (["cluster", "status"], "on the host"), (["c"], "on the host"),
                            (["@node1", "1", "30m"], "on the host"), (["broker"], "`bk server`"),
                            (["admin", "init"], "`bk admin -h`"), (["admin", "update"], "--version")]:

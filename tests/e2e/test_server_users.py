@@ -133,10 +133,13 @@ class SharedServerUsers(ServerCase):
     def test_info_names_the_servers_administrator_from_gecos(self):
         account_command(["usermod", "-c", "Ada Admin,Room 42,555-1234,,on   call ", OWNER])
         out = self.ok(self.a, "info")
-        self.assertEqual(out.splitlines(), [
+        # The administrator first, then the deployment and its policy after a blank line.
+        self.assertEqual(out.split("\n\n")[0].splitlines(), [
             "GPUBK server", "Administrator: Ada Admin (%s)" % OWNER, "Linux UID: %d" % self.owner.uid,
             "Room: Room 42", "Contact: work 555-1234; other on call",
             "The administrator can update these fields with `chfn`."])
+        self.assertIn("Deployment: server (", out)
+        self.assertIn("(the daemon answers)", out)
         p = self.a.bk("info", "--compact")
         self.assertEqual(p.returncode, 0, describe(["info", "--compact"], p))
         doc = json.loads(p.stdout)
