@@ -178,10 +178,6 @@ void App::HandleKey(int key) {
   }
   if (view_.prompt) return HandlePromptKey(key);
   if (view_.dialog) return HandleDialogKey(key);
-  if (view_.help) {
-    view_.help = false;
-    return;
-  }
   if (view_.editor) return HandleEditorKey(key);
   HandleMainKey(key);
 }

@@ -101,7 +101,6 @@ struct View {
   std::optional<Editor> editor;
   std::optional<Dialog> dialog;
   std::optional<Prompt> prompt;
-  bool help = false;
   bool live = true;  // the window follows NOW until the user moves it away
 };
 
