@@ -3,6 +3,7 @@
 // its own), so that what the user sees is real output and nothing of theirs
 // changes. The sandbox goes at the end, on q, Ctrl-D and Ctrl-C.
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
@@ -61,7 +62,14 @@ constexpr const char* kSummary = R"(The three commands to remember:
 installed under share/doc/gpubk).)";
 
 volatile sig_atomic_t g_interrupted = 0;
-void NoteInterrupt(int) { g_interrupted = 1; }
+// The standard library retries a read that a signal interrupted, so the
+// prompt would wait on: the terminal is swapped for /dev/null (open and dup2
+// are async-signal-safe) and the retried read ends the input instead.
+void NoteInterrupt(int) {
+  g_interrupted = 1;
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null >= 0) dup2(null, STDIN_FILENO), close(null);
+}
 
 // While it lives, SIGINT, SIGTERM and SIGHUP are only noted, and interrupt a
 // read or a wait, so that the sandbox is removed before bk exits.

@@ -75,8 +75,8 @@ class NotInThisVersionTest(BkTestCase):
                 self.assertIn(use, err)
 
     def test_json_callers_get_an_error_document(self):
-        doc = self.json_error("tui", "--json")
-        self.assertIn("bk tui is not in this version yet", doc["error"]["message"])
+        doc = self.json_error("cluster", "--json")
+        self.assertIn("bk cluster is not in this version yet", doc["error"]["message"])
 
     def test_unknown_words_stay_unknown_with_a_suggestion(self):
         self.assertIn("did you mean `bk status`?", self.refused("stauts", contains="unknown command: stauts"))
