@@ -38,13 +38,15 @@ def bk_pid(sock):
     return int(out[0]) if out else int(pane_pid)
 
 
-def idle(bk, work, seconds):
+def idle(bk, work, seconds, sim):
     data = os.path.join(work, "idle-data")
     now = int(time.time()) // 300 * 300
     subprocess.run([sys.executable, os.path.join(HERE, "seed_ledger.py"), "--bk", bk, "--out", data, "--count",
                     "16000", "--now", str(now)], check=True, capture_output=True)
     env = {"PATH": "/usr/bin:/bin", "HOME": work, "BK_DATA_DIR": data, "BK_GPU_COUNT": "8", "TZ": "UTC",
            "LANG": "C.UTF-8", "TERM": "xterm-256color"}
+    if sim:
+        env["BK_GPU_SIM_FILE"] = sim
     sock = os.path.join(work, "tmux.sock")
     line = " ".join("%s=%s" % kv for kv in env.items())
     subprocess.run(["tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "idle", "-x", "130", "-y",
@@ -86,7 +88,13 @@ def main():
     bk = os.path.abspath(args.bk)
     work = tempfile.mkdtemp(prefix="bk-tui-bench-")
     try:
-        empty = {"PATH": "/usr/bin:/bin", "HOME": work, "BK_DATA_DIR": os.path.join(work, "empty"), "TZ": "UTC"}
+        empty = {"PATH": "/usr/bin:/bin", "HOME": work, "BK_DATA_DIR": os.path.join(work, "empty"), "TZ": "UTC",
+                 "BK_GPU_COUNT": "4"}
+        med, lo, hi = login_ms(bk, empty, args.runs)
+        print("bk login --hook, no ledger yet:       median %.1f ms (min %.1f, max %.1f)" % (med, lo, hi))
+        # A ledger whose only booking was cancelled: read, and nothing to say.
+        subprocess.run([bk, "1", "30m", "-t", "+2h"], env=empty, check=True, capture_output=True)
+        subprocess.run([bk, "d", "1"], env=empty, check=True, capture_output=True)
         med, lo, hi = login_ms(bk, empty, args.runs)
         print("bk login --hook, nothing to say:      median %.1f ms (min %.1f, max %.1f)" % (med, lo, hi))
         server = os.path.join(work, "srv")
@@ -96,8 +104,15 @@ def main():
         med, lo, hi = login_ms(bk, dead, args.runs)
         print("bk login --hook, server unreachable:  median %.1f ms (min %.1f, max %.1f)" % (med, lo, hi))
         if shutil.which("tmux"):
-            pct = idle(bk, work, args.idle)
+            pct = idle(bk, work, args.idle, None)
             print("bk t idle %.0f s, 16,000 bookings:     %.2f%% of one core" % (args.idle, pct))
+            sim = os.path.join(work, "gpus.json")
+            with open(sim, "w") as f:
+                json.dump({"gpus": [{"index": i, "name": "sim", "uuid": "GPU-%d" % i, "memory_used_mb": 0,
+                                     "memory_total_mb": 81920, "utilization_percent": 0, "processes": []}
+                                    for i in range(8)]}, f)
+            pct = idle(bk, work, args.idle, sim)
+            print("  the same with live telemetry:        %.2f%% of one core" % pct)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -4,8 +4,10 @@
 // silent when there is nothing to say, or when the ledger cannot be read.
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "base/strings.h"
 #include "cli/args.h"
@@ -118,6 +120,11 @@ Result<int> ShowLogin(Context& ctx, const std::vector<std::string>& args) {
     if (!d) return Invalid("--within " + d.error().message);
     within = *d;
   }
+  // A private ledger never written holds nothing to say: no reason to open
+  // SQLite in every new shell of someone who has not booked yet.
+  if (hook && ctx.config.deployment == config::Deployment::kPrivate &&
+      access(ctx.config.ledger_path.c_str(), F_OK) != 0 && errno == ENOENT)
+    return 0;
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(surface::LoginNotice n, Read(*ledger, within));
   if (out.wanted()) {

@@ -27,7 +27,8 @@ int64_t MonotonicMs() {
 Seconds Tick() { return MonotonicMs() / 1000; }
 
 constexpr Seconds kPollEvery = 1;     // the change counter
-constexpr Seconds kLiveEvery = 5;     // live GPU state
+constexpr Seconds kLiveEvery = 5;     // live GPU state, where there is telemetry
+constexpr Seconds kCountsEvery = 60;  // without it only the slots in use now move
 constexpr Seconds kStatesEvery = 10;  // monitor and worker state
 constexpr int kWaitMs = 250;
 
@@ -105,9 +106,14 @@ void App::Poll() {
   if (reload) {
     Reload();
     last_live_ = tick;
-  } else if (tick - last_live_ >= kLiveEvery) {
+  } else if (tick - last_live_ >= (Telemetry() ? live_every_ : kCountsEvery)) {
     last_live_ = tick;
+    // A read that takes long (a private ledger of thousands of bookings
+    // builds its occupancy for it) is spaced out to cost at most a quarter
+    // of a percent of a core.
+    int64_t t0 = MonotonicMs();
     RefreshLive();
+    live_every_ = std::max<Seconds>(kLiveEvery, (MonotonicMs() - t0) * 400 / 1000);
   }
 }
 
@@ -144,6 +150,12 @@ void App::Reload() {
   if (view_.editor) view_.editor->checked = false;  // the calendar moved under the preview
   loaded_ = true;
   dirty_ = true;
+}
+
+bool App::Telemetry() const {
+  const auto& devices = data_.live.snapshot.devices;
+  return std::any_of(devices.begin(), devices.end(),
+                     [](const auto& d) { return d.source != gpu::Source::kNone; });
 }
 
 void App::RefreshLive() {

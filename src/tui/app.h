@@ -43,6 +43,7 @@ class App {
   void Poll();
   void Reload();
   void RefreshLive();
+  bool Telemetry() const;  // some GPU has a live source (NVML, a simulation)
   void Draw();
   void Say(std::string text, bool error = false);
 
@@ -84,6 +85,7 @@ class App {
   bool done_ = false;
   Seconds last_poll_ = 0, last_live_ = 0, last_states_ = -1000, drawn_minute_ = -1;
   Seconds last_duration_ = 3600;
+  Seconds live_every_ = 5;  // seconds between live refreshes (longer when they are slow)
 };
 
 }  // namespace bk::tui
