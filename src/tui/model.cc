@@ -66,7 +66,7 @@ std::vector<Seconds> ZoomLevels(Seconds slot) {
 }
 
 Seconds AlignDown(Seconds t, Seconds step, int64_t utc_offset) {
-  Seconds shift = step >= 86400 ? utc_offset : 0;
+  Seconds shift = step >= 3600 ? utc_offset : 0;
   Seconds local = t + shift;
   Seconds r = ((local % step) + step) % step;
   return local - r - shift;

@@ -114,7 +114,8 @@ int TimelineColumns(int width);
 // where they are larger multiples of it.
 std::vector<Seconds> ZoomLevels(Seconds slot);
 // The window's columns start on a step boundary in local time for steps of
-// a day (midnight), in UTC otherwise (every zone is whole minutes off it).
+// an hour or more (whole local hours, midnight), in UTC below (the slot grid;
+// every zone is a whole number of 15 minutes off it).
 Seconds AlignDown(Seconds t, Seconds step, int64_t utc_offset);
 
 // The default window: NOW six columns from the left, the cursor on NOW.

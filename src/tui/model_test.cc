@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/civil_time.h"
+#include "tui/tui_testing.h"
 
 namespace bk::tui {
 namespace {
@@ -15,7 +16,9 @@ TEST(ZoomLevels, StartAtTheSlotAndKeepMultiplesOfIt) {
   EXPECT_EQ(ZoomLevels(60), (std::vector<Seconds>{60, 300, 900, 3600, 21600, 86400}));
 }
 
-TEST(AlignDown, DaysAlignToLocalMidnight) {
+TEST(AlignDown, HoursAndDaysAlignToLocalTime) {
+  const int64_t half = 5 * 3600 + 1800;  // +05:30
+  EXPECT_EQ((AlignDown(1'796'000'000, 3600, half) + half) % 3600, 0);
   const int64_t offset = 8 * 3600;
   Seconds t = 1'796'000'000;
   Seconds day = AlignDown(t, 86400, offset);
@@ -61,18 +64,6 @@ TEST(Zoom, KeepsTheCursorColumn) {
   EXPECT_EQ(v.step, 900);
   EXPECT_EQ(v.cursor % 900, 0);
   EXPECT_EQ((v.cursor - v.origin) / v.step, 6);
-}
-
-engine::Reservation Booking(std::string id, uint32_t uid, std::string user, std::vector<int> gpus,
-                            Seconds start, Seconds end) {
-  engine::Reservation r;
-  r.id = std::move(id);
-  r.uid = uid;
-  r.username = std::move(user);
-  r.gpus = std::move(gpus);
-  r.start = start;
-  r.end = end;
-  return r;
 }
 
 TEST(PanelRows, ListsBookingsNotEndedAndFiltersByUser) {

@@ -4,26 +4,12 @@
 
 #include "tui/help.h"
 #include "tui/timeline.h"
+#include "tui/tui_testing.h"
 
 namespace bk::tui {
 namespace {
 
 constexpr Seconds kNow = 1'796'000'000 - 1'796'000'000 % 300;
-
-engine::Reservation Booking(std::string id, uint32_t uid, std::string user, std::vector<int> gpus,
-                            Seconds start, Seconds end, engine::Mode mode = engine::Mode::kShared,
-                            int units = 1) {
-  engine::Reservation r;
-  r.id = std::move(id);
-  r.uid = uid;
-  r.username = std::move(user);
-  r.gpus = std::move(gpus);
-  r.start = start;
-  r.end = end;
-  r.mode = mode;
-  r.share_units = units;
-  return r;
-}
 
 class RenderTest : public ::testing::Test {
  protected:

@@ -165,6 +165,10 @@ class PrivateTui(BkTestCase):
         self.ok("1", "1h")
         coloured = self.open().screen(escapes=True)
         self.assertRegex(coloured, r"\x1b\[[0-9;]*3[0-9]")  # foreground colours
+        self.assertIn("38;5;", coloured)  # the 256-colour palette
+        eight = self.open(TERM="xterm").screen(escapes=True)  # 8 colours: the basic ones only
+        self.assertRegex(eight, r"\x1b\[[0-9;]*3[1-7]m")
+        self.assertNotIn("38;5;", eight)
         plain = self.open(NO_COLOR="1").screen(escapes=True)
         self.assertNotRegex(plain, r"\x1b\[[0-9;]*(3[0-7]|38;5|4[0-7]|48;5)[;m]")
         self.assertIn("GPUBK", plain)
