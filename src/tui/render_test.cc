@@ -158,6 +158,14 @@ TEST_F(RenderTest, UnicodeGlyphsWhenAvailable) {
   EXPECT_NE(text.find("\u2588"), std::string::npos);  // carol's exclusive one
 }
 
+TEST(Screen, ControlCharactersNeverReachTheTerminal) {
+  Screen s(20, 1);
+  s.Put(0, 0,
+        "a\x1b[2Jb\xc2\x9b\x80"
+        "c");  // ESC, then CSI as C1, then a stray byte
+  EXPECT_EQ(s.RowText(0), "a?[2Jb??c");
+}
+
 TEST_F(RenderTest, HelpListsTheLegendInTheGlyphsInUse) {
   auto lines = HelpLines(AsciiGlyphs());
   std::string all;

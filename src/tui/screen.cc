@@ -22,9 +22,10 @@ int Screen::Put(int x, int y, std::string_view text, Role role, uint8_t attrs) {
     char32_t c = extra == 0 ? b : extra == 1 ? (b & 0x1f) : extra == 2 ? (b & 0x0f) : (b & 0x07);
     size_t j = i + 1;
     for (int k = 0; k < extra && j < text.size(); ++k, ++j) c = (c << 6) | (text[j] & 0x3f);
-    // Control characters never reach the terminal: a user name or reason
-    // could otherwise move its cursor.
-    if (c < 0x20 || c == 0x7f) c = U'?';
+    // Control characters (C0, DEL, C1, and stray bytes of broken UTF-8)
+    // never reach the terminal: a user name or reason could otherwise move
+    // its cursor.
+    if (c < 0x20 || (c >= 0x7f && c < 0xa0)) c = U'?';
     Set(x++, y, c, role, attrs);
     i = j;
   }
