@@ -162,7 +162,12 @@ void DrawAxis(const Frame& f, Screen& s, int y, int x0, int columns) {
     if (new_day)
       dates.Place(c, fmt::format("{:02}-{:02} {}", t.month, t.day,
                                  DayName(engine::Weekday(engine::CivilToEpoch(t)))));
-    if (new_hour && v.step < 86400) hours.Place(c, fmt::format("{}h", t.hour));
+    // The first column names its hour only when the next whole hour is not
+    // about to take the room (a window starting at 01:50 labels 2h, not 1h).
+    bool whole = t.minute == 0 || v.step >= 3600;
+    bool next_hour_near = (60 - t.minute) * 60 < 4 * v.step;
+    if (new_hour && v.step < 86400 && (whole || c > 0 || !next_hour_near))
+      hours.Place(c, fmt::format("{}h", t.hour));
     bool minor = v.step < 3600 && t.minute % 15 == 0 && t.minute != 0;
     if (minor && std::abs(c - now_column) > 3) minutes.Place(c, fmt::format("{:02}", t.minute));
     char32_t rule = g.rule;
