@@ -7,7 +7,7 @@ std::string MainHelp() {
 
 START HERE
   bk st                         what is free now, and your bookings
-  bk t                          the terminal UI: look, book, edit (? keys)
+  bk t                          terminal UI: look, book, edit
   bk 1 2h                       book one GPU for 2 hours, earliest slot
   bk run 1 30m -- CMD           book and run CMD on the booked GPU
   bk l / bk d 1                 your bookings / cancel the first
@@ -32,7 +32,7 @@ VIEW
   bk st                         live GPU status and your bookings
   bk g [COUNT]                  your GPU now, or a suggestion
   bk tl [WINDOW] [--step auto]  aligned timeline
-  bk t                          every GPU's calendar, live; book with keys
+  bk t                          live calendar; book with keys
   bk slots 2 1h                 read-only earliest alternatives
   bk l [--history]              your reservations
   bk history REF                edits and cancellation of one
