@@ -166,6 +166,36 @@ TEST_F(AppTest, EditMovesAFutureBooking) {
   EXPECT_EQ(mine[0].start, kNow - 240 + 3600 + 600);
 }
 
+TEST_F(AppTest, ARunningBookingMovesOnlyItsEnd) {
+  service::CreateRequest r;
+  r.duration = 3600;
+  ASSERT_TRUE(ledger_->Create(r).has_value());  // from the current slot: running now
+  Key('r');
+  Key(kKeyTab);
+  Key('e');
+  ASSERT_TRUE(app_->view().editor.has_value());
+  EXPECT_TRUE(app_->view().editor->end_only);
+  Key(kKeyRight);  // refused: the start stays
+  EXPECT_TRUE(app_->view().message_error);
+  Key(']');
+  Key(']');
+  EXPECT_TRUE(app_->view().editor->ready) << app_->view().editor->verdict;
+  EXPECT_EQ(app_->view().editor->verdict, "renews it");
+  Key(kKeyEnter);
+  auto mine = Mine();
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].end, kNow - 240 + 3600 + 600);
+  // Earlier shortens it.
+  Key('e');
+  for (int i = 0; i < 4; ++i) Key('[');
+  EXPECT_TRUE(app_->view().editor->ready) << app_->view().editor->verdict;
+  Key(kKeyEnter);
+  mine = Mine();
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].end, kNow - 240 + 3600 - 600);
+  EXPECT_EQ(mine[0].start, kNow - 240);
+}
+
 TEST_F(AppTest, QuitsOnQ) {
   Key('q');
   EXPECT_TRUE(app_->done());
