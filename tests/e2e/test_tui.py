@@ -198,6 +198,17 @@ class PrivateTui(BkTestCase):
         pane.keys("Enter")
         pane.wait_for("Reservation ")
         pane.wait_for("yours: e edits")
+        pane.keys("q")
+        pane.wait_for("yours: e edits", gone=True)
+        pane.keys("u")  # the usage history, as `bk u` reads it
+        pane.wait_for("My GPU use")
+        pane.wait_for("no usage history yet")
+        pane.keys("q")
+        pane.keys("/")
+        pane.wait_for("show only user")
+        pane.keys("-l", "nobody")
+        pane.keys("Enter")
+        pane.wait_for("none for user nobody")
 
     def test_without_a_terminal_prints_the_fallback(self):
         self.ok("1", "1h")
