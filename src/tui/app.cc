@@ -32,10 +32,6 @@ constexpr Seconds kCountsEvery = 60;  // without it only the slots in use now mo
 constexpr Seconds kStatesEvery = 10;  // monitor and worker state
 constexpr int kWaitMs = 250;
 
-// The ledger's change counter; a ledger that cannot tell is re-read at
-// every poll instead.
-Result<uint64_t> ChangeCounterOf(client::Ledger& ledger) { return ledger.ChangeCounter(); }
-
 }  // namespace
 
 App::App(Deps deps, Terminal& terminal, Glyphs glyphs)
@@ -92,9 +88,16 @@ void App::Poll() {
   bool reload = !loaded_;
   if (tick != last_poll_ && tick - last_poll_ >= kPollEvery) {
     last_poll_ = tick;
-    auto counter = ChangeCounterOf(deps_.ledger);
+    auto counter = deps_.ledger.ChangeCounter();
     if (!counter) {
-      Say("cannot reach the ledger: " + counter.error().message, true);
+      if (!unreachable_) Say("cannot reach the ledger: " + counter.error().message, true);
+      unreachable_ = true;
+    } else if (unreachable_) {
+      // Back (a restarted daemon counts from zero again): read everything.
+      unreachable_ = false;
+      counter_ = *counter, have_counter_ = true;
+      reload = true;
+      Say("the ledger answers again");
     } else if (!have_counter_ || *counter != counter_) {
       reload = reload || have_counter_;
       counter_ = *counter, have_counter_ = true;

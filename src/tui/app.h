@@ -80,6 +80,7 @@ class App {
   std::vector<Seconds> levels_;
   uint64_t counter_ = 0;
   bool have_counter_ = false;
+  bool unreachable_ = false;  // the last poll failed
   bool loaded_ = false;
   bool dirty_ = true;
   bool done_ = false;

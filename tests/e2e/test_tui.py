@@ -245,6 +245,14 @@ class ServerTui(users.ServerCase):
         self.assertEqual(len(self.mine(self.a)), 1)
         self.ok(self.b, "d", r["id"][:8])
         pane.wait_for(r["id"][:8], timeout=5, gone=True)
+        # The daemon restarts (its commit counter starts again): the UI says
+        # so, and reads everything once it answers again.
+        self.assertEqual(self.srv.stop(), 0)
+        pane.wait_for("cannot reach the ledger", timeout=5)
+        self.srv.start()
+        pane.wait_for("the ledger answers again", timeout=5)
+        again = self.book(self.b, "1", "1h", "-t", "21:00", "-g", "1")
+        pane.wait_for(again["id"][:8], timeout=5)
 
 
 if __name__ == "__main__":
