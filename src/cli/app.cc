@@ -195,8 +195,8 @@ const std::map<std::string, std::string>& NotYet() {
 
 // `bk admin` subcommands of the original beyond `admin data`.
 bool AdminNotYet(const std::vector<std::string>& args) {
-  static const std::set<std::string> subcommands = {"init",    "login-hook", "worker-persistence",
-                                                    "cluster", "update",     "upgrade"};
+  static const std::set<std::string> subcommands = {"init", "login-hook", "worker-persistence", "update",
+                                                    "upgrade"};
   return args.size() >= 2 && args[0] == "admin" && subcommands.contains(args[1]);
 }
 

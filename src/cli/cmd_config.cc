@@ -209,7 +209,7 @@ Result<int> RunAdmin(Context& ctx, const std::vector<std::string>& args) {
       {"policy", RunAdminPolicy},     {"gpu-policy", RunAdminPolicy},   {"blackout", RunAdminBlackout},
       {"install", RunAdminInstall},   {"uninstall", RunAdminUninstall}, {"services", RunAdminServices},
       {"notice", RunAdminNotice},     {"cancel", RunAdminCancel},       {"maintain", RunAdminMaintain},
-      {"transfer", RunAdminTransfer},
+      {"transfer", RunAdminTransfer}, {"cluster", RunAdminCluster},
   };
   if (!args.empty()) {
     if (auto it = kCommands.find(args[0]); it != kCommands.end())

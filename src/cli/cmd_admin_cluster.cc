@@ -1,0 +1,252 @@
+// bk admin cluster status|init|add|rm|enable|disable: the catalog of GPU
+// hosts (gpubk.cluster.v1) that multi-host booking will read. Root-owned at
+// /etc/gpubk/cluster.json; BK_CLUSTER_CONFIG or --cluster-file names another
+// (a test's, a user's own). Every change is shown, confirmed and written
+// atomically (mode 0644); bad input changes nothing.
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+
+#include "cli/args.h"
+#include "cli/context.h"
+#include "cluster/catalog.h"
+#include "sys/fs.h"
+#include "sys/node.h"
+
+namespace bk::cli {
+namespace {
+
+using cluster::Catalog;
+using cluster::Node;
+using cluster::Transport;
+
+constexpr const char* kSystemCatalog = "/etc/gpubk/cluster.json";
+
+Result<std::string> CatalogPath(const std::optional<std::string>& option) {
+  std::string path = option ? *option : "";
+  const char* env = std::getenv("BK_CLUSTER_CONFIG");
+  if (path.empty() && env && *env) path = env;
+  if (path.empty()) return std::string(kSystemCatalog);
+  if (path[0] != '/') return Invalid(fmt::format("the cluster catalog path must be absolute, not {}", path));
+  return path;
+}
+
+// The catalog as it stands, or nothing when there is none yet. A file that
+// others could have written (or a symlink) is refused: the hosts it names
+// receive every booking.
+Result<std::optional<Catalog>> Load(const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return std::optional<Catalog>();
+    return Fail(ErrorKind::kIo, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) return Invalid(path + " must be a regular file, not a symlink or a directory");
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return Invalid(
+        fmt::format("{} is writable by others (mode {:o}); chmod 0644 it", path, st.st_mode & 07777));
+  if (st.st_uid != 0 && st.st_uid != geteuid())
+    return Invalid(
+        fmt::format("{} belongs to UID {}; the catalog must be root's (or yours)", path, st.st_uid));
+  BK_ASSIGN_OR_RETURN(std::string text, sys::ReadSmallFile(path, cluster::kMaxCatalogBytes));
+  BK_ASSIGN_OR_RETURN(Catalog c, cluster::ParseCatalog(text, path));
+  return std::optional<Catalog>(std::move(c));
+}
+
+std::string NodeLine(const Node& n) {
+  return fmt::format("  {} {} {} {} priority={} timeout={}s endpoint={} executable={}", n.name, n.node_id,
+                     n.transport == Transport::kLocal ? "local" : "ssh", n.enabled ? "enabled" : "disabled",
+                     n.priority, n.timeout_seconds, n.transport == Transport::kLocal ? "this host" : n.target,
+                     n.executable);
+}
+
+void PrintCatalog(const Context& ctx, const std::string& path, const Catalog& c) {
+  ctx.Print("Cluster catalog: " + path);
+  for (const Node& n : c.nodes) ctx.Print(NodeLine(n));
+  for (const auto& p : c.principals) {
+    std::string members;
+    for (const auto& m : p.members) members += fmt::format(" {}:{}", m.node_id, m.uid);
+    ctx.Print(fmt::format("  principal {}:{}", p.id, members));
+  }
+  if (c.history_root) ctx.Print("  history root: " + *c.history_root);
+}
+
+// Shows the catalog a change makes, asks, and writes it in place of the old.
+Result<int> Save(Context& ctx, const std::string& path, const Catalog& c, bool yes, const std::string& done) {
+  BK_TRY(cluster::Check(c));
+  if (path == kSystemCatalog && geteuid() != 0)
+    return Fail(ErrorKind::kPermission, "the cluster catalog in /etc/gpubk is root's: run it with sudo");
+  PrintCatalog(ctx, path, c);
+  BK_TRY(Confirm(ctx, yes, "Write this cluster catalog?"));
+  if (path == kSystemCatalog && mkdir("/etc/gpubk", 0755) != 0 && errno != EEXIST)
+    return Fail(ErrorKind::kIo, fmt::format("cannot create /etc/gpubk: {}", std::strerror(errno)));
+  BK_TRY(sys::WriteFileAtomic(path, cluster::Render(c), 0644));
+  ctx.Print(done);
+  return 0;
+}
+
+Result<Catalog> Existing(const std::string& path) {
+  BK_ASSIGN_OR_RETURN(auto c, Load(path));
+  if (!c)
+    return Fail(
+        ErrorKind::kNotFound,
+        fmt::format("no cluster catalog at {}; start one with `sudo bk admin cluster init NAME --yes` on a "
+                    "GPU host, or `bk admin cluster add NAME HOST NODE_ID`",
+                    path));
+  return std::move(*c);
+}
+
+Node* Named(Catalog& c, const std::string& name) {
+  for (Node& n : c.nodes)
+    if (n.name == name) return &n;
+  return nullptr;
+}
+
+template <typename T>
+Result<T> Number(const std::string& option, const std::string& text) {
+  T value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    return Invalid(fmt::format("{} must be a number, not {}", option, text));
+  return value;
+}
+
+struct Common {
+  std::optional<std::string> file;
+  bool yes = false;
+  void AddTo(ArgSpec& spec) {
+    spec.Option("--cluster-file", &file,
+                "the catalog to change (default BK_CLUSTER_CONFIG or " + std::string(kSystemCatalog) + ")",
+                "PATH");
+    spec.Flag("--yes", &yes, "write without asking");
+  }
+};
+
+Result<int> Status(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> file;
+  bool json = false;
+  ArgSpec spec("bk admin cluster status",
+               "The cluster catalog, checked: every GPU host and how it is reached.");
+  spec.Option("--cluster-file", &file, "the catalog to read", "PATH");
+  spec.Flag("--json", &json, "print the catalog document itself");
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+  BK_ASSIGN_OR_RETURN(std::string path, CatalogPath(file));
+  BK_ASSIGN_OR_RETURN(Catalog c, Existing(path));
+  if (json)
+    std::fputs(cluster::Render(c).c_str(), ctx.out);
+  else
+    PrintCatalog(ctx, path, c);
+  return 0;
+}
+
+Result<int> Init(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> name;
+  Common common;
+  ArgSpec spec("bk admin cluster init", "Start the catalog with this host as its local node.");
+  spec.NeededPositional("name", &name, "this host's name in the cluster, e.g. gpu-a");
+  common.AddTo(spec);
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+  BK_ASSIGN_OR_RETURN(std::string path, CatalogPath(common.file));
+  BK_ASSIGN_OR_RETURN(auto existing, Load(path));
+  if (existing) return Invalid(fmt::format("{} already exists; `bk admin cluster status` shows it", path));
+  Catalog c;
+  c.nodes.push_back({.name = *name, .node_id = sys::LocalNode().id, .transport = Transport::kLocal});
+  return Save(ctx, path, c, common.yes, fmt::format("written: {} (this host is {})", path, *name));
+}
+
+Result<int> Add(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> name, target, node_id, priority, timeout, executable;
+  Common common;
+  ArgSpec spec("bk admin cluster add", "Add a GPU host reached over SSH (bk c probe prints its node ID).");
+  spec.NeededPositional("name", &name, "its name in the cluster, e.g. gpu-b");
+  spec.NeededPositional("target", &target, "the SSH host (or ssh_config alias)");
+  spec.NeededPositional("node_id", &node_id, "its 20-hex stable node ID");
+  spec.Option("--priority", &priority, "0 (first) to 1000000 (last) among equal offers", "N");
+  spec.Option("--timeout", &timeout, "seconds to wait for it, 1-300 (default 8)", "S");
+  spec.Option("--executable", &executable, "bk on that host (default /usr/local/bin/bk)", "PATH");
+  common.AddTo(spec);
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+  BK_ASSIGN_OR_RETURN(std::string path, CatalogPath(common.file));
+  BK_ASSIGN_OR_RETURN(auto existing, Load(path));
+  Catalog c = existing ? *existing : Catalog{};
+  if (Named(c, *name)) return Invalid(fmt::format("{} is already in the catalog; remove it first", *name));
+  Node n{.name = *name, .node_id = *node_id, .transport = Transport::kSsh, .target = *target};
+  if (priority) {
+    BK_ASSIGN_OR_RETURN(n.priority, Number<int64_t>("--priority", *priority));
+  }
+  if (timeout) {
+    BK_ASSIGN_OR_RETURN(n.timeout_seconds, Number<double>("--timeout", *timeout));
+  }
+  if (executable) n.executable = *executable;
+  c.nodes.push_back(std::move(n));
+  return Save(ctx, path, c, common.yes, fmt::format("added: {}", *name));
+}
+
+Result<int> Remove(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> name;
+  Common common;
+  ArgSpec spec("bk admin cluster rm", "Remove a host from the catalog (its bookings stay on it).");
+  spec.NeededPositional("name", &name, "the host's name in the cluster");
+  common.AddTo(spec);
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+  BK_ASSIGN_OR_RETURN(std::string path, CatalogPath(common.file));
+  BK_ASSIGN_OR_RETURN(Catalog c, Existing(path));
+  Node* n = Named(c, *name);
+  if (!n) return Fail(ErrorKind::kNotFound, fmt::format("no host named {} in {}", *name, path));
+  if (c.nodes.size() == 1)
+    return Invalid(fmt::format("{} is the catalog's last host; delete {} instead", *name, path));
+  std::string id = n->node_id;
+  std::erase_if(c.nodes, [&](const Node& x) { return x.name == *name; });
+  for (auto& p : c.principals) std::erase_if(p.members, [&](const auto& m) { return m.node_id == id; });
+  std::erase_if(c.principals, [](const auto& p) { return p.members.empty(); });
+  return Save(ctx, path, c, common.yes, fmt::format("removed: {}", *name));
+}
+
+Result<int> Toggle(Context& ctx, const std::vector<std::string>& args, bool enable) {
+  std::optional<std::string> name;
+  Common common;
+  ArgSpec spec(enable ? "bk admin cluster enable" : "bk admin cluster disable",
+               enable ? "Offer a host's GPUs again." : "Stop offering a host's GPUs (its bookings stay).");
+  spec.NeededPositional("name", &name, "the host's name in the cluster");
+  common.AddTo(spec);
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+  BK_ASSIGN_OR_RETURN(std::string path, CatalogPath(common.file));
+  BK_ASSIGN_OR_RETURN(Catalog c, Existing(path));
+  Node* n = Named(c, *name);
+  if (!n) return Fail(ErrorKind::kNotFound, fmt::format("no host named {} in {}", *name, path));
+  if (n->enabled == enable) {
+    ctx.Print(fmt::format("unchanged: {} is already {}", *name, enable ? "enabled" : "disabled"));
+    return 0;
+  }
+  n->enabled = enable;
+  return Save(ctx, path, c, common.yes, fmt::format("{}: {}", enable ? "enabled" : "disabled", *name));
+}
+
+}  // namespace
+
+Result<int> RunAdminCluster(Context& ctx, const std::vector<std::string>& args) {
+  static constexpr const char* kUsage =
+      "usage: bk admin cluster status|init|add|rm|enable|disable ...\n"
+      "The catalog of GPU hosts for multi-host booking (booking across hosts, bk c, is not in this version "
+      "yet).";
+  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
+    if (args.empty()) return UsageError("give a subcommand: status, init, add, rm, enable or disable");
+    ctx.Print(kUsage);
+    return 0;
+  }
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  const std::string& w = args[0];
+  if (w == "status" || w == "list" || w == "ls") return Status(ctx, rest);
+  if (w == "init") return Init(ctx, rest);
+  if (w == "add") return Add(ctx, rest);
+  if (w == "rm" || w == "remove") return Remove(ctx, rest);
+  if (w == "enable" || w == "disable") return Toggle(ctx, rest, w == "enable");
+  return Invalid(fmt::format("unknown cluster command {}; use status, init, add, rm, enable or disable", w));
+}
+
+}  // namespace bk::cli
