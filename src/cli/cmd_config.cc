@@ -152,7 +152,8 @@ constexpr const char* kAdminUsage =
     "       bk admin maintain [--reason TEXT] [--start TIME] [--duration DUR] [--gpus LIST] [--yes]\n"
     "       bk admin data restore BACKUP.db [--yes] [--json]\n"
     "       bk admin data clear --yes [--backup-to NEW-FILE.db] [--json]\n"
-    "       bk admin transfer REF USER --reason TEXT [--yes] [--json]\n";
+    "       bk admin transfer REF USER --reason TEXT [--yes] [--json]\n"
+    "       sudo bk admin cluster status|init NAME|add NAME HOST NODE_ID|rm|enable|disable NAME [--yes]\n";
 
 Result<int> AdminVerify(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> path;
