@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include "cli/args.h"
 #include "cli/context.h"
@@ -187,10 +188,17 @@ Result<int> Add(Context& ctx, const std::vector<std::string>& args) {
   return Save(ctx, path, c, common.yes, fmt::format("added: {}", *name));
 }
 
-Result<int> Remove(Context& ctx, const std::vector<std::string>& args) {
+// What a change to one named host does to the catalog: the message to print
+// once it is written, or nothing when the catalog stays as it was.
+using HostChange = std::function<Result<std::optional<std::string>>(Catalog&, Node&)>;
+
+// `bk admin cluster WORD NAME`: the host's catalog read, `change` applied,
+// the result shown, confirmed and written.
+Result<int> ChangeHost(Context& ctx, const std::vector<std::string>& args, const std::string& prog,
+                       const std::string& help, const HostChange& change) {
   std::optional<std::string> name;
   Common common;
-  ArgSpec spec("bk admin cluster rm", "Remove a host from the catalog (its bookings stay on it).");
+  ArgSpec spec(prog, help);
   spec.NeededPositional("name", &name, "the host's name in the cluster");
   common.AddTo(spec);
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
@@ -198,33 +206,38 @@ Result<int> Remove(Context& ctx, const std::vector<std::string>& args) {
   BK_ASSIGN_OR_RETURN(Catalog c, Existing(path));
   Node* n = Named(c, *name);
   if (!n) return Fail(ErrorKind::kNotFound, fmt::format("no host named {} in {}", *name, path));
-  if (c.nodes.size() == 1)
-    return Invalid(fmt::format("{} is the catalog's last host; delete {} instead", *name, path));
-  std::string id = n->node_id;
-  std::erase_if(c.nodes, [&](const Node& x) { return x.name == *name; });
-  for (auto& p : c.principals) std::erase_if(p.members, [&](const auto& m) { return m.node_id == id; });
-  std::erase_if(c.principals, [](const auto& p) { return p.members.empty(); });
-  return Save(ctx, path, c, common.yes, fmt::format("removed: {}", *name));
+  BK_ASSIGN_OR_RETURN(std::optional<std::string> done, change(c, *n));
+  if (!done) return 0;
+  return Save(ctx, path, c, common.yes, *done);
+}
+
+Result<int> Remove(Context& ctx, const std::vector<std::string>& args) {
+  return ChangeHost(
+      ctx, args, "bk admin cluster rm", "Remove a host from the catalog (its bookings stay on it).",
+      [](Catalog& c, Node& n) -> Result<std::optional<std::string>> {
+        if (c.nodes.size() == 1)
+          return Invalid(fmt::format("{} is the catalog's last host; delete the catalog instead", n.name));
+        std::string name = n.name, id = n.node_id;
+        std::erase_if(c.nodes, [&](const Node& x) { return x.name == name; });
+        for (auto& p : c.principals) std::erase_if(p.members, [&](const auto& m) { return m.node_id == id; });
+        std::erase_if(c.principals, [](const auto& p) { return p.members.empty(); });
+        return "removed: " + name;
+      });
 }
 
 Result<int> Toggle(Context& ctx, const std::vector<std::string>& args, bool enable) {
-  std::optional<std::string> name;
-  Common common;
-  ArgSpec spec(enable ? "bk admin cluster enable" : "bk admin cluster disable",
-               enable ? "Offer a host's GPUs again." : "Stop offering a host's GPUs (its bookings stay).");
-  spec.NeededPositional("name", &name, "the host's name in the cluster");
-  common.AddTo(spec);
-  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
-  BK_ASSIGN_OR_RETURN(std::string path, CatalogPath(common.file));
-  BK_ASSIGN_OR_RETURN(Catalog c, Existing(path));
-  Node* n = Named(c, *name);
-  if (!n) return Fail(ErrorKind::kNotFound, fmt::format("no host named {} in {}", *name, path));
-  if (n->enabled == enable) {
-    ctx.Print(fmt::format("unchanged: {} is already {}", *name, enable ? "enabled" : "disabled"));
-    return 0;
-  }
-  n->enabled = enable;
-  return Save(ctx, path, c, common.yes, fmt::format("{}: {}", enable ? "enabled" : "disabled", *name));
+  std::string word = enable ? "enabled" : "disabled";
+  return ChangeHost(
+      ctx, args, enable ? "bk admin cluster enable" : "bk admin cluster disable",
+      enable ? "Offer a host's GPUs again." : "Stop offering a host's GPUs (its bookings stay).",
+      [&](Catalog&, Node& n) -> Result<std::optional<std::string>> {
+        if (n.enabled == enable) {
+          ctx.Print(fmt::format("unchanged: {} is already {}", n.name, word));
+          return std::nullopt;
+        }
+        n.enabled = enable;
+        return word + ": " + n.name;
+      });
 }
 
 }  // namespace

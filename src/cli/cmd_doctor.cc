@@ -74,13 +74,7 @@ void LedgerChecks(client::Ledger& l, const config::Config& c, DoctorReport& r) {
 
 // The monitor: its heartbeat, as `bk u` reads it.
 void MonitorCheck(Context& ctx, client::Ledger& l, DoctorReport& r) {
-  monitor::UsageQuery q;
-  q.kind = monitor::UsageKind::kMe;
-  q.to = l.Now() + 1;
-  q.from = q.to - 60;
-  q.uid = l.actor().uid;
-  q.limit = 1;
-  auto doc = UsageDocument(ctx, q, false);
+  auto doc = UsageDocument(ctx, CollectorQuery(l.Now(), l.actor().uid), false);
   try {
     r.collector =
         doc ? json::parse(*doc).at("collector") : json{{"state", "unavailable"}, {"fresh", nullptr}};

@@ -78,7 +78,8 @@ Result<int> RunTui(Context& ctx, const std::vector<std::string>& args) {
       .deployment = ctx.config.deployment == config::Deployment::kPrivate ? "private" : "server",
       .usage_text = [&ctx]() { return UsageDocument(ctx, LastDay(ctx), true); },
       .monitor_state = [&ctx]() -> std::string {
-        auto doc = UsageDocument(ctx, LastDay(ctx), false);
+        // Every 10 s: the heartbeat only, not a day of usage.
+        auto doc = UsageDocument(ctx, CollectorQuery(ctx.clock->Now(), sys::CurrentUid()), false);
         if (!doc) return "unavailable";
         auto j = nlohmann::json::parse(*doc, nullptr, false);
         return j.is_object() && j.contains("collector") ? j["collector"].value("state", "unknown")

@@ -35,6 +35,16 @@ int Emit(Context& ctx, const std::string& doc, bool json, bool compact) {
 
 }  // namespace
 
+monitor::UsageQuery CollectorQuery(int64_t now, uint32_t uid) {
+  monitor::UsageQuery q;
+  q.kind = monitor::UsageKind::kMe;
+  q.to = now + 1;
+  q.from = q.to - 60;
+  q.uid = uid;
+  q.limit = 1;
+  return q;
+}
+
 Result<std::string> UsageDocument(Context& ctx, const monitor::UsageQuery& q, bool text) {
   // Everyone goes through the ledger: in private mode the file itself, on a
   // server the daemon's usage.query, which also knows what the file cannot

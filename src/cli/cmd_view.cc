@@ -110,21 +110,6 @@ Seconds ZoomStep(Seconds window, Seconds slot, int max_cells) {
   return slot;  // nothing fits: the window's own checks say why
 }
 
-// The most slots the shared bookings `overlapping` a cell [cs, ce) hold at
-// any instant of it. Use only rises where a booking starts, so the cell's
-// start and the starts inside it are the instants to look at.
-int PeakSlots(const std::vector<const Reservation*>& overlapping, Seconds cs) {
-  int peak = 0;
-  for (const Reservation* at : overlapping) {
-    Seconds t = std::max(cs, at->start);
-    int in_use = 0;
-    for (const Reservation* r : overlapping)
-      if (r->start <= t && r->end > t) in_use += r->share_units;
-    peak = std::max(peak, in_use);
-  }
-  return peak;
-}
-
 struct TimelineArgs {
   std::optional<std::string> from, window, step;
 };
@@ -240,7 +225,7 @@ std::string Timeline(const Context& ctx, const service::StatusView& view, uint32
             if (r->uid == me) mine = true;
           }
         }
-        int slots = PeakSlots(shared, cs);
+        int slots = engine::PeakShareUnits(shared, cs);
         if (blackout)
           cell = "##";
         else if (excl_me)

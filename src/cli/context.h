@@ -146,6 +146,9 @@ std::vector<std::string> CommandNames();
 
 // `bk u`'s rendering of a usage query (text or JSON), for this user and deployment.
 Result<std::string> UsageDocument(Context& ctx, const monitor::UsageQuery& q, bool text);
+// The smallest usage query whose document carries the monitor's heartbeat
+// (`collector`): the caller's last minute, one row.
+monitor::UsageQuery CollectorQuery(int64_t now, uint32_t uid);
 
 // This executable's path, for what runs bk later (the shell hook, the worker's
 // systemd unit); "bk" when /proc does not say.

@@ -72,4 +72,10 @@ struct Reservation {
   Footprint ToFootprint() const;
 };
 
+// The most shared slots the bookings in `overlapping` (each overlapping one
+// cell of a timeline that starts at `from`) hold at any instant of it. Use
+// only rises where a booking starts, so the cell's start and the starts
+// inside it are the instants to look at. `bk tl` and `bk t` draw it.
+int PeakShareUnits(const std::vector<const Reservation*>& overlapping, Seconds from);
+
 }  // namespace bk::engine

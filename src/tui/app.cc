@@ -407,7 +407,6 @@ void App::SubmitPrompt() {
       KeepCursorVisible();
       break;
     }
-    case Prompt::Purpose::kCount:
     case Prompt::Purpose::kFilter: break;
   }
   e.checked = false;

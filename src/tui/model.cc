@@ -21,12 +21,10 @@ Glyphs UnicodeGlyphs() {
                 .preview = U'\u25a0',    // ■
                 .blocked = U'\u00d7',    // ×
                 .lane = U'\u2501',       // ━
-                .past = U' ',
                 .rule = U'\u2500',       // ─
                 .tick = U'\u252c',       // ┬
                 .hour_tick = U'\u253c',  // ┼
-                .day_tick = U'\u254b',   // ╋
-                .ellipsis = "\u2026"};
+                .day_tick = U'\u254b'};  // ╋
 }
 
 Glyphs AsciiGlyphs() {
@@ -41,12 +39,10 @@ Glyphs AsciiGlyphs() {
                 .preview = U'+',
                 .blocked = U'x',
                 .lane = U'=',
-                .past = U' ',
                 .rule = U'-',
                 .tick = U'+',
                 .hour_tick = U'|',
-                .day_tick = U'#',
-                .ellipsis = "~"};
+                .day_tick = U'#'};
 }
 
 void Data::Index() {

@@ -21,9 +21,8 @@ using engine::Seconds;
 // otherwise (LANG=C, a serial console), so that every state stays readable.
 struct Glyphs {
   bool unicode = true;
-  char32_t free, partly, full, exclusive, mine, blackout, now, preview, blocked, lane, past;
+  char32_t free, partly, full, exclusive, mine, blackout, now, preview, blocked, lane;
   char32_t rule, tick, hour_tick, day_tick;
-  const char* ellipsis;
 };
 Glyphs UnicodeGlyphs();
 Glyphs AsciiGlyphs();
@@ -81,7 +80,7 @@ struct Dialog {
 
 // One line of text input in the message row.
 struct Prompt {
-  enum class Purpose { kFilter, kMemory, kDuration, kStart, kCount };
+  enum class Purpose { kFilter, kMemory, kDuration, kStart };
   Purpose purpose = Purpose::kFilter;
   std::string label;
   std::string text;

@@ -118,7 +118,6 @@ Layout Render(const Frame& f, Screen& s) {
   std::vector<int> lanes = LaneReservations(f, lane_gpu, columns, d.policy.share_capacity + 1);
   int lanes_wanted = lanes.size() >= 2 ? std::min<int>(lanes.size(), d.policy.share_capacity) : 0;
   Rows rows = SplitRows(h, d.policy.gpu_count, static_cast<int>(banner.size()), lanes_wanted);
-  layout.gpu_rows = rows.gpus;
 
   DrawAxis(f, s, rows.axis_top, kLabelWidth, columns);
   // The GPU list scrolls to keep the cursor's GPU in view.
@@ -138,13 +137,10 @@ Layout Render(const Frame& f, Screen& s) {
     // The cursor's GPU first, the reservations below it when there is room.
     int gpu_rows = std::min(rows.panel, std::max(3, std::min(GpuPanelRows(f), rows.panel / 2)));
     DrawGpuPanel(f, s, rows.panel_top, gpu_rows);
-    if (rows.panel - gpu_rows >= 4) {
+    if (rows.panel - gpu_rows >= 4)
       DrawReservations(f, s, rows.panel_top + gpu_rows, rows.panel - gpu_rows, layout);
-      layout.panel_rows = rows.panel - gpu_rows - 2;
-    }
   } else {
     DrawReservations(f, s, rows.panel_top, rows.panel, layout);
-    layout.panel_rows = std::max(0, rows.panel - 2);
   }
 
   if (v.prompt) {

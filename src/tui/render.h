@@ -26,8 +26,6 @@ struct Layout {
   int columns = 0;                // timeline columns shown
   std::vector<int> gpu_at_row;    // per screen row: the GPU drawn there, or -1
   std::vector<int> panel_at_row;  // per screen row: the panel row index there, or -1
-  int gpu_rows = 0;               // GPU rows that fit
-  int panel_rows = 0;             // reservation rows that fit
 };
 
 Layout Render(const Frame& f, Screen& s);

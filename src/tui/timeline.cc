@@ -12,21 +12,6 @@ namespace {
 using engine::Mode;
 using engine::Reservation;
 
-// The most slots the shared bookings in `active` hold at any instant of the
-// cell starting at `cs`: use only rises where a booking starts.
-int PeakSlots(const std::vector<const Reservation*>& active, Seconds cs, Seconds ce) {
-  int peak = 0;
-  for (const Reservation* at : active) {
-    Seconds t = std::max(cs, at->start);
-    if (t >= ce) continue;
-    int in_use = 0;
-    for (const Reservation* r : active)
-      if (r->start <= t && r->end > t) in_use += r->share_units;
-    peak = std::max(peak, in_use);
-  }
-  return peak;
-}
-
 bool BlackedOut(const engine::Policy& p, int gpu, Seconds cs, Seconds ce) {
   for (const auto& b : p.blackouts)
     if (b.Covers(gpu) && b.start < ce && b.end > cs) return true;
@@ -126,7 +111,7 @@ std::vector<CellState> GpuCells(const Data& d, int gpu, Seconds origin, Seconds 
     if (active.size() == 1)
       cell.edge =
           (active[0]->start > cs && active[0]->start < ce) || (active[0]->end > cs && active[0]->end < ce);
-    cell.slots = exclusive ? p.share_capacity : PeakSlots(shared, cs, ce);
+    cell.slots = exclusive ? p.share_capacity : engine::PeakShareUnits(shared, cs);
     if (mine)
       cell.kind = CellKind::kMine;
     else if (exclusive)
