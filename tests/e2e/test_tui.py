@@ -184,7 +184,8 @@ class PrivateTui(BkTestCase):
     def test_ctrl_c_restores_the_terminal(self):
         pane = self.open()
         pane.keys("C-c")
-        s = pane.wait_for("bk-exited=0")
+        pane.wait_for("bk-exited=0")
+        s = pane.wait_for("icanon")  # stty -a's settings, printed after bk exits
         self.assertRegex(s, r"(?<!-)icanon")
         self.assertRegex(s, r"(?<!-)echo ")
 
