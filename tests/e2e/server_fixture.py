@@ -386,13 +386,19 @@ class Server:
         self.logs.append(log_path)
         log = open(log_path, "wb")
         env = self.owner.env(NOTIFY_SOCKET=self.notify_path, **self.serve_env)
+        argv, kwargs = self.launch(self.serve_cmd())
         try:
-            self.proc = subprocess.Popen(self.serve_cmd(), env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=subprocess.STDOUT, cwd=self.owner.home,
-                                         **self.owner.popen_kwargs())
+            self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                         stderr=subprocess.STDOUT, cwd=self.owner.home, **kwargs)
         finally:
             log.close()
         return self.wait_ready(timeout)
+
+    def launch(self, cmd):
+        """The argv and subprocess keyword arguments that run `cmd` as the owner. A subclass may
+        start it elsewhere (cluster_hosts.py: inside a network namespace), as long as the process
+        it starts execs into the daemon, so that the PID held is the daemon's own."""
+        return cmd, self.owner.popen_kwargs()
 
     def wait_ready(self, timeout=20.0):
         """Bounded polling: drain sd_notify datagrams and try a ping until one answers."""
