@@ -55,6 +55,7 @@ IP = shutil.which("ip") or "/usr/sbin/ip"
 SSHD = "/usr/sbin/sshd"
 SSH_KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
 SETPRIV = shutil.which("setpriv") or "/usr/bin/setpriv"
+UNSHARE = shutil.which("unshare") or "/usr/bin/unshare"
 NETNS_ETC = "/etc/netns"
 
 USER = "bkcuser"  # the account that books across the hosts (created when missing, kept)
@@ -72,8 +73,8 @@ def unavailable():
         return "OpenSSH's sshd is not installed (scripts/install-deps installs openssh-server)"
     if not shutil.which("ssh") or not os.path.exists(SSH_KEYGEN):
         return "the OpenSSH client (ssh, ssh-keygen) is not installed"
-    if not os.path.exists(SETPRIV):
-        return "setpriv (util-linux) is not installed"
+    if not os.path.exists(SETPRIV) or not os.path.exists(UNSHARE):
+        return "setpriv and unshare (util-linux) are not installed"
     if not (os.path.isfile(BK_BIN) and os.access(BK_BIN, os.X_OK)):
         return "bk binary not found at %s; build it or set BK_BIN" % BK_BIN
     probe = "bkc-probe-%d-%s" % (os.getpid(), secrets.token_hex(3))
@@ -143,12 +144,12 @@ for addr in sys.argv[2:]:
 class NsServer(Server):
     """A host's `bk server serve`, started inside the host's network namespace as the owner."""
 
-    def __init__(self, base_dir, owner, ns):
+    def __init__(self, base_dir, owner, host):
         super().__init__(base_dir, owner, test_now=None)  # real clock: hosts and client agree on it
-        self.ns = ns
+        self.host = host
 
     def launch(self, cmd):
-        return [IP, "netns", "exec", self.ns, *drop_to(self.owner), *cmd], {}
+        return [*self.host.enter(), *drop_to(self.owner), *cmd], {}
 
 
 class Host:
@@ -173,6 +174,12 @@ class Host:
         self.drop_marker = None
         self.stopped = False
         self.slow = False
+
+    def enter(self):
+        """The argv prefix that runs the rest on this host: in its network namespace (and its
+        machine-id and passwd), with its own hostname (a UTS namespace), execing all the way."""
+        return [IP, "netns", "exec", self.ns, UNSHARE, "--uts", "--", "sh", "-c", 'hostname "$0" && exec "$@"',
+                self.name]
 
     @property
     def config(self):
@@ -329,11 +336,11 @@ class ClusterHosts:
         os.makedirs("/run/sshd", 0o755, exist_ok=True)  # sshd's privilege separation directory
         h.sshd_starts += 1
         with open(os.path.join(h.dir, "sshd-%d.log" % h.sshd_starts), "wb") as log:
-            h.sshd = subprocess.Popen([IP, "netns", "exec", h.ns, SSHD, "-D", "-e", "-f", h.sshd_config],
+            h.sshd = subprocess.Popen([*h.enter(), SSHD, "-D", "-e", "-f", h.sshd_config],
                                       stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
 
     def _start_daemon(self, h):
-        srv = NsServer(h.dir, self.owner, h.ns)
+        srv = NsServer(h.dir, self.owner, h)
         h.server = srv
         srv.init("--gpu-count", str(self.gpus), "--cpus", "64", "--ram", "256g")
         sim = os.path.join(h.dir, "gpus.json")
@@ -353,6 +360,9 @@ class ClusterHosts:
 
     # ------------------------------------------------------------ running things
 
+    def enter_client(self):
+        return [IP, "netns", "exec", self.client_ns]
+
     def _env(self, account, env):
         e = account.env(BK_TEST_NOW=None)
         for k, v in (env or {}).items():
@@ -362,19 +372,19 @@ class ClusterHosts:
                 e[k] = str(v)
         return e
 
-    def _run_in(self, ns, account, argv, env, timeout, input=None):
-        return subprocess.run([IP, "netns", "exec", ns, *drop_to(account), *map(str, argv)], env=env,
+    def _run_in(self, prefix, account, argv, env, timeout, input=None):
+        return subprocess.run([*prefix, *drop_to(account), *map(str, argv)], env=env,
                               cwd=account.home, input=input, stdin=None if input is not None else subprocess.DEVNULL,
                               capture_output=True, text=True, encoding="utf-8", errors="replace", timeout=timeout)
 
     def client_bk(self, *args, env=None, timeout=60, input=None):
         """bk as USER in the client namespace, with BK_CLUSTER_CONFIG naming the catalog."""
         e = self._env(self.user, dict({"BK_CLUSTER_CONFIG": self.catalog}, **(env or {})))
-        return self._run_in(self.client_ns, self.user, [BK_BIN, *args], e, timeout, input)
+        return self._run_in(self.enter_client(), self.user, [BK_BIN, *args], e, timeout, input)
 
     def client_run(self, *argv, env=None, timeout=30):
         """Any command as USER in the client namespace (e.g. ssh host1 ...)."""
-        return self._run_in(self.client_ns, self.user, argv, self._env(self.user, env), timeout)
+        return self._run_in(self.enter_client(), self.user, argv, self._env(self.user, env), timeout)
 
     def ssh(self, host, *remote, timeout=30):
         """`ssh -o BatchMode=yes hostN REMOTE...` as USER from the client namespace."""
@@ -383,7 +393,7 @@ class ClusterHosts:
     def host_bk(self, host, *args, env=None, timeout=30):
         """bk as USER directly on `host` (in its namespace, talking to its daemon), not via ssh."""
         e = self._env(host.user, dict({"BK_CONFIG_FILE": host.config}, **(env or {})))
-        return self._run_in(host.ns, host.user, [BK_BIN, *args], e, timeout)
+        return self._run_in(host.enter(), host.user, [BK_BIN, *args], e, timeout)
 
     def host_json(self, host, *args):
         p = self.host_bk(host, *args)

@@ -1,0 +1,302 @@
+"""`bk c` against real hosts: three network namespaces, each with its own sshd, daemon and node identity.
+
+The client runs as a real account in a client namespace and reaches every host over OpenSSH
+(cluster_hosts.py builds all of it). Needs root, iproute2 and OpenSSH (scripts/install-deps);
+skipped otherwise, with the reason. Run:
+
+    cd tests/e2e && BK_BIN=/path/to/bk python3 -m unittest -v test_cluster_ssh
+"""
+
+import json
+import os
+import re
+import secrets
+import time
+import unittest
+
+from cluster_hosts import BK_BIN, NODE_TIMEOUT, ClusterHosts, unavailable
+from ledger_checker import load_reservations
+from server_fixture import describe
+
+SKIP = unavailable()
+
+
+def cleanly(cluster):
+    cluster.cleanup()
+
+
+class ClusterCase(unittest.TestCase):
+    maxDiff = None
+
+    # -- the client
+
+    def c_ok(self, *args, env=None, timeout=60):
+        p = self.cluster.client_bk(*args, env=env, timeout=timeout)
+        self.assertEqual(p.returncode, 0, describe(args, p))
+        return p.stdout
+
+    def c_json(self, *args, env=None, rc=0, timeout=60):
+        p = self.cluster.client_bk(*args, env=env, timeout=timeout)
+        self.assertEqual(p.returncode, rc, describe(args, p))
+        try:
+            return json.loads(p.stdout)
+        except ValueError as e:
+            self.fail("stdout is not one JSON document (%s):%s" % (e, describe(args, p)))
+
+    # -- the hosts
+
+    def rows(self, host):
+        """Every reservation in the host's ledger, read from its file (not through bk)."""
+        return load_reservations(host.server.ledger)
+
+    def row_counts(self):
+        return {h.name: len(self.rows(h)) for h in self.cluster.hosts}
+
+    def host(self, name):
+        [h] = [h for h in self.cluster.hosts if h.name == name]
+        return h
+
+    def node(self, doc, name):
+        found = [n for n in doc["nodes"] if n["name"] == name]
+        self.assertEqual(len(found), 1, "node %s in %s" % (name, json.dumps(doc, indent=1)))
+        return found[0]
+
+    def assertOnlyOn(self, before, name, added=1):
+        """Exactly `added` new reservations on host `name` and none on any other host."""
+        after = self.row_counts()
+        want = dict(before)
+        want[name] += added
+        self.assertEqual(after, want)
+
+
+@unittest.skipIf(SKIP, SKIP)
+class OneCluster(ClusterCase):
+    """Three healthy hosts for the class; the tests only read, or book on ledgers they check relatively."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = ClusterHosts(3).setup()
+        try:
+            cls.cluster.catalog_all()
+        except BaseException:
+            cls.cluster.cleanup()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.cleanup()
+
+    def test_each_host_is_its_own_machine_over_ssh(self):
+        # What the fixture promises: over ssh as the user, each alias reaches a host whose bk has
+        # that host's node identity and talks to that host's daemon.
+        ids = set()
+        for h in self.cluster.hosts:
+            p = self.cluster.ssh(h, BK_BIN, "agent", "context", "--compact")
+            self.assertEqual(p.returncode, 0, describe(["ssh", h.name, "agent", "context"], p))
+            doc = json.loads(p.stdout)
+            self.assertEqual(doc["node"]["id"], h.node_id)
+            self.assertEqual(doc["deployment"]["mode"] if isinstance(doc.get("deployment"), dict)
+                             else doc.get("deployment"), "server", p.stdout)
+            ids.add(doc["node"]["id"])
+        self.assertEqual(len(ids), 3)
+        self.assertNotIn(open("/etc/machine-id").read().strip(), [h.machine_id for h in self.cluster.hosts])
+
+    def test_probe_prints_the_reviewed_add_command_and_the_add_works(self):
+        h = self.cluster.hosts[1]
+        doc = self.c_json("c", "probe", "gpu-x", h.name, "--executable", BK_BIN, "--json")
+        self.assertEqual(doc["kind"], "cluster-node-probe", doc)
+        self.assertEqual(doc["node"]["id"], h.node_id, doc)
+        argv = doc["add_argv"]
+        self.assertEqual(argv[:8], ["sudo", "bk", "admin", "cluster", "add", "gpu-x", h.name, h.node_id], argv)
+        self.assertEqual(argv[-1], "--yes", argv)
+        self.assertEqual(argv[argv.index("--executable") + 1], BK_BIN, argv)
+
+        out = self.c_ok("c", "probe", "gpu-x", h.name, "--executable", BK_BIN)
+        lines = out.splitlines()
+        self.assertIn("Reviewed add command:", lines, out)
+        after = lines[lines.index("Reviewed add command:") + 1:]
+        self.assertTrue(any("bk admin cluster add gpu-x %s %s" % (h.name, h.node_id) in line for line in after), out)
+
+        # The reviewed command, run as printed (less sudo) on a catalog of its own, adds the host.
+        own = os.path.join(self.cluster.user.home, "probe-catalog.json")
+        self.addCleanup(lambda: os.path.exists(own) and os.remove(own))
+        p = self.cluster.client_bk(*argv[2:], env={"BK_CLUSTER_CONFIG": own})
+        self.assertEqual(p.returncode, 0, describe(argv[2:], p))
+        with open(own, encoding="utf-8") as f:
+            [node] = json.load(f)["nodes"]
+        self.assertEqual((node["name"], node["target"], node["node_id"], node["executable"]),
+                         ("gpu-x", h.name, h.node_id, BK_BIN))
+
+    def test_status_lists_every_host_with_its_gpus(self):
+        doc = self.c_json("c", "st", "--json")
+        self.assertEqual(doc["kind"], "cluster-context", doc)
+        self.assertEqual(sorted(n["name"] for n in doc["nodes"]), ["host1", "host2", "host3"])
+        for h in self.cluster.hosts:
+            n = self.node(doc, h.name)
+            self.assertEqual(n["node_id"], h.node_id, n)
+            self.assertIs(n["available"], True, n)
+            self.assertFalse(n["error"], n)
+            ctx = n["context"]
+            self.assertEqual(ctx["node"]["id"], h.node_id, n)
+            self.assertEqual(len(gpus_of(ctx)), 4, n)
+
+        out = self.c_ok("c", "st")
+        for h in self.cluster.hosts:
+            self.assertEqual(len([line for line in out.splitlines() if re.search(r"\b%s\b" % h.name, line)]), 1, out)
+
+    def test_check_says_every_host_is_ready(self):
+        doc = self.c_json("c", "check", "--json")
+        self.assertEqual(doc["kind"], "cluster-check", doc)
+        self.assertIs(doc["ready"], True, doc)
+        for h in self.cluster.hosts:
+            self.assertEqual(self.node(doc, h.name)["status"], "ready", doc)
+
+
+def gpus_of(context):
+    """The GPU list of a node's agent context (whatever its key, `gpus` or `devices`)."""
+    for key in ("gpus", "devices"):
+        if isinstance(context.get(key), list):
+            return context[key]
+    raise AssertionError("no GPU list in %s" % json.dumps(context)[:2000])
+
+
+@unittest.skipIf(SKIP, SKIP)
+class FreshCluster(ClusterCase):
+    """A cluster of three healthy hosts per test (the tests book, or break hosts)."""
+
+    def setUp(self):
+        self.cluster = ClusterHosts(3).setup()
+        self.addCleanup(cleanly, self.cluster)
+        self.cluster.catalog_all()
+        self.h1, self.h2, self.h3 = self.cluster.hosts
+
+    # -- booking
+
+    def test_recommendation_avoids_the_busy_host_and_the_booking_lands_there_only(self):
+        p = self.cluster.host_bk(self.h1, "x", "4", "1h", "--json")  # host1 is full for the next hour
+        self.assertEqual(p.returncode, 0, describe(["x", "4", "1h"], p))
+        rec = self.c_json("c", "rec", "2", "1h", "--json")
+        self.assertEqual(rec["kind"], "cluster-recommendation", rec)
+        self.assertEqual(sorted(n["name"] for n in rec["nodes"]), ["host1", "host2", "host3"], rec)
+        selected = rec["selected_node"]
+        selected = selected["name"] if isinstance(selected, dict) else selected
+        self.assertIn(selected, ("host2", "host3"), rec)
+
+        before = self.row_counts()
+        doc = self.c_json("c", "2", "1h", "--json")
+        self.assertEqual(doc["kind"], "cluster-booking-result", doc)
+        self.assertEqual(doc["node"]["name"], selected, doc)
+        self.assertTrue(doc["operation_id"], doc)
+        self.assertOnlyOn(before, selected)
+        [mine] = self.cluster.reservations(self.host(selected))
+        self.assertEqual(len(mine["gpus"]), 2, mine)
+
+    def test_at_host_books_on_exactly_that_host(self):
+        before = self.row_counts()
+        p = self.cluster.client_bk("@host2", "1", "30m")
+        self.assertEqual(p.returncode, 0, describe(["@host2", "1", "30m"], p))
+        self.assertOnlyOn(before, "host2")
+        [mine] = self.cluster.reservations(self.h2)
+        self.assertEqual((len(mine["gpus"]), mine["status"]), (1, "active"), mine)
+
+    # -- failing hosts
+
+    def test_a_stopped_host_is_reported_and_the_others_answer(self):
+        self.cluster.stop_host(self.h2)
+        doc = self.c_json("c", "st", "--json")
+        self.assertIs(self.node(doc, "host2")["available"], False, doc)
+        self.assertTrue(self.node(doc, "host2")["error"], doc)
+        for name in ("host1", "host3"):
+            self.assertIs(self.node(doc, name)["available"], True, doc)
+        out = self.c_ok("c", "st")
+        self.assertEqual(len([line for line in out.splitlines() if re.search(r"\bhost2\b", line)]), 1, out)
+
+    def test_a_slow_host_times_out_and_the_others_answer(self):
+        self.cluster.catalog_rm("host3")
+        self.cluster.catalog_add(self.h3, timeout=2)
+        self.cluster.slow_host(self.h3)
+        t0 = time.monotonic()
+        doc = self.c_json("c", "st", "--json", timeout=30)
+        took = time.monotonic() - t0
+        self.assertLess(took, 2 + 4, "bk c st took %.1f s with a 2 s timeout" % took)
+        n3 = self.node(doc, "host3")
+        self.assertIs(n3["available"], False, doc)
+        self.assertRegex(n3["error"], r"(?i)time(d)? ?out", doc)
+        for name in ("host1", "host2"):
+            self.assertIs(self.node(doc, name)["available"], True, doc)
+
+    def test_a_replaced_host_key_is_refused_and_nothing_is_written(self):
+        self.cluster.replace_host_key(self.h1)
+        doc = self.c_json("c", "st", "--json")
+        n1 = self.node(doc, "host1")
+        self.assertIs(n1["available"], False, doc)
+        self.assertRegex(n1["error"], r"(?i)host key|verification", doc)
+        self.assertIs(self.node(doc, "host2")["available"], True, doc)
+        before = self.row_counts()
+        p = self.cluster.client_bk("@host1", "1", "30m")
+        self.assertNotEqual(p.returncode, 0, describe(["@host1", "1", "30m"], p))
+        self.assertRegex(p.stderr, r"(?i)host key|verification", describe(["@host1"], p))
+        self.assertEqual(self.row_counts(), before)
+
+    def test_a_node_id_that_does_not_match_is_refused_and_nothing_is_written(self):
+        wrong = "f" * 20
+        self.cluster.catalog_add(self.h2, name="impostor", node_id=wrong)
+        before = self.row_counts()
+        p = self.cluster.client_bk("@impostor", "1", "30m")
+        self.assertNotEqual(p.returncode, 0, describe(["@impostor", "1", "30m"], p))
+        self.assertIn("stable node identity does not match the catalog", p.stderr, describe(["@impostor"], p))
+        self.assertEqual(self.row_counts(), before)
+        doc = self.c_json("c", "st", "--json")
+        self.assertIs(self.node(doc, "impostor")["available"], False, doc)
+        self.assertIn("stable node identity does not match the catalog", self.node(doc, "impostor")["error"])
+        self.assertIs(self.node(doc, "host2")["available"], True, doc)
+
+    def test_a_connection_dropped_after_the_commit_is_resolved_by_asking_the_host(self):
+        wrapper = self.cluster.drop_after_commit(self.h2)
+        self.cluster.catalog_rm("host2")
+        self.cluster.catalog_add(self.h2, executable=wrapper)
+        self.cluster.arm_drop(self.h2)
+        before = self.row_counts()
+        op = "drop-%s" % secrets.token_hex(4)
+        doc = self.c_json("@host2", "1", "30m", "--op-id", op, "--json")
+        self.assertFalse(os.path.exists(self.h2.drop_marker), "the wrapper never dropped a connection")
+        self.assertOnlyOn(before, "host2")
+        [row] = self.rows(self.h2)
+        self.assertIn(row.id, json.dumps(doc), doc)
+        # Asked again with the same operation ID, the host replays the one booking.
+        self.c_json("@host2", "1", "30m", "--op-id", op, "--json")
+        self.assertOnlyOn(before, "host2")
+
+    def test_hostile_arguments_stay_one_word_on_the_remote(self):
+        pwned = "/tmp/bkc-pwned-%s" % self.cluster.tag
+        self.addCleanup(lambda: os.path.exists(pwned) and os.remove(pwned))
+        before = self.row_counts()
+        p = self.cluster.client_bk("@host1", "1", "30m", "--op-id", "$(touch %s); x" % pwned, "--json")
+        self.assertFalse(os.path.exists(pwned), describe(["@host1", "--op-id"], p))
+        self.assertIn(p.returncode, (0, 2), describe(["@host1", "--op-id"], p))
+
+        job = ["/bin/sh", "-c", "echo \"a;b\" '$(touch %s)' `touch %s`; exit 0" % (pwned, pwned),
+               "two words", "it's", "$(touch %s)" % pwned, ";", "a\\b", "*"]
+        counts = self.row_counts()
+        p = self.cluster.client_bk("@host1", "1", "30m", "--", *job)
+        self.assertEqual(p.returncode, 0, describe(["@host1", "1", "30m", "--", *job], p))
+        self.assertFalse(os.path.exists(pwned), describe(["@host1", "--", "..."], p))
+        self.assertOnlyOn(counts, "host1")
+        specs = job_specs(self.h1)
+        self.assertEqual(len(specs), 1, specs)
+        self.assertEqual(specs[0]["argv"], job)
+        del before
+
+
+def job_specs(host):
+    """The private job specs of the user on `host` (where bk keeps a booked command's argv)."""
+    d = os.path.join(host.user.home, ".local", "state", "gpubk", "jobs", "specs")
+    out = []
+    for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        with open(os.path.join(d, name), encoding="utf-8") as f:
+            out.append(json.load(f))
+    return out
+
+
+if __name__ == "__main__":
+    unittest.main()
