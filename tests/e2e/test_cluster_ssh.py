@@ -99,7 +99,8 @@ class OneCluster(ClusterCase):
                              else doc.get("deployment"), "server", p.stdout)
             ids.add(doc["node"]["id"])
         self.assertEqual(len(ids), 3)
-        self.assertNotIn(open("/etc/machine-id").read().strip(), [h.machine_id for h in self.cluster.hosts])
+        with open("/etc/machine-id", encoding="utf-8") as f:
+            self.assertNotIn(f.read().strip(), [h.machine_id for h in self.cluster.hosts])
 
     def test_probe_prints_the_reviewed_add_command_and_the_add_works(self):
         h = self.cluster.hosts[1]
