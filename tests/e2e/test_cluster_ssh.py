@@ -95,8 +95,8 @@ class OneCluster(ClusterCase):
             self.assertEqual(p.returncode, 0, describe(["ssh", h.name, "agent", "context"], p))
             doc = json.loads(p.stdout)
             self.assertEqual(doc["node"]["id"], h.node_id)
-            self.assertEqual(doc["deployment"]["mode"] if isinstance(doc.get("deployment"), dict)
-                             else doc.get("deployment"), "server", p.stdout)
+            self.assertEqual(doc["deployment"], "server", p.stdout)
+            self.assertEqual(doc["node"]["hostname"], h.name, p.stdout)
             ids.add(doc["node"]["id"])
         self.assertEqual(len(ids), 3)
         with open("/etc/machine-id", encoding="utf-8") as f:
