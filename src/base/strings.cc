@@ -73,4 +73,15 @@ std::string Printable(std::string_view s) {
   return out;
 }
 
+std::string ShellQuote(std::string_view value) {
+  std::string out = "'";
+  for (char c : value) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
 }  // namespace bk

@@ -21,5 +21,8 @@ std::optional<int64_t> ParseUint(std::string_view s);
 bool AllDigits(std::string_view s);
 // Replaces control and non-printable bytes so a value is safe on one terminal line.
 std::string Printable(std::string_view s);
+// A value single-quoted for a POSIX shell (bash, zsh, dash, the remote side of
+// ssh): one word whatever it holds.
+std::string ShellQuote(std::string_view value);
 
 }  // namespace bk

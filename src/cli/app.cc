@@ -151,6 +151,8 @@ const std::map<std::string, Command>& Commands() {
       {"config", RunConfig},
       {"cfg", RunConfig},
       {"admin", RunAdmin},
+      {"c", RunCluster},
+      {"cluster", RunCluster},
       {"gpu-probe", RunGpuProbe},  // hidden: NVML diagnostics (tests/gpu/run-on-gpu.sh)
       {"agent", RunAgent},
       {"ai", RunAgent},
@@ -185,10 +187,11 @@ const std::map<std::string, Command>& Commands() {
 const std::map<std::string, std::string>& NotYet() {
   static const std::string kUpdate =
       "install the newer bk the way this one was installed; `bk --version` says which this is";
-  static const std::string kCluster = "run `bk` on the host whose GPUs you want";
   static const std::string kBroker = "share one ledger with `bk server` (`bk server -h`)";
   static const std::map<std::string, std::string> table = {
-      {"update", kUpdate}, {"upgrade", kUpdate}, {"cluster", kCluster}, {"c", kCluster}, {"broker", kBroker},
+      {"update", kUpdate},
+      {"upgrade", kUpdate},
+      {"broker", kBroker},
   };
   return table;
 }
@@ -206,8 +209,6 @@ std::optional<Error> NotInThisVersion(const std::vector<std::string>& args) {
   std::string words = w, instead;
   if (auto it = NotYet().find(w); it != NotYet().end()) {
     instead = it->second;
-  } else if (w.size() > 1 && w[0] == '@') {
-    instead = NotYet().at("cluster");
   } else if (AdminNotYet(args)) {
     words = "admin " + args[1];
     instead = args[1] == "update" || args[1] == "upgrade"
@@ -411,6 +412,8 @@ int Main(int argc, char** argv) {
 Result<int> Dispatch(Context& ctx, const std::vector<std::string>& args) {
   if (args.size() >= 2 && AllDigits(args[0])) return RunBook(ctx, args, "bk", false);
   if (auto refused = NotInThisVersion(args)) return std::unexpected(*refused);
+  if (args[0].size() > 1 && args[0][0] == '@')
+    return RunAtNode(ctx, args[0].substr(1), std::vector<std::string>(args.begin() + 1, args.end()));
   auto it = Commands().find(args[0]);
   if (it == Commands().end()) {
     std::string msg = AllDigits(args[0])

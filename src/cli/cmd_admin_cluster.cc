@@ -1,5 +1,5 @@
 // bk admin cluster status|init|add|rm|enable|disable: the catalog of GPU
-// hosts (gpubk.cluster.v1) that multi-host booking will read. Root-owned at
+// hosts (gpubk.cluster.v1) that `bk c` and `bk @NODE` book on. Root-owned at
 // /etc/gpubk/cluster.json; BK_CLUSTER_CONFIG or --cluster-file names another
 // (a test's, a user's own). Every change is shown, confirmed and written
 // atomically (mode 0644); bad input changes nothing.
@@ -17,6 +17,7 @@
 #include "cli/args.h"
 #include "cli/context.h"
 #include "cluster/catalog.h"
+#include "cluster/catalog_file.h"
 #include "sys/fs.h"
 #include "sys/node.h"
 
@@ -27,37 +28,9 @@ using cluster::Catalog;
 using cluster::Node;
 using cluster::Transport;
 
-constexpr const char* kSystemCatalog = "/etc/gpubk/cluster.json";
-
-Result<std::string> CatalogPath(const std::optional<std::string>& option) {
-  std::string path = option ? *option : "";
-  const char* env = std::getenv("BK_CLUSTER_CONFIG");
-  if (path.empty() && env && *env) path = env;
-  if (path.empty()) return std::string(kSystemCatalog);
-  if (path[0] != '/') return Invalid(fmt::format("the cluster catalog path must be absolute, not {}", path));
-  return path;
-}
-
-// The catalog as it stands, or nothing when there is none yet. A file that
-// others could have written (or a symlink) is refused: the hosts it names
-// receive every booking.
-Result<std::optional<Catalog>> Load(const std::string& path) {
-  struct stat st {};
-  if (lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return std::optional<Catalog>();
-    return Fail(ErrorKind::kIo, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-  }
-  if (!S_ISREG(st.st_mode)) return Invalid(path + " must be a regular file, not a symlink or a directory");
-  if (st.st_mode & (S_IWGRP | S_IWOTH))
-    return Invalid(
-        fmt::format("{} is writable by others (mode {:o}); chmod 0644 it", path, st.st_mode & 07777));
-  if (st.st_uid != 0 && st.st_uid != geteuid())
-    return Invalid(
-        fmt::format("{} belongs to UID {}; the catalog must be root's (or yours)", path, st.st_uid));
-  BK_ASSIGN_OR_RETURN(std::string text, sys::ReadSmallFile(path, cluster::kMaxCatalogBytes));
-  BK_ASSIGN_OR_RETURN(Catalog c, cluster::ParseCatalog(text, path));
-  return std::optional<Catalog>(std::move(c));
-}
+using cluster::CatalogPath;
+using cluster::kSystemCatalog;
+constexpr auto Load = cluster::LoadCatalog;
 
 std::string NodeLine(const Node& n) {
   return fmt::format("  {} {} {} {} priority={} timeout={}s endpoint={} executable={}", n.name, n.node_id,
@@ -245,8 +218,7 @@ Result<int> Toggle(Context& ctx, const std::vector<std::string>& args, bool enab
 Result<int> RunAdminCluster(Context& ctx, const std::vector<std::string>& args) {
   static constexpr const char* kUsage =
       "usage: bk admin cluster status|init|add|rm|enable|disable ...\n"
-      "The catalog of GPU hosts for multi-host booking (booking across hosts, bk c, is not in this version "
-      "yet).";
+      "The catalog of GPU hosts that `bk c` and `bk @NODE` book on; `bk c probe NAME HOST` checks a new one.";
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
     if (args.empty()) return UsageError("give a subcommand: status, init, add, rm, enable or disable");
     ctx.Print(kUsage);

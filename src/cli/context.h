@@ -94,10 +94,13 @@ Result<int> RunAdminClear(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunAdminNotice(Context& ctx, const std::vector<std::string>& args);   // bk admin notice ...
 Result<int> RunAdminCancel(Context& ctx, const std::vector<std::string>& args);   // bk admin cancel REF
 Result<int> RunAdminCluster(Context& ctx, const std::vector<std::string>& args);  // bk admin cluster ...
-Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args);      // hidden
-Result<int> RunAgent(Context& ctx, const std::vector<std::string>& args);         // bk agent|ai
-Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args);           // bk mcp
-Result<int> RunSkill(Context& ctx, const std::vector<std::string>& args);         // bk skill
+Result<int> RunCluster(Context& ctx, const std::vector<std::string>& args);       // bk c|cluster ...
+// bk @NODE N DUR ...: book on that catalog host only (cmd_cluster_write.cc).
+Result<int> RunAtNode(Context& ctx, const std::string& node, const std::vector<std::string>& args);
+Result<int> RunGpuProbe(Context& ctx, const std::vector<std::string>& args);  // hidden
+Result<int> RunAgent(Context& ctx, const std::vector<std::string>& args);     // bk agent|ai
+Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args);       // bk mcp
+Result<int> RunSkill(Context& ctx, const std::vector<std::string>& args);     // bk skill
 Result<int> RunServer(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunDoctor(Context& ctx, const std::vector<std::string>& args);
 Result<int> RunReset(Context& ctx, const std::vector<std::string>& args);   // bk reset [--yes]

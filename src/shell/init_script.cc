@@ -74,17 +74,6 @@ function bk {
 
 }  // namespace
 
-std::string ShellQuote(const std::string& v) {
-  std::string out = "'";
-  for (char c : v) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
-  }
-  return out + "'";
-}
-
 Result<std::string> InitScript(const std::string& shell, const std::string& bk_path) {
   std::string head = fmt::format(
       "# GPUBK shell integration ({}): eval \"$(bk shell init {})\"\n"

@@ -10,12 +10,12 @@
 #include <string>
 
 #include "base/result.h"
+#include "base/strings.h"
 
 namespace bk::shell {
 
 // "bash" or "zsh"; `bk_path` is the absolute path of this bk.
 Result<std::string> InitScript(const std::string& shell, const std::string& bk_path);
-// A value single-quoted for bash and zsh.
-std::string ShellQuote(const std::string& value);
+using bk::ShellQuote;
 
 }  // namespace bk::shell

@@ -66,8 +66,7 @@ class NotInThisVersionTest(BkTestCase):
 
     def test_each_missing_command_says_what_to_use(self):
         for words, use in [(["update", "--apply"], "--version"),
-                           (["upgrade"], "--version"), (["cluster", "status"], "on the host"), (["c"], "on the host"),
-                           (["@node1", "1", "30m"], "on the host"), (["broker"], "`bk server`"),
+                           (["upgrade"], "--version"), (["broker"], "`bk server`"),
                            (["admin", "init"], "`bk admin -h`"), (["admin", "update"], "--version")]:
             with self.subTest(words=words):
                 shown = " ".join(w for w in words[:2] if words[0] == "admin" or w == words[0])
@@ -75,8 +74,8 @@ class NotInThisVersionTest(BkTestCase):
                 self.assertIn(use, err)
 
     def test_json_callers_get_an_error_document(self):
-        doc = self.json_error("cluster", "--json")
-        self.assertIn("bk cluster is not in this version yet", doc["error"]["message"])
+        doc = self.json_error("broker", "--json")
+        self.assertIn("bk broker is not in this version yet", doc["error"]["message"])
 
     def test_unknown_words_stay_unknown_with_a_suggestion(self):
         self.assertIn("did you mean `bk status`?", self.refused("stauts", contains="unknown command: stauts"))
