@@ -8,9 +8,11 @@ times, RUNS times each, as the user in the client namespace:
   bk c rec 2 1h --json     the recommendation across the four hosts
   bk c st --json           every host's context
 
-warm: the client's OpenSSH ControlMaster connections are up (one untimed call first);
-cold: before each timed run every ssh process of the client (the masters) is killed, so
-the run connects and authenticates to every host afresh.
+warm: the client's shared OpenSSH connections (ControlMaster, kept 60 s in
+      ~/.cache/gpubk/ssh) are up: one untimed call first;
+cold: before each timed run the client's ssh masters are killed and their control sockets
+      removed, so the run connects, authenticates and starts a master per host afresh;
+off:  BK_CLUSTER_SSH_CONTROL=off, no connection sharing at all (every call connects).
 
 Prints the medians (and the spread) in ms next to the targets: warm <= 300 ms, cold
 <= 1.5 s. The figures are reported, never asserted. Not part of ctest.
@@ -60,7 +62,7 @@ def main():
         figures = []
         for label, cmd in (("bk c rec 2 1h", ["c", "rec", "2", "1h", "--json"]),
                            ("bk c st", ["c", "st", "--json"])):
-            for mode in ("warm", "cold"):
+            for mode in ("warm", "cold", "off"):
                 ms = measure(cluster, cmd, mode, args.runs)
                 target = TARGET_WARM_MS if mode == "warm" else TARGET_COLD_MS
                 figures.append((label, mode, ms, target))
@@ -73,9 +75,9 @@ def main():
     return 0
 
 
-def timed(cluster, cmd):
+def timed(cluster, cmd, env=None):
     t0 = time.perf_counter()
-    p = cluster.client_bk(*cmd, timeout=120)
+    p = cluster.client_bk(*cmd, env=env, timeout=120)
     ms = (time.perf_counter() - t0) * 1000.0
     if p.returncode != 0:
         raise RuntimeError("bk %s failed (%d): %s%s" % (" ".join(cmd), p.returncode, p.stdout[-2000:], p.stderr))
@@ -87,18 +89,24 @@ def timed(cluster, cmd):
 
 
 def drop_connections(cluster):
-    """Every process of the client namespace ends: the ControlMaster connections with them."""
+    """Every process of the client namespace ends (the ControlMaster connections with them) and
+    the control sockets go: the next call starts from nothing."""
     cluster._kill_ns(cluster.client_ns)
+    control = os.path.join(cluster.user.home, ".cache", "gpubk", "ssh")
+    for name in os.listdir(control) if os.path.isdir(control) else []:
+        os.remove(os.path.join(control, name))
 
 
 def measure(cluster, cmd, mode, runs):
     ms = []
+    env = {"BK_CLUSTER_SSH_CONTROL": "off"} if mode == "off" else None
+    drop_connections(cluster)
     if mode == "warm":
         timed(cluster, cmd)  # brings the masters up
     for _ in range(runs):
         if mode == "cold":
             drop_connections(cluster)
-        ms.append(timed(cluster, cmd))
+        ms.append(timed(cluster, cmd, env))
     return ms
 
 

@@ -20,9 +20,12 @@ parallel runs apart. Every host has
 
 One real account, USER, books: its key is in every host's authorized_keys, every host key
 in its known_hosts, and its ~/.ssh/config names each host by alias (`host1`...). OpenSSH
-finds ~/.ssh through the account's passwd entry, never $HOME, so each namespace gets its
-own /etc/passwd (a copy, bound over the real one by `ip netns exec`) in which USER's home
-is a directory of this run: the client's, and one per host, as on separate machines.
+finds ~/.ssh through the account's passwd entry (its real home, HOME_DIR), never $HOME, so
+everything started in a namespace first bind-mounts a directory of this run over HOME_DIR,
+in the private mount namespace `ip netns exec` makes: the client has one home, each host
+another, as on separate machines, and parallel runs never share one. (A file bound over
+/etc/passwd would not do: a useradd anywhere renames a new /etc/passwd into place, and the
+kernel then detaches every mount on the old one.)
 
 `client_bk(...)` runs bk as USER in the client namespace with BK_CLUSTER_CONFIG naming the
 run's catalog (owned by USER, 0644). `host_bk(host, ...)` runs bk as USER on a host,
@@ -177,9 +180,10 @@ class Host:
 
     def enter(self):
         """The argv prefix that runs the rest on this host: in its network namespace (and its
-        machine-id and passwd), with its own hostname (a UTS namespace), execing all the way."""
-        return [IP, "netns", "exec", self.ns, UNSHARE, "--uts", "--", "sh", "-c", 'hostname "$0" && exec "$@"',
-                self.name]
+        machine-id), with its own hostname (a UTS namespace) and USER's home, execing all the way."""
+        return [IP, "netns", "exec", self.ns, UNSHARE, "--uts", "--", "sh", "-c",
+                'hostname "$0" && mount --bind "$1" "$2" && shift 2 && exec "$@"', self.name, self.user.home,
+                self.cluster.home_dir]
 
     @property
     def config(self):
@@ -214,6 +218,7 @@ class ClusterHosts:
         self.hosts = []
         self.namespaces = []  # created ones, for cleanup
         self.user = None  # USER with the client's home
+        self.home_dir = None  # USER's home in the passwd database: where each namespace binds its own
         self.owner = None
         self.catalog = None
 
@@ -241,11 +246,15 @@ class ClusterHosts:
         self.user = self._home_for(pw, client_dir)
         self.catalog = os.path.join(self.user.home, "cluster.json")
 
-        self._add_ns(self.client_ns, self.user)
+        self.home_dir = pw.pw_dir
+        if not os.path.isdir(self.home_dir):  # the mount point; useradd -m made it, unless told not to
+            os.makedirs(self.home_dir, 0o700)
+            os.chown(self.home_dir, pw.pw_uid, pw.pw_gid)
+        self._add_ns(self.client_ns)
         for h in self.hosts:
             make_dir(h.dir, 0o755)
             h.user = self._home_for(pw, h.dir)
-            self._add_ns(h.ns, h.user)
+            self._add_ns(h.ns)
             write_file(os.path.join(NETNS_ETC, h.ns, "machine-id"), h.machine_id + "\n", 0o444)
             run([IP, "link", "add", "h%d" % h.index, "netns", self.client_ns, "type", "veth", "peer", "name",
                  "cl", "netns", h.ns])
@@ -269,28 +278,19 @@ class ClusterHosts:
             raise AssertionError("the hosts' node IDs are not distinct: %s" % ids)
 
     def _home_for(self, pw, parent):
-        """USER with a fresh home under `parent` (what its passwd entry says in that namespace)."""
+        """USER with a fresh home under `parent` (seen at home_dir in its namespace)."""
         home = os.path.join(parent, "home")
         acc = Account(USER, pw.pw_uid, pw.pw_gid, home)
         make_dir(home, 0o700, acc)
         make_dir(os.path.join(home, ".ssh"), 0o700, acc)
         return acc
 
-    def _add_ns(self, ns, user):
-        """The namespace with lo up, and its /etc/netns files: a passwd naming USER's home here."""
+    def _add_ns(self, ns):
+        """The namespace with lo up, and its /etc/netns directory (machine-id goes there)."""
         run([IP, "netns", "add", ns])
         self.namespaces.append(ns)
         run([IP, "-n", ns, "link", "set", "lo", "up"])
-        etc = os.path.join(NETNS_ETC, ns)
-        os.makedirs(etc, 0o755)
-        lines = []
-        with open("/etc/passwd", encoding="utf-8") as f:
-            for line in f.read().splitlines():
-                fields = line.split(":")
-                if len(fields) == 7 and fields[0] == USER:
-                    fields[5] = user.home
-                lines.append(":".join(fields))
-        write_file(os.path.join(etc, "passwd"), "\n".join(lines) + "\n", 0o644)
+        os.makedirs(os.path.join(NETNS_ETC, ns), 0o755)
 
     def _user_keys(self):
         """USER's key, ssh_config aliases and every host's authorized_keys."""
@@ -328,6 +328,7 @@ class ClusterHosts:
             "StrictModes yes",
             "X11Forwarding no",
             "PrintMotd no",
+            "LogLevel DEBUG1",
             "SetEnv BK_CONFIG_FILE=%s" % h.config,
             "",
         ]), 0o644)
@@ -361,10 +362,13 @@ class ClusterHosts:
     # ------------------------------------------------------------ running things
 
     def enter_client(self):
-        return [IP, "netns", "exec", self.client_ns]
+        """The argv prefix that runs the rest in the client namespace, with USER's home there."""
+        return [IP, "netns", "exec", self.client_ns, "sh", "-c", 'mount --bind "$0" "$1" && shift && exec "$@"',
+                self.user.home, self.home_dir]
 
     def _env(self, account, env):
-        e = account.env(BK_TEST_NOW=None)
+        # As a login would have it: HOME is the passwd entry's (in the namespace, this side's home).
+        e = account.env(BK_TEST_NOW=None, HOME=self.home_dir, XDG_CONFIG_HOME=None, XDG_DATA_HOME=None)
         for k, v in (env or {}).items():
             if v is None:
                 e.pop(k, None)
