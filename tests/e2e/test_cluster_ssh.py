@@ -249,6 +249,19 @@ class FreshCluster(ClusterCase):
         self.assertRegex(n3["error"], r"(?i)time(d)? ?out", doc)
         for name in ("host1", "host2"):
             self.assertIs(self.node(doc, name)["available"], True, doc)
+        out = self.c_ok("c", "st", timeout=30)
+        [line] = [line for line in out.splitlines() if re.search(r"\bhost3\b", line)]
+        self.assertIn("timed out after 2s", line, out)
+
+        # A booking meanwhile goes to a host that answers, in bounded time, and never to host3.
+        t0 = time.monotonic()
+        booked = self.c_json("c", "1", "1h", "--json", timeout=30)
+        took = time.monotonic() - t0
+        self.assertLess(took, 2 + 4, "bk c 1 1h took %.1f s with a 2 s timeout" % took)
+        self.assertIn(booked["node"]["name"], ("host1", "host2"), booked)
+        self.cluster.resume_host(self.h3)
+        self.assertEqual(self.rows(self.h3), [])
+        self.assertEqual(len(self.rows(self.host(booked["node"]["name"]))), 1)
 
     def test_a_replaced_host_key_is_refused_and_nothing_is_written(self):
         self.cluster.replace_host_key(self.h1)
@@ -320,22 +333,26 @@ class FreshCluster(ClusterCase):
     def test_hostile_arguments_stay_one_word_on_the_remote(self):
         pwned = "/tmp/bkc-pwned-%s" % self.cluster.tag
         self.addCleanup(lambda: os.path.exists(pwned) and os.remove(pwned))
+        # The host itself refuses this operation ID (its rule on characters): it arrived whole,
+        # not run by the remote shell.
         before = self.row_counts()
-        p = self.cluster.client_bk("@host1", "1", "30m", "--op-id", "$(touch %s); x" % pwned, "--json")
-        self.assertFalse(os.path.exists(pwned), describe(["@host1", "--op-id"], p))
-        self.assertIn(p.returncode, (0, 2), describe(["@host1", "--op-id"], p))
+        op = "$(touch %s); x" % pwned
+        p = self.cluster.client_bk("@host1", "1", "30m", "--op-id", op, "--json")
+        self.assertEqual(p.returncode, 2, self.explain(["@host1", "--op-id", op], p))
+        self.assertIn("operation ID contains unsupported characters", json.loads(p.stdout)["error"]["message"])
+        self.assertFalse(os.path.exists(pwned), self.explain(["@host1", "--op-id", op], p))
+        self.assertEqual(self.row_counts(), before)
 
+        # A job command of shell syntax: booked, and stored on the host exactly as given.
         job = ["/bin/sh", "-c", "echo \"a;b\" '$(touch %s)' `touch %s`; exit 0" % (pwned, pwned),
-               "two words", "it's", "$(touch %s)" % pwned, ";", "a\\b", "*"]
-        counts = self.row_counts()
+               "two words", "it's", "$(touch %s)" % pwned, ";", "a\\b", "*", "", "--op-id", "x\ny"]
         p = self.cluster.client_bk("@host1", "1", "30m", "--", *job)
-        self.assertEqual(p.returncode, 0, describe(["@host1", "1", "30m", "--", *job], p))
-        self.assertFalse(os.path.exists(pwned), describe(["@host1", "--", "..."], p))
-        self.assertOnlyOn(counts, "host1")
+        self.assertEqual(p.returncode, 0, self.explain(["@host1", "1", "30m", "--", *job], p))
+        self.assertFalse(os.path.exists(pwned), self.explain(["@host1", "--", "..."], p))
+        self.assertOnlyOn(before, "host1")
         specs = job_specs(self.h1)
         self.assertEqual(len(specs), 1, specs)
         self.assertEqual(specs[0]["argv"], job)
-        del before
 
 
 def job_specs(host):
