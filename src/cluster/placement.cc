@@ -68,6 +68,18 @@ std::string RequestMismatch(const Intent& i, const json& req) {
   return "";
 }
 
+// The options both a recommendation and a booking carry, canonical: the
+// start as a UTC instant, sizes in MiB.
+void AddPlacementOptions(const Intent& i, std::vector<std::string>& a) {
+  if (i.start) a.insert(a.end(), {"--start", engine::FormatIsoUtc(*i.start)});
+  if (!i.gpus.empty()) a.insert(a.end(), {"--gpu", JoinInts(i.gpus)});
+  if (!i.exclude.empty()) a.insert(a.end(), {"--exclude-gpu", JoinInts(i.exclude)});
+  if (i.memory_mb) a.insert(a.end(), {"--mem", fmt::format("{}m", *i.memory_mb)});
+  if (i.share && !i.exclusive) a.insert(a.end(), {"--share", std::to_string(*i.share)});
+  if (i.cpus) a.insert(a.end(), {"--cpus", std::to_string(*i.cpus)});
+  if (i.ram_mb) a.insert(a.end(), {"--ram", fmt::format("{}m", *i.ram_mb)});
+}
+
 }  // namespace
 
 std::vector<std::string> RecommendArgs(const Intent& i) {
@@ -77,13 +89,7 @@ std::vector<std::string> RecommendArgs(const Intent& i) {
                                 engine::FormatDuration(i.duration_seconds),
                                 "--mode",
                                 i.exclusive ? "exclusive" : "shared"};
-  if (i.start) a.insert(a.end(), {"--start", engine::FormatIsoUtc(*i.start)});
-  if (!i.gpus.empty()) a.insert(a.end(), {"--gpu", JoinInts(i.gpus)});
-  if (!i.exclude.empty()) a.insert(a.end(), {"--exclude-gpu", JoinInts(i.exclude)});
-  if (i.memory_mb) a.insert(a.end(), {"--mem", fmt::format("{}m", *i.memory_mb)});
-  if (i.share && !i.exclusive) a.insert(a.end(), {"--share", std::to_string(*i.share)});
-  if (i.cpus) a.insert(a.end(), {"--cpus", std::to_string(*i.cpus)});
-  if (i.ram_mb) a.insert(a.end(), {"--ram", fmt::format("{}m", *i.ram_mb)});
+  AddPlacementOptions(i, a);
   a.push_back("--compact");
   return a;
 }
@@ -93,13 +99,7 @@ std::vector<std::string> BookArgs(const Intent& i, const std::string& op_id,
   std::vector<std::string> a;
   if (i.exclusive) a.push_back("x");
   a.insert(a.end(), {std::to_string(i.count), engine::FormatDuration(i.duration_seconds)});
-  if (i.start) a.insert(a.end(), {"--start", engine::FormatIsoUtc(*i.start)});
-  if (!i.gpus.empty()) a.insert(a.end(), {"--gpu", JoinInts(i.gpus)});
-  if (!i.exclude.empty()) a.insert(a.end(), {"--exclude-gpu", JoinInts(i.exclude)});
-  if (i.memory_mb) a.insert(a.end(), {"--mem", fmt::format("{}m", *i.memory_mb)});
-  if (i.share && !i.exclusive) a.insert(a.end(), {"--share", std::to_string(*i.share)});
-  if (i.cpus) a.insert(a.end(), {"--cpus", std::to_string(*i.cpus)});
-  if (i.ram_mb) a.insert(a.end(), {"--ram", fmt::format("{}m", *i.ram_mb)});
+  AddPlacementOptions(i, a);
   a.insert(a.end(), {"--op-id", op_id, "--json"});
   if (!job.empty()) {
     a.push_back("--");
