@@ -471,6 +471,10 @@ Result<int> RunCluster(Context& ctx, const std::vector<std::string>& args) {
   if (w == "cancel" || w == "del" || w == "d") return ClusterCancel(ctx, rest);
   if (w == "usage" || w == "u") return ClusterUsage(ctx, rest);
   if (w == "history" || w == "hist") return History(ctx, rest);
+  if (w == "tui" || w == "t")
+    return Fail(ErrorKind::kUnavailable,
+                "a cluster view in the terminal UI is not in this version; `bk c` shows every host, and `bk t` "
+                "on a host shows its calendar");
   return Invalid(fmt::format("unknown cluster command: {}; see `bk c --help`", w));
 }
 
