@@ -20,16 +20,17 @@ parallel runs apart. Every host has
 
 One real account, USER, books: its key is in every host's authorized_keys, every host key
 in its known_hosts, and its ~/.ssh/config names each host by alias (`host1`...). OpenSSH
-finds ~/.ssh through the account's passwd entry (its real home, HOME_DIR), never $HOME, so
-everything started in a namespace first bind-mounts a directory of this run over HOME_DIR,
+finds ~/.ssh through the account's passwd entry (its real home, `home_dir`), never $HOME, so
+everything started in a namespace first bind-mounts a directory of this run over home_dir,
 in the private mount namespace `ip netns exec` makes: the client has one home, each host
 another, as on separate machines, and parallel runs never share one. (A file bound over
 /etc/passwd would not do: a useradd anywhere renames a new /etc/passwd into place, and the
 kernel then detaches every mount on the old one.)
 
 `client_bk(...)` runs bk as USER in the client namespace with BK_CLUSTER_CONFIG naming the
-run's catalog (owned by USER, 0644). `host_bk(host, ...)` runs bk as USER on a host,
-directly in its namespace (to look at or change its ledger without the client).
+run's catalog (owned by USER, 0644; `catalog_add|set|rm` change it with `bk admin cluster`).
+`host_bk(host, ...)` runs bk as USER on a host, directly in its namespace (to look at or
+change its ledger without the client); `ssh(host, ...)` runs a command there over ssh.
 
 Faults: `stop_host` (everything in the host's namespace killed), `slow_host` (its daemon
 SIGSTOPped, so a remote bk hangs; SIGCONT in cleanup), `replace_host_key` (a new key,
@@ -43,7 +44,6 @@ stopped, namespaces deleted, /etc/netns/<ns> removed, the run's directory remove
 
 import json
 import os
-import pwd
 import secrets
 import shutil
 import signal
@@ -425,6 +425,18 @@ class ClusterHosts:
         p = self.client_bk(*args)
         if p.returncode != 0:
             raise AssertionError("catalog add failed:%s" % describe(args, p))
+        return p
+
+    def catalog_set(self, name, **options):
+        """`bk admin cluster set NAME --OPTION VALUE... --yes` as USER (e.g. timeout=2,
+        executable=PATH): how a host is reached changes, its node ID stays."""
+        args = ["admin", "cluster", "set", name]
+        for k, v in options.items():
+            args += ["--" + k, str(v)]
+        args.append("--yes")
+        p = self.client_bk(*args)
+        if p.returncode != 0:
+            raise AssertionError("catalog set failed:%s" % describe(args, p))
         return p
 
     def catalog_rm(self, name):

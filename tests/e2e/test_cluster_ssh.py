@@ -14,14 +14,10 @@ import secrets
 import time
 import unittest
 
-from cluster_hosts import BK_BIN, NODE_TIMEOUT, ClusterHosts, unavailable
+from cluster_hosts import BK_BIN, ClusterHosts, unavailable
 from server_fixture import describe
 
 SKIP = unavailable()
-
-
-def cleanly(cluster):
-    cluster.cleanup()
 
 
 class ClusterCase(unittest.TestCase):
@@ -184,7 +180,7 @@ class FreshCluster(ClusterCase):
 
     def setUp(self):
         self.cluster = ClusterHosts(3).setup()
-        self.addCleanup(cleanly, self.cluster)
+        self.addCleanup(self.cluster.cleanup)
         self.cluster.catalog_all()
         self.h1, self.h2, self.h3 = self.cluster.hosts
 
@@ -237,8 +233,7 @@ class FreshCluster(ClusterCase):
         self.assertEqual(len([line for line in out.splitlines() if re.search(r"\bhost2\b", line)]), 1, out)
 
     def test_a_slow_host_times_out_and_the_others_answer(self):
-        self.cluster.catalog_rm("host3")
-        self.cluster.catalog_add(self.h3, timeout=2)
+        self.cluster.catalog_set("host3", timeout=2)
         self.cluster.slow_host(self.h3)
         t0 = time.monotonic()
         doc = self.c_json("c", "st", "--json", timeout=30)
@@ -290,9 +285,7 @@ class FreshCluster(ClusterCase):
         self.assertIs(self.node(doc, "host2")["available"], True, doc)
 
     def test_a_connection_dropped_after_the_commit_of_bk_at_node_is_resolved_on_that_host(self):
-        wrapper = self.cluster.drop_after_commit(self.h2)
-        self.cluster.catalog_rm("host2")
-        self.cluster.catalog_add(self.h2, executable=wrapper)
+        self.cluster.catalog_set("host2", executable=self.cluster.drop_after_commit(self.h2))
         self.cluster.arm_drop(self.h2)
         before = self.row_counts()
         op = "drop-%s" % secrets.token_hex(4)
@@ -310,9 +303,7 @@ class FreshCluster(ClusterCase):
         # Every host drops its first answer to a write: whichever bk c chooses, it must find the
         # booking there by its operation ID, not book again there or anywhere else.
         for h in self.cluster.hosts:
-            wrapper = self.cluster.drop_after_commit(h)
-            self.cluster.catalog_rm(h.name)
-            self.cluster.catalog_add(h, executable=wrapper)
+            self.cluster.catalog_set(h.name, executable=self.cluster.drop_after_commit(h))
             self.cluster.arm_drop(h)
         before = self.row_counts()
         op = "drop-%s" % secrets.token_hex(4)
