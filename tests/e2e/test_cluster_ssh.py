@@ -231,6 +231,18 @@ class FreshCluster(ClusterCase):
             self.assertIs(self.node(doc, name)["available"], True, doc)
         out = self.c_ok("c", "st")
         self.assertEqual(len([line for line in out.splitlines() if re.search(r"\bhost2\b", line)]), 1, out)
+        check = self.c_json("c", "check", "--json", rc=3)
+        self.assertIs(check["ready"], False, check)
+        self.assertEqual([(n["name"], n["status"]) for n in check["nodes"]],
+                         [("host1", "ready"), ("host2", "failed"), ("host3", "ready")], check)
+        self.assertTrue(self.node(check, "host2")["error"], check)
+
+        # With every host down, bk c st still answers, for each host, and says so by its exit status.
+        self.cluster.stop_host(self.h1)
+        self.cluster.stop_host(self.h3)
+        doc = self.c_json("c", "st", "--json", rc=3)
+        self.assertEqual([(n["name"], n["available"]) for n in doc["nodes"]],
+                         [("host1", False), ("host2", False), ("host3", False)], doc)
 
     def test_a_slow_host_times_out_and_the_others_answer(self):
         self.cluster.catalog_set("host3", timeout=2)
