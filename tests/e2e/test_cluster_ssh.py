@@ -7,6 +7,7 @@ skipped otherwise, with the reason. Run:
     cd tests/e2e && BK_BIN=/path/to/bk python3 -m unittest -v test_cluster_ssh
 """
 
+import calendar
 import json
 import os
 import re
@@ -209,13 +210,27 @@ class FreshCluster(ClusterCase):
         self.assertEqual(len(mine["gpus"]), 2, mine)
         self.assertEqual(doc["result"]["reservation"]["id"], mine["id"], doc)
 
-    def test_at_host_books_on_exactly_that_host(self):
+    def test_at_host_books_on_exactly_that_host_and_renew_and_cancel_stay_there(self):
         before = self.row_counts()
         p = self.cluster.client_bk("@host2", "1", "30m")
         self.assertEqual(p.returncode, 0, describe(["@host2", "1", "30m"], p))
         self.assertOnlyOn(before, "host2")
         [mine] = self.cluster.reservations(self.h2)
         self.assertEqual((len(mine["gpus"]), mine["status"]), (1, "active"), mine)
+        self.assertIn("on host2: %s" % mine["short_id"], p.stdout)
+
+        # Renewed and cancelled by NODE/ID, on that host only.
+        ref = "host2/" + mine["short_id"]
+        doc = self.c_json("c", "renew", ref, "30m", "--json")
+        self.assertEqual((doc["kind"], doc["node"]), ("cluster-mutation-result", "host2"), doc)
+        [renewed] = self.cluster.reservations(self.h2)
+        self.assertEqual(iso_seconds(renewed["end_at"]) - iso_seconds(mine["end_at"]), 1800, renewed)
+        doc = self.c_json("c", "d", ref, "--json")
+        self.assertEqual((doc["kind"], doc["node"]), ("cluster-mutation-result", "host2"), doc)
+        self.assertEqual(self.cluster.reservations(self.h2, history=False), [])
+        [gone] = self.rows(self.h2)
+        self.assertEqual((gone["id"], gone["status"]), (mine["id"], "cancelled"), gone)
+        self.assertOnlyOn(before, "host2")
 
     # -- failing hosts
 
@@ -356,6 +371,10 @@ class FreshCluster(ClusterCase):
         specs = job_specs(self.h1)
         self.assertEqual(len(specs), 1, specs)
         self.assertEqual(specs[0]["argv"], job)
+
+
+def iso_seconds(text):
+    return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ"))
 
 
 def job_specs(host):
