@@ -297,6 +297,23 @@ std::string_view Tail(std::string_view text, size_t max) {
   return text;
 }
 
+// "gpu-a: REASON; gpu-b: REASON" from a per-host document (a recommendation
+// no host could satisfy), or "" when it names no reason.
+std::string NodeReasons(const json& doc) {
+  if (!doc.is_object() || !doc.contains("nodes") || !doc["nodes"].is_array()) return "";
+  std::vector<std::string> why;
+  for (const auto& n : doc["nodes"]) {
+    if (!n.is_object() || !n.contains("name") || !n["name"].is_string()) continue;
+    for (const char* key : {"error", "rejected_reason"}) {
+      if (n.contains(key) && n[key].is_string()) {
+        why.push_back(n["name"].get<std::string>() + ": " + n[key].get<std::string>());
+        break;
+      }
+    }
+  }
+  return Join(why, "; ");
+}
+
 // Why a child failed, in one short line: bk's own error document when it
 // printed one, else the end of its stderr (or stdout).
 std::string FailureDetail(const cluster::RunResult& run) {
@@ -305,6 +322,8 @@ std::string FailureDetail(const cluster::RunResult& run) {
   if (doc.is_object() && doc.value("kind", "") == "error" && doc.contains("error") &&
       doc["error"].is_object() && doc["error"].contains("message") && doc["error"]["message"].is_string())
     raw = doc["error"]["message"].get<std::string>();
+  else if (std::string why = NodeReasons(doc); !why.empty() && Trim(run.err).empty())
+    raw = "no cluster node can satisfy this request (" + why + ")";
   else
     raw = std::string(Tail(Trim(run.err).empty() ? run.out : run.err, 4000));
   std::string line = cluster::Sanitize(raw, std::string::npos);

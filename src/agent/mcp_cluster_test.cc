@@ -191,6 +191,17 @@ TEST(ClusterOutcome, ADocumentIsTheAnswerAndStatusThreeOnlyForReports) {
   EXPECT_EQ(
       ErrorOf(Exited(3, R"({"kind": "cluster-recommendation"})", "bk: no cluster node can satisfy this\n")),
       "Error executing tool t: cluster request failed: no cluster node can satisfy this");
+  // A recommendation no host can satisfy: its per-host reasons, not the document.
+  json none = {
+      {"kind", "cluster-recommendation"},
+      {"selected_node", nullptr},
+      {"nodes",
+       {{{"name", "gpu-a"}, {"error", "GPU count must be between 1 and 4"}, {"rejected_reason", nullptr}},
+        {{"name", "gpu-b"}, {"error", nullptr}, {"rejected_reason", "starts too late"}}}}};
+  EXPECT_EQ(
+      ErrorOf(Exited(3, none.dump(2))),
+      "Error executing tool t: cluster request failed: no cluster node can satisfy this request (gpu-a: GPU "
+      "count must be between 1 and 4; gpu-b: starts too late)");
   EXPECT_EQ(ErrorOf(Exited(0, "usage: bk c ...")),
             "Error executing tool t: cluster request failed: bk printed no JSON document");
 }

@@ -640,6 +640,13 @@ test('cluster tools: offered with a catalog; context, recommend, book, retry, ca
     });
     assert.match(noop.content[0].text, /cluster edit requires at least one changed field/);
     // A host's refusal comes back as one clean line.
+    const tooMany = await c.callTool({ name: 'recommend_cluster_gpu_booking', arguments: { count: 9, duration: '1h' } });
+    assert.equal(tooMany.isError, true);
+    assert.equal(
+      tooMany.content[0].text,
+      'Error executing tool recommend_cluster_gpu_booking: cluster request failed: ' +
+        'no cluster node can satisfy this request (gpu-a: GPU count must be between 1 and 4)',
+    );
     const missing = await c.callTool({
       name: 'cancel_my_cluster_gpu_booking',
       arguments: { reservation_id: 'gpu-z/ffff', operation_id: 'c0' },
