@@ -17,6 +17,7 @@
 #include "cli/help.h"
 #include "cli/notices.h"
 #include "client/server_discovery.h"
+#include "cluster/catalog_file.h"
 #include "surface/documents.h"
 #include "surface/text.h"
 #include "sys/fs.h"
@@ -367,7 +368,7 @@ int Main(int argc, char** argv) {
       rest.insert(rest.begin(), cmd);
       args = rest;
     } else {
-      std::fputs(MainHelp().c_str(), stdout);
+      std::fputs(MainHelp(cluster::CatalogConfigured()).c_str(), stdout);
       return 0;
     }
   }

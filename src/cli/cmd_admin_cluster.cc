@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -213,14 +214,98 @@ Result<int> Toggle(Context& ctx, const std::vector<std::string>& args, bool enab
       });
 }
 
+Result<int> Set(Context& ctx, const std::vector<std::string>& args) {
+  std::optional<std::string> name, target, executable, priority, timeout;
+  Common common;
+  ArgSpec spec("bk admin cluster set",
+               "Change how a host is reached or preferred; its node ID never changes.");
+  spec.NeededPositional("name", &name, "the host's name in the cluster");
+  spec.Option("--target", &target, "the SSH host or ssh_config alias", "HOST");
+  spec.Option("--executable", &executable, "bk on that host", "PATH");
+  spec.Option("--priority", &priority, "0 (first) to 1000000 (last) among equal offers", "N");
+  spec.Option("--timeout", &timeout, "seconds to wait for it, 1-300", "S");
+  common.AddTo(spec);
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+  if (!target && !executable && !priority && !timeout)
+    return Invalid("give at least one of --target, --executable, --priority or --timeout");
+  BK_ASSIGN_OR_RETURN(std::string path, CatalogPath(common.file));
+  BK_ASSIGN_OR_RETURN(Catalog c, Existing(path));
+  Node* n = name ? Named(c, *name) : nullptr;
+  if (!n) return Fail(ErrorKind::kNotFound, fmt::format("no host named {} in {}", name.value_or(""), path));
+  if (target && n->transport == Transport::kLocal)
+    return Invalid(fmt::format("{} is this host (local): it has no SSH target", n->name));
+  Node before = *n;
+  if (target) n->target = *target;
+  if (executable) n->executable = *executable;
+  if (priority) {
+    BK_ASSIGN_OR_RETURN(n->priority, Number<int64_t>("--priority", *priority));
+  }
+  if (timeout) {
+    BK_ASSIGN_OR_RETURN(n->timeout_seconds, Number<double>("--timeout", *timeout));
+  }
+  if (*n == before) {
+    ctx.Print("unchanged: " + n->name);
+    return 0;
+  }
+  return Save(ctx, path, c, common.yes, "updated: " + n->name);
+}
+
+// bk admin cluster map PRINCIPAL NODE UID / unmap NODE UID: one person's
+// accounts on several hosts, summed together by `bk c u` (reports only).
+Result<int> Map(Context& ctx, const std::vector<std::string>& args, bool map) {
+  std::optional<std::string> principal, name, uid_text;
+  Common common;
+  ArgSpec spec(map ? "bk admin cluster map" : "bk admin cluster unmap",
+               map ? "Count a host's UID as one person's (reports only; it grants nothing)."
+                   : "Stop counting a host's UID as a person's.");
+  if (map) spec.NeededPositional("principal", &principal, "the person's ID, e.g. alice");
+  spec.NeededPositional("node", &name, "the host's name in the cluster");
+  spec.NeededPositional("uid", &uid_text, "the account's UID on that host");
+  common.AddTo(spec);
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+  if ((map && !principal) || !name || !uid_text)
+    return Invalid(map ? "give a principal, a host and a UID, e.g. `bk admin cluster map alice gpu-b 2042`"
+                       : "give a host and a UID, e.g. `bk admin cluster unmap gpu-b 2042`");
+  BK_ASSIGN_OR_RETURN(int64_t uid, Number<int64_t>("UID", *uid_text));
+  BK_ASSIGN_OR_RETURN(std::string path, CatalogPath(common.file));
+  BK_ASSIGN_OR_RETURN(Catalog c, Existing(path));
+  Node* n = Named(c, *name);
+  if (!n) return Fail(ErrorKind::kNotFound, fmt::format("no host named {} in {}", *name, path));
+  cluster::Member m{n->node_id, uid};
+  cluster::Principal* holder = nullptr;
+  for (auto& p : c.principals)
+    if (std::find(p.members.begin(), p.members.end(), m) != p.members.end()) holder = &p;
+  if (!map) {
+    if (!holder) return Fail(ErrorKind::kNotFound, fmt::format("UID {} on {} is not mapped", uid, *name));
+    std::erase(holder->members, m);
+    std::erase_if(c.principals, [](const auto& p) { return p.members.empty(); });
+    return Save(ctx, path, c, common.yes, fmt::format("unmapped: {} UID {}", *name, uid));
+  }
+  if (holder && holder->id == *principal) {
+    ctx.Print(fmt::format("unchanged: {} UID {} is already {}", *name, uid, *principal));
+    return 0;
+  }
+  if (holder)
+    return Invalid(fmt::format("UID {} on {} is already {}; unmap it first", uid, *name, holder->id));
+  auto it = std::find_if(c.principals.begin(), c.principals.end(),
+                         [&](const auto& p) { return p.id == *principal; });
+  if (it == c.principals.end()) {
+    c.principals.push_back({*principal, {m}});
+  } else {
+    it->members.push_back(m);
+  }
+  return Save(ctx, path, c, common.yes, fmt::format("mapped: {} UID {} is {}", *name, uid, *principal));
+}
+
 }  // namespace
 
 Result<int> RunAdminCluster(Context& ctx, const std::vector<std::string>& args) {
   static constexpr const char* kUsage =
-      "usage: bk admin cluster status|init|add|rm|enable|disable ...\n"
+      "usage: bk admin cluster status|init|add|set|rm|enable|disable|map|unmap ...\n"
       "The catalog of GPU hosts that `bk c` and `bk @NODE` book on; `bk c probe NAME HOST` checks a new one.";
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
-    if (args.empty()) return UsageError("give a subcommand: status, init, add, rm, enable or disable");
+    if (args.empty())
+      return UsageError("give a subcommand: status, init, add, set, rm, enable, disable, map or unmap");
     ctx.Print(kUsage);
     return 0;
   }
@@ -231,7 +316,10 @@ Result<int> RunAdminCluster(Context& ctx, const std::vector<std::string>& args) 
   if (w == "add") return Add(ctx, rest);
   if (w == "rm" || w == "remove") return Remove(ctx, rest);
   if (w == "enable" || w == "disable") return Toggle(ctx, rest, w == "enable");
-  return Invalid(fmt::format("unknown cluster command {}; use status, init, add, rm, enable or disable", w));
+  if (w == "set" || w == "update") return Set(ctx, rest);
+  if (w == "map" || w == "unmap") return Map(ctx, rest, w == "map");
+  return Invalid(fmt::format(
+      "unknown cluster command {}; use status, init, add, set, rm, enable, disable, map or unmap", w));
 }
 
 }  // namespace bk::cli

@@ -16,6 +16,7 @@
 #include "cli/cluster_session.h"
 #include "cluster/catalog_file.h"
 #include "cluster/placement.h"
+#include "cluster/reply_fields.h"
 #include "engine/parse.h"
 #include "surface/text.h"
 
@@ -151,8 +152,8 @@ Result<int> Status(Context& ctx, const std::vector<std::string>& args) {
     int mine = 0;
     for (const auto& x : Reservations(d)) {
       if (!x.is_object()) continue;
-      if (x.value("mine", false)) ++mine;
-      if (x.value("status", "") == "active" && x.contains("gpus") && x["gpus"].is_array())
+      if (cluster::BoolField(x, "mine", false)) ++mine;
+      if (cluster::StrField(x, "status") == "active" && x.contains("gpus") && x["gpus"].is_array())
         for (const auto& g : x["gpus"])
           if (g.is_number_integer()) busy.insert(g.get<int>());
       all.push_back({r.node.name, x});
@@ -168,7 +169,7 @@ Result<int> Status(Context& ctx, const std::vector<std::string>& args) {
     return code;
   }
   std::stable_sort(all.begin(), all.end(), [](const Row& a, const Row& b) {
-    return a.r.value("start_at", "") < b.r.value("start_at", "");
+    return cluster::StrField(a.r, "start_at") < cluster::StrField(b.r, "start_at");
   });
   ctx.Print("");
   ctx.Print("Reservations");
@@ -188,10 +189,10 @@ Result<int> Status(Context& ctx, const std::vector<std::string>& args) {
     if (x.contains("gpus") && x["gpus"].is_array())
       for (const auto& g : x["gpus"])
         if (g.is_number_integer()) gpus.push_back(g.get<int>());
-    res.push_back({row.node + "/" + x.value("short_id", std::string("?")), x.value("mine", false) ? "*" : "-",
-                   cluster::Sanitize(identity, 32), x.value("mode", "") == "exclusive" ? "excl" : "share",
-                   vram, JoinInts(gpus), LocalIso(ctx, x.value("start_at", json())),
-                   LocalIso(ctx, x.value("end_at", json()))});
+    res.push_back({row.node + "/" + cluster::StrField(x, "short_id", "?"),
+                   cluster::BoolField(x, "mine", false) ? "*" : "-", cluster::Sanitize(identity, 32),
+                   cluster::StrField(x, "mode") == "exclusive" ? "excl" : "share", vram, JoinInts(gpus),
+                   LocalIso(ctx, cluster::Field(x, "start_at")), LocalIso(ctx, cluster::Field(x, "end_at"))});
   }
   std::fputs(surface::AlignRows(res, "llllllll", "").c_str(), ctx.out);
   return code;
@@ -251,8 +252,8 @@ Result<int> Check(Context& ctx, const std::vector<std::string>& args) {
       int64_t skew = ClockSkew(d, now, &known);
       if (known) n["clock_skew_seconds"] = skew;
       if (d.contains("worker") && d["worker"].is_object())
-        n["worker"] = {{"state", d["worker"].value("state", json())},
-                       {"running", d["worker"].value("running", json())}};
+        n["worker"] = {{"state", cluster::Field(d["worker"], "state")},
+                       {"running", cluster::Field(d["worker"], "running")}};
       std::vector<std::string> missing;
       for (const char* action : {"book", "edit", "cancel"})
         for (const auto& c : cluster::MissingCapabilities(d, action))
@@ -261,8 +262,8 @@ Result<int> Check(Context& ctx, const std::vector<std::string>& args) {
         for (const auto& c : cluster::MissingCapabilities(d, "book-job"))
           if (std::find(missing.begin(), missing.end(), c) == missing.end()) missing.push_back(c);
       n["missing_capabilities"] = missing;
-      bool worker_running =
-          d.contains("worker") && d["worker"].is_object() && d["worker"].value("running", false);
+      bool worker_running = d.contains("worker") && d["worker"].is_object() &&
+                            cluster::BoolField(d["worker"], "running", false);
       if (!missing.empty())
         error = "missing capabilities: " + Join(missing, ",");
       else if (!known || std::llabs(skew) > cluster::kMaxClockSkewSeconds)
@@ -277,7 +278,7 @@ Result<int> Check(Context& ctx, const std::vector<std::string>& args) {
             "scheduled-command worker is not running (state={}); on that node run 'bk service install "
             "worker' "
             "then 'systemctl --user enable --now bk-worker.service'",
-            d["worker"].is_object() ? d["worker"].value("state", std::string("unknown")) : "unknown");
+            d["worker"].is_object() ? cluster::StrField(d["worker"], "state", "unknown") : "unknown");
     }
     n["warnings"] = warn;
     if (!error.empty()) {
@@ -360,7 +361,7 @@ Result<int> Probe(Context& ctx, const std::vector<std::string>& args) {
   cluster::NodeResult r = remote.Call(node, {"agent", "context", "--compact"}, std::nullopt);
   if (!r) return Fail(ErrorKind::kUnavailable, "cluster node probe failed: " + r.error().message);
   const json& d = r->doc;
-  if (d.value("kind", "") != "context")
+  if (cluster::StrField(d, "kind") != "context")
     return Fail(ErrorKind::kUnavailable,
                 "cluster node probe failed: the host did not answer with its context");
   std::string id = d["node"]["id"].get<std::string>();
@@ -470,6 +471,10 @@ Result<int> RunCluster(Context& ctx, const std::vector<std::string>& args) {
   if (w == "cancel" || w == "del" || w == "d") return ClusterCancel(ctx, rest);
   if (w == "usage" || w == "u") return ClusterUsage(ctx, rest);
   if (w == "history" || w == "hist") return History(ctx, rest);
+  if (w == "tui" || w == "t")
+    return Fail(ErrorKind::kUnavailable,
+                "a cluster view in the terminal UI is not in this version; `bk c` shows every host, and `bk t` "
+                "on a host shows its calendar");
   return Invalid(fmt::format("unknown cluster command: {}; see `bk c --help`", w));
 }
 

@@ -12,6 +12,7 @@
 #include "cli/cluster_commands.h"
 #include "cli/cluster_session.h"
 #include "cluster/placement.h"
+#include "cluster/reply_fields.h"
 #include "cluster/write.h"
 #include "engine/parse.h"
 #include "surface/text.h"
@@ -116,10 +117,10 @@ std::string GpusOf(const json& v) {
 std::string BookedLine(const Context& ctx, const std::string& node, const json& result) {
   const json& r =
       result.contains("reservation") && result["reservation"].is_object() ? result["reservation"] : json();
-  std::string status = result.value("status", std::string("created"));
-  return fmt::format("{} on {}: {} GPU={} {} -> {}", status, node, r.value("short_id", std::string("?")),
-                     GpusOf(r.value("gpus", json())), LocalIso(ctx, r.value("start_at", json())),
-                     LocalIso(ctx, r.value("end_at", json())));
+  std::string status = cluster::StrField(result, "status", "created");
+  return fmt::format("{} on {}: {} GPU={} {} -> {}", status, node, cluster::StrField(r, "short_id", "?"),
+                     GpusOf(cluster::Field(r, "gpus")), LocalIso(ctx, cluster::Field(r, "start_at")),
+                     LocalIso(ctx, cluster::Field(r, "end_at")));
 }
 
 // The preflight of a write on one host: its context, and the capabilities
@@ -144,13 +145,13 @@ Result<const cluster::Node*> ReplayDestination(const ClusterSession& s, const st
   // Disabled hosts count as unknown: the retry may belong to one of them.
   std::vector<std::string> found, failed;
   for (auto& r : replies) {
-    if (!r.result || r.result->doc.value("kind", "") != "operation_status") {
+    if (!r.result || cluster::StrField(r.result->doc, "kind") != "operation_status") {
       failed.push_back(
           fmt::format("{}: {}", r.node.name,
                       r.result ? std::string("not an operation status") : r.result.error().message));
       continue;
     }
-    if (r.result->doc.value("found", false)) found.push_back(r.node.name);
+    if (cluster::BoolField(r.result->doc, "found", false)) found.push_back(r.node.name);
   }
   if (found.size() > 1)
     return Invalid(fmt::format("operation ID exists on multiple cluster nodes ({}); refusing to write",
@@ -227,10 +228,12 @@ Result<int> Mutate(Context& ctx, const ClusterSession& s, const NodeRef& ref, co
   if (status == "exists") status = action == "cancel" ? "cancelled" : "unchanged";
   const json& r =
       done->contains("reservation") && (*done)["reservation"].is_object() ? (*done)["reservation"] : json();
-  std::string line = fmt::format("{}: {}/{}", status, ref.node->name, r.value("short_id", ref.id));
+  std::string line =
+      fmt::format("{}: {}/{}", status, ref.node->name, cluster::StrField(r, "short_id", ref.id));
   if (action != "cancel" && r.is_object())
-    line += fmt::format(" GPU={} {} -> {}", GpusOf(r.value("gpus", json())),
-                        LocalIso(ctx, r.value("start_at", json())), LocalIso(ctx, r.value("end_at", json())));
+    line +=
+        fmt::format(" GPU={} {} -> {}", GpusOf(cluster::Field(r, "gpus")),
+                    LocalIso(ctx, cluster::Field(r, "start_at")), LocalIso(ctx, cluster::Field(r, "end_at")));
   ctx.Print(line);
   PrintRemoteWarnings(ctx, ref.node->name, *done);
   return 0;
@@ -284,8 +287,8 @@ Result<int> ClusterRecommend(Context& ctx, const std::vector<std::string>& args)
                                                 : (c.write_compatible() ? "ready" : "read-only");
     const json& r = Placement(c);
     rows.push_back({c.reply.node.name, choice, c.write_compatible() ? "yes" : "no",
-                    GpusOf(r.value("gpus", json())), LocalIso(ctx, r.value("start_at", json())),
-                    LocalIso(ctx, r.value("end_at", json())),
+                    GpusOf(cluster::Field(r, "gpus")), LocalIso(ctx, cluster::Field(r, "start_at")),
+                    LocalIso(ctx, cluster::Field(r, "end_at")),
                     c.write_compatible() ? "" : "missing " + Join(c.missing, ",")});
   }
   std::fputs(surface::AlignRows(rows, "lllllll", "").c_str(), ctx.out);

@@ -1,9 +1,11 @@
 #include "cli/help.h"
 
+#include <string_view>
+
 namespace bk::cli {
 
-std::string MainHelp() {
-  return R"help(GPUBK - shared GPU booking from the terminal
+std::string MainHelp(bool cluster) {
+  std::string text = R"help(GPUBK - shared GPU booking from the terminal
 
 START HERE
   bk st                         what is free now, and your bookings
@@ -67,7 +69,7 @@ AGENTS
   bk mcp                        MCP server on stdio
   bk skill install --agent codex|claude
 
-SHARED SERVER (no sudo)
+@CLUSTER@SHARED SERVER (no sudo)
   bk server init --directory DIR --gpu-count 8
   bk server connect DIR/config.json
   bk server serve --config DIR/config.json
@@ -99,6 +101,18 @@ TIME AND POLICY
 
 Run `bk COMMAND --help` or `bk help COMMAND` for options.
 )help";
+  // Several hosts only where a catalog of them exists, as the original.
+  static constexpr std::string_view kCluster = R"help(SEVERAL HOSTS (bk c -h)
+  bk c                          every host's GPUs and bookings
+  bk c rec 2 1h                 best host first, and why
+  bk c 2 1h                     book on the best host
+  bk @gpu-b 1 30m               book on that host only
+  bk c d gpu-b/1a2b3c           cancel on its host (e, renew too)
+
+)help";
+  size_t at = text.find("@CLUSTER@");
+  text.replace(at, 9, cluster ? std::string(kCluster) : "");
+  return text;
 }
 
 }  // namespace bk::cli

@@ -2,5 +2,6 @@
 #include <string>
 
 namespace bk::cli {
-std::string MainHelp();
+// `cluster`: show the SEVERAL HOSTS section (a catalog of hosts exists).
+std::string MainHelp(bool cluster);
 }

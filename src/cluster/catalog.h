@@ -29,7 +29,7 @@ struct Node {
   std::string name;     // [A-Za-z0-9][A-Za-z0-9_.-]{0,62}, unique
   std::string node_id;  // 20 lowercase hex (the host's stable identity), unique
   Transport transport = Transport::kSsh;
-  std::string target;  // ssh only: host, host:port or an alias of ssh_config
+  std::string target;  // ssh only: a host, an address or an alias of ssh_config
   std::string executable = std::string(kDefaultExecutable);
   int64_t priority = 0;                             // 0..1,000,000; lower is preferred
   double timeout_seconds = kDefaultTimeoutSeconds;  // 1..300

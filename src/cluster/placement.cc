@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/strings.h"
+#include "cluster/reply_fields.h"
 #include "engine/parse.h"
 
 namespace bk::cluster {
@@ -22,7 +23,7 @@ std::optional<engine::Seconds> Instant(const json& doc, const char* key) {
 }
 
 int ConfidenceRank(const json& rec) {
-  std::string c = rec.is_object() ? rec.value("confidence", "") : "";
+  std::string c = rec.is_object() ? StrField(rec, "confidence") : "";
   if (c == "high") return 0;
   if (c == "medium") return 1;
   if (c == "low") return 2;
@@ -67,6 +68,18 @@ std::string RequestMismatch(const Intent& i, const json& req) {
   return "";
 }
 
+// The options both a recommendation and a booking carry, canonical: the
+// start as a UTC instant, sizes in MiB.
+void AddPlacementOptions(const Intent& i, std::vector<std::string>& a) {
+  if (i.start) a.insert(a.end(), {"--start", engine::FormatIsoUtc(*i.start)});
+  if (!i.gpus.empty()) a.insert(a.end(), {"--gpu", JoinInts(i.gpus)});
+  if (!i.exclude.empty()) a.insert(a.end(), {"--exclude-gpu", JoinInts(i.exclude)});
+  if (i.memory_mb) a.insert(a.end(), {"--mem", fmt::format("{}m", *i.memory_mb)});
+  if (i.share && !i.exclusive) a.insert(a.end(), {"--share", std::to_string(*i.share)});
+  if (i.cpus) a.insert(a.end(), {"--cpus", std::to_string(*i.cpus)});
+  if (i.ram_mb) a.insert(a.end(), {"--ram", fmt::format("{}m", *i.ram_mb)});
+}
+
 }  // namespace
 
 std::vector<std::string> RecommendArgs(const Intent& i) {
@@ -76,13 +89,7 @@ std::vector<std::string> RecommendArgs(const Intent& i) {
                                 engine::FormatDuration(i.duration_seconds),
                                 "--mode",
                                 i.exclusive ? "exclusive" : "shared"};
-  if (i.start) a.insert(a.end(), {"--start", engine::FormatIsoUtc(*i.start)});
-  if (!i.gpus.empty()) a.insert(a.end(), {"--gpu", JoinInts(i.gpus)});
-  if (!i.exclude.empty()) a.insert(a.end(), {"--exclude-gpu", JoinInts(i.exclude)});
-  if (i.memory_mb) a.insert(a.end(), {"--mem", fmt::format("{}m", *i.memory_mb)});
-  if (i.share && !i.exclusive) a.insert(a.end(), {"--share", std::to_string(*i.share)});
-  if (i.cpus) a.insert(a.end(), {"--cpus", std::to_string(*i.cpus)});
-  if (i.ram_mb) a.insert(a.end(), {"--ram", fmt::format("{}m", *i.ram_mb)});
+  AddPlacementOptions(i, a);
   a.push_back("--compact");
   return a;
 }
@@ -92,13 +99,7 @@ std::vector<std::string> BookArgs(const Intent& i, const std::string& op_id,
   std::vector<std::string> a;
   if (i.exclusive) a.push_back("x");
   a.insert(a.end(), {std::to_string(i.count), engine::FormatDuration(i.duration_seconds)});
-  if (i.start) a.insert(a.end(), {"--start", engine::FormatIsoUtc(*i.start)});
-  if (!i.gpus.empty()) a.insert(a.end(), {"--gpu", JoinInts(i.gpus)});
-  if (!i.exclude.empty()) a.insert(a.end(), {"--exclude-gpu", JoinInts(i.exclude)});
-  if (i.memory_mb) a.insert(a.end(), {"--mem", fmt::format("{}m", *i.memory_mb)});
-  if (i.share && !i.exclusive) a.insert(a.end(), {"--share", std::to_string(*i.share)});
-  if (i.cpus) a.insert(a.end(), {"--cpus", std::to_string(*i.cpus)});
-  if (i.ram_mb) a.insert(a.end(), {"--ram", fmt::format("{}m", *i.ram_mb)});
+  AddPlacementOptions(i, a);
   a.insert(a.end(), {"--op-id", op_id, "--json"});
   if (!job.empty()) {
     a.push_back("--");
@@ -133,7 +134,7 @@ Ranking Rank(const Intent& intent, std::vector<NodeReply> replies, engine::Secon
     auto judge = [&]() -> std::string {
       if (!c.reply.result) return "";  // offline: shown with its error
       const json& doc = c.reply.result->doc;
-      if (!doc.value("available", false)) {
+      if (!BoolField(doc, "available", false)) {
         std::string why =
             doc.contains("reason") && doc["reason"].is_string() ? doc["reason"].get<std::string>() : "";
         return why.empty() ? "no legal slot" : "no legal slot: " + Sanitize(why, 200);
@@ -145,14 +146,14 @@ Ranking Rank(const Intent& intent, std::vector<NodeReply> replies, engine::Secon
       if (!rec.is_object() || !generated || !start || !end) return "invalid recommendation";
       if (intent.start && std::llabs(client_now - *generated) > kMaxClockSkewSeconds)
         return fmt::format("clock skew is {}s", std::llabs(client_now - *generated));
-      std::vector<int> gpus = Ints(rec.value("gpus", json()));
+      std::vector<int> gpus = Ints(Field(rec, "gpus"));
       std::set<int> distinct(gpus.begin(), gpus.end());
       if (static_cast<int64_t>(gpus.size()) != intent.count || distinct.size() != gpus.size() ||
           (!gpus.empty() && *distinct.begin() < 0))
         return "invalid recommendation: wrong GPUs";
       if (*end - *start != intent.duration_seconds) return "invalid recommendation: wrong duration";
       if (intent.start && *start != *intent.start) return "answered for another start";
-      if (std::string why = RequestMismatch(intent, doc.value("request", json())); !why.empty()) return why;
+      if (std::string why = RequestMismatch(intent, Field(doc, "request")); !why.empty()) return why;
       c.ranked_start = intent.start ? *start : client_now + std::max<engine::Seconds>(0, *start - *generated);
       return "ok";
     };
@@ -169,8 +170,8 @@ Ranking Rank(const Intent& intent, std::vector<NodeReply> replies, engine::Secon
   std::stable_sort(good.begin(), good.end(), [](const Candidate& a, const Candidate& b) {
     if (a.ranked_start != b.ranked_start) return a.ranked_start < b.ranked_start;
     if (a.reply.node.priority != b.reply.node.priority) return a.reply.node.priority < b.reply.node.priority;
-    int ca = ConfidenceRank(a.reply.result->doc.value("recommendation", json()));
-    int cb = ConfidenceRank(b.reply.result->doc.value("recommendation", json()));
+    int ca = ConfidenceRank(Field(a.reply.result->doc, "recommendation"));
+    int cb = ConfidenceRank(Field(b.reply.result->doc, "recommendation"));
     if (ca != cb) return ca < cb;
     return a.reply.node.name < b.reply.node.name;
   });

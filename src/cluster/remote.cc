@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "base/strings.h"
+#include "cluster/reply_fields.h"
 #include "sys/fs.h"
 #include "sys/users.h"
 
@@ -135,7 +136,7 @@ NodeResult CheckReply(const RunResult& run, const Node& node, const std::optiona
     return Failed(FailClass::kIdentity,
                   fmt::format("stable node identity does not match the catalog ({} is not {})",
                               id->get<std::string>(), *expected_id));
-  if (doc.value("kind", "") == "error") {
+  if (StrField(doc, "kind") == "error") {
     std::string message;
     if (doc.contains("error") && doc["error"].is_object() && doc["error"].contains("message") &&
         doc["error"]["message"].is_string())

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "cluster/reply_fields.h"
+
 namespace bk::cluster {
 namespace {
 
@@ -59,7 +61,7 @@ json AggregateUsage(const Catalog& catalog, const std::vector<NodeReply>& replie
       s.members.push_back({{"node", r.node.name},
                            {"node_id", r.node.node_id},
                            {"uid", uid},
-                           {"username", u.value("username", json())}});
+                           {"username", Field(u, "username")}});
     }
   }
   json out = json::array();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cluster/reply_fields.h"
 #include "sys/random.h"
 
 namespace bk::cluster {
@@ -30,11 +31,11 @@ std::expected<json, WriteError> IdempotentWrite(const Remote& remote, const Node
       return Lookup::kUnknown;
     }
     const json& d = q->doc;
-    if (d.value("kind", "") != "operation_status") {
+    if (StrField(d, "kind") != "operation_status") {
       lookup_error = "the host answered the lookup with something else";
       return Lookup::kUnknown;
     }
-    if (!d.value("found", false)) return Lookup::kNotFound;
+    if (!BoolField(d, "found", false)) return Lookup::kNotFound;
     std::string got = d.contains("action") && d["action"].is_string() ? d["action"].get<std::string>() : "";
     if (got != action) {
       other_action = got;

@@ -80,3 +80,28 @@ class ClusterCatalog(BkTestCase):
         with open(self.path, "w") as f:
             f.write('{"schema_version": "gpubk.cluster.v1", "nodes": [], "extra": 1}')
         self.assertIn("unknown key \"extra\"", self.fails("admin", "cluster", "status"))
+
+    def test_set_map_unmap(self):
+        self.ok("admin", "cluster", "init", "gpu-a", "--yes")
+        self.ok("admin", "cluster", "add", "gpu-b", "gpu-b.lab", "b" * 20, "--yes")
+        self.assertIn("updated: gpu-b", self.ok("admin", "cluster", "set", "gpu-b", "--target", "gpu-b2",
+                                                "--priority", "3", "--yes"))
+        b = self.catalog()["nodes"][1]
+        self.assertEqual((b["target"], b["priority"], b["node_id"]), ("gpu-b2", 3, "b" * 20))
+        self.assertIn("unchanged", self.ok("admin", "cluster", "set", "gpu-b", "--priority", "3", "--yes"))
+        self.assertIn("no SSH target", self.fails("admin", "cluster", "set", "gpu-a", "--target", "x", "--yes"))
+        self.assertIn("at least one", self.fails("admin", "cluster", "set", "gpu-b", "--yes"))
+
+        a_id = self.catalog()["nodes"][0]["node_id"]
+        self.ok("admin", "cluster", "map", "alice", "gpu-a", "1001", "--yes")
+        self.ok("admin", "cluster", "map", "alice", "gpu-b", "2042", "--yes")
+        self.assertEqual(self.catalog()["principals"],
+                         [{"id": "alice", "members": [{"node_id": a_id, "uid": 1001}, {"node_id": "b" * 20, "uid": 2042}]}])
+        before = self.text()
+        self.assertIn("already alice", self.fails("admin", "cluster", "map", "bob", "gpu-b", "2042", "--yes"))
+        self.assertIn("UID must be a number", self.fails("admin", "cluster", "map", "bob", "gpu-b", "x", "--yes"))
+        self.assertIn("not mapped", self.fails("admin", "cluster", "unmap", "gpu-b", "7", "--yes"))
+        self.assertEqual(self.text(), before)
+        self.ok("admin", "cluster", "unmap", "gpu-a", "1001", "--yes")
+        self.ok("admin", "cluster", "unmap", "gpu-b", "2042", "--yes")
+        self.assertNotIn("principals", self.catalog())  # the empty principal went with its last member

@@ -1,0 +1,34 @@
+#pragma once
+// Reading a host's reply. Any field may be missing or of another type (an
+// older bk, a broken or hostile host): a field of the wrong type reads as
+// absent, so a reply can be refused but never crash the client.
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace bk::cluster {
+
+inline const nlohmann::json& Field(const nlohmann::json& obj, std::string_view key) {
+  static const nlohmann::json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+inline std::string StrField(const nlohmann::json& obj, std::string_view key, std::string def = "") {
+  const nlohmann::json& v = Field(obj, key);
+  return v.is_string() ? v.get<std::string>() : def;
+}
+
+inline bool BoolField(const nlohmann::json& obj, std::string_view key, bool def = false) {
+  const nlohmann::json& v = Field(obj, key);
+  return v.is_boolean() ? v.get<bool>() : def;
+}
+
+inline double NumField(const nlohmann::json& obj, std::string_view key, double def = 0) {
+  const nlohmann::json& v = Field(obj, key);
+  return v.is_number() ? v.get<double>() : def;
+}
+
+}  // namespace bk::cluster
