@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/mcp_cluster.h"
+
 namespace bk::agent {
 namespace {
 
@@ -283,6 +285,7 @@ json UsageOrJobSchema(std::string_view kind) {
 }
 
 json OutputSchema(std::string_view kind) {
+  if (kind.starts_with("cluster-")) return ClusterOutputSchema(kind);
   if (kind == "my-usage" || kind == "job_log" || kind.starts_with("job-")) return UsageOrJobSchema(kind);
   json warnings = {{"type", "array"}, {"items", Str()}};
   if (kind == "context") {
@@ -388,9 +391,14 @@ const ToolSpec* FindTool(std::string_view name) {
   return nullptr;
 }
 
-std::string ToolListJson() {
+std::string ToolListJson(bool with_cluster) {
   json list = json::array();
-  for (const auto& t : Tools()) {
+  std::vector<const ToolSpec*> tools;
+  for (const auto& t : Tools()) tools.push_back(&t);
+  if (with_cluster)
+    for (const auto& t : ClusterTools()) tools.push_back(&t);
+  for (const ToolSpec* tool : tools) {
+    const ToolSpec& t = *tool;
     list.push_back({{"name", t.name},
                     {"title", t.title},
                     {"description", t.description},

@@ -37,8 +37,9 @@ const std::vector<ToolSpec>& Tools();
 const ToolSpec* FindTool(std::string_view name);
 
 // The JSON array for tools/list: name, title, description, inputSchema,
-// outputSchema and annotations of every tool.
-std::string ToolListJson();
+// outputSchema and annotations of every tool, and of the cluster tools
+// (mcp_cluster.h) after them when `with_cluster`.
+std::string ToolListJson(bool with_cluster = false);
 
 inline constexpr std::string_view kServerName = "GPUBK";
 inline constexpr std::string_view kInstructions =

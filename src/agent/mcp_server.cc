@@ -8,9 +8,11 @@
 
 #include "agent/documents.h"
 #include "agent/mcp_catalog.h"
+#include "agent/mcp_cluster.h"
 #include "agent/mcp_usage.h"
 #include "base/json_strict.h"
 #include "base/version.h"
+#include "cluster/catalog_file.h"
 
 namespace bk::agent {
 namespace {
@@ -107,8 +109,8 @@ std::optional<std::string> PromptArg(const json& args, const char* name) {
 // One request's handling, with the era it arrived in.
 class Request {
  public:
-  Request(ToolEnv& env, std::string& negotiated, const json& params, bool modern)
-      : env_(env), negotiated_(negotiated), params_(params), modern_(modern) {}
+  Request(ToolEnv& env, bool cluster, std::string& negotiated, const json& params, bool modern)
+      : env_(env), cluster_(cluster), negotiated_(negotiated), params_(params), modern_(modern) {}
 
   std::expected<json, RpcError> Dispatch(const std::string& method) {
     if (method == "initialize") return Initialize();
@@ -118,7 +120,7 @@ class Request {
                   {"instructions", kInstructions}};
     }
     if (method == "ping" || method == "logging/setLevel") return json::object();
-    if (method == "tools/list") return json{{"tools", json::parse(ToolListJson())}};
+    if (method == "tools/list") return json{{"tools", json::parse(ToolListJson(cluster_))}};
     if (method == "tools/call") return CallTool();
     if (method == "resources/list") return json{{"resources", ResourceList()}};
     if (method == "resources/templates/list") return json{{"resourceTemplates", json::array()}};
@@ -145,9 +147,12 @@ class Request {
     if (!params_.contains("name") || !params_["name"].is_string())
       return std::unexpected(RpcError{kInvalidParams, "tools/call needs a tool name", json()});
     std::string name = params_["name"];
-    if (!FindTool(name)) return std::unexpected(RpcError{kInvalidParams, "Unknown tool: " + name, json()});
+    bool cluster_tool = cluster_ && FindClusterTool(name);
+    if (!FindTool(name) && !cluster_tool)
+      return std::unexpected(RpcError{kInvalidParams, "Unknown tool: " + name, json()});
     json args = params_.contains("arguments") ? params_["arguments"] : json();
-    ToolOutcome o = agent::CallTool(env_, name, Dump(args));
+    ToolOutcome o = cluster_tool ? CallClusterTool(*env_.cluster_runner, name, Dump(args))
+                                 : agent::CallTool(env_, name, Dump(args));
     if (o.is_error)
       return json{{"content", json::array({{{"type", "text"}, {"text", o.message}}})}, {"isError", true}};
     json doc = json::parse(o.document);
@@ -190,6 +195,7 @@ class Request {
   }
 
   ToolEnv& env_;
+  bool cluster_;
   std::string& negotiated_;
   const json& params_;
   bool modern_;
@@ -211,6 +217,10 @@ void DecorateModern(const std::string& method, json& result) {
 }
 
 }  // namespace
+
+McpServer::McpServer(ToolEnv env) : env_(std::move(env)), cluster_(cluster::CatalogConfigured()) {
+  if (!env_.cluster_runner) env_.cluster_runner = &process_runner_;
+}
 
 std::optional<std::string> McpServer::HandleLine(std::string_view line) {
   while (!line.empty() &&
@@ -267,7 +277,7 @@ std::optional<std::string> McpServer::HandleLine(std::string_view line) {
     if (method == "server/discover") modern = true;
     std::expected<json, RpcError> result;
     try {
-      result = Request(env_, negotiated_, params, modern).Dispatch(method);
+      result = Request(env_, cluster_, negotiated_, params, modern).Dispatch(method);
     } catch (const std::exception& e) {
       result = std::unexpected(RpcError{kInternalError, fmt::format("internal error: {}", e.what()), json()});
     }

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "agent/mcp_tools.h"
+#include "cluster/runner.h"
 
 namespace bk::agent {
 
@@ -21,7 +22,11 @@ inline constexpr std::string_view kLegacyProtocols[] = {"2025-11-25", "2025-06-1
 
 class McpServer {
  public:
-  explicit McpServer(ToolEnv env) : env_(std::move(env)) {}
+  // Offers the cluster tools when a cluster catalog exists now: the tool
+  // list is fixed for the life of the server (listChanged is false).
+  explicit McpServer(ToolEnv env);
+  McpServer(const McpServer&) = delete;  // env_ may point at process_runner_
+  McpServer& operator=(const McpServer&) = delete;
 
   // Handles one line (a message or a batch). Returns the line to write back
   // (without the newline), or nothing for notifications and responses.
@@ -35,6 +40,8 @@ class McpServer {
 
  private:
   ToolEnv env_;
+  bool cluster_ = false;
+  cluster::ProcessRunner process_runner_;
   std::string negotiated_;
 };
 

@@ -59,6 +59,8 @@ struct Fixture : fuzz::LedgerFixture<Fixture> {
       if (k == "BK_JOB_DIR") return dir + "/jobs";
       return std::nullopt;
     };
+    // No cluster tools: a call would run this fuzzer as a `bk c` child.
+    setenv("BK_CLUSTER_DISABLE", "1", 1);
     server = std::make_unique<agent::McpServer>(std::move(env));
   }
   void Stop() {

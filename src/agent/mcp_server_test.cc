@@ -24,6 +24,8 @@ class McpTest : public LedgerFixture {
  protected:
   void SetUp() override {
     LedgerFixture::SetUp();
+    // No cluster catalog, whatever this machine has: the local tools only.
+    setenv("BK_CLUSTER_CONFIG", (dir_ + "/no-cluster.json").c_str(), 1);
     ToolEnv env;
     env.ledger = [this]() -> Result<client::Ledger*> {
       ++opens_;

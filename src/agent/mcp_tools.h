@@ -8,6 +8,7 @@
 
 #include "base/result.h"
 #include "client/ledger.h"
+#include "cluster/runner.h"
 #include "config/config.h"
 #include "engine/civil_time.h"
 
@@ -20,6 +21,8 @@ struct ToolEnv {
   const engine::Zone* zone = nullptr;  // naive start times are local
   // Where the worker settings (the private job directory) are read from.
   config::EnvFn env = config::ProcessEnv();
+  // Runs the cluster tools' `bk c` children; null: a cluster::ProcessRunner.
+  cluster::Runner* cluster_runner = nullptr;
 };
 
 struct ToolOutcome {

@@ -192,6 +192,9 @@ Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args) {
           "Tools: get_gpu_context, recommend_gpu_booking, create_gpu_booking, list_gpu_reservations,\n"
           "get_my_gpu_usage, edit_my_gpu_booking, renew_my_gpu_booking, cancel_my_gpu_booking,\n"
           "cleanup_my_job_specs, cleanup_my_job_logs, read_my_job_log, get_my_gpu_operation.\n"
+          "With a cluster catalog (bk c) also: get_gpu_cluster_context, check_gpu_cluster_readiness,\n"
+          "recommend_cluster_gpu_booking, create_cluster_gpu_booking, get_my_cluster_gpu_usage,\n"
+          "edit_my_cluster_gpu_booking, cancel_my_cluster_gpu_booking.\n"
           "Resources bk://context, bk://usage/me/recent; prompt plan_gpu_experiment. See docs/agents.md.\n",
           ctx.out);
       return 0;

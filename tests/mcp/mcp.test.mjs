@@ -28,6 +28,8 @@ const bkEnv = {
   TZ: 'UTC',
   // Private job specs and logs of scheduled commands.
   BK_JOB_DIR: join(dataDir, 'jobs'),
+  // No cluster catalog, whatever this machine has: the cluster tools stay out.
+  BK_CLUSTER_CONFIG: join(dataDir, 'no-cluster.json'),
 };
 
 let client;
@@ -84,6 +86,7 @@ test('initialize: server identity, version, capabilities', (t) => {
 test('tools/list: every schema is a valid JSON Schema object; annotations are set', async () => {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
+  // Exactly the local tools: without a catalog no cluster tool is offered.
   assert.deepEqual(names, [
     'get_gpu_context',
     'recommend_gpu_booking',
@@ -529,4 +532,143 @@ test('raw stdio: the stateless 2026-07-28 revision', async () => {
   const exit = new Promise((resolve) => s.child.on('exit', (code) => resolve(code)));
   s.child.stdin.end();
   assert.equal(await exit, 0);
+});
+
+// The cluster tools, with this host as the catalog's only node (`local`: the
+// real bk run as a child, as on a cluster) in its own data directory.
+test('cluster tools: offered with a catalog; context, recommend, book, retry, cancel on gpu-a', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bk-mcp-cluster-'));
+  const env = {
+    BK_DATA_DIR: join(dir, 'data'),
+    BK_GPU_COUNT: '4',
+    BK_TEST_NOW: '2026-11-29T18:49:00Z',
+    TZ: 'UTC',
+    BK_CLUSTER_CONFIG: join(dir, 'cluster.json'),
+    BK_JOB_DIR: join(dir, 'jobs'),
+  };
+  execFileSync(BK, ['admin', 'cluster', 'init', 'gpu-a', '--yes'], { env: { ...env, PATH: process.env.PATH } });
+  const t = new StdioClientTransport({ command: BK, args: ['mcp'], env, stderr: 'pipe' });
+  const c = new Client({ name: 'gpubk-cluster-tests', version: '1.0.0' });
+  await c.connect(t);
+  const clusterDoc = (result, kind) => {
+    assert.notEqual(result.isError, true, JSON.stringify(result.content));
+    assert.equal(result.structuredContent.schema_version, 'gpubk.cluster.v1');
+    assert.equal(result.structuredContent.kind, kind);
+    assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent);
+    return result.structuredContent;
+  };
+  try {
+    const { tools } = await c.listTools();
+    const clusterTools = [
+      'get_gpu_cluster_context',
+      'check_gpu_cluster_readiness',
+      'recommend_cluster_gpu_booking',
+      'create_cluster_gpu_booking',
+      'get_my_cluster_gpu_usage',
+      'edit_my_cluster_gpu_booking',
+      'cancel_my_cluster_gpu_booking',
+    ];
+    assert.deepEqual(tools.map((x) => x.name).slice(-7), clusterTools);
+    assert.equal(tools.length, 12 + 7);
+    const ajv = new Ajv({ strict: true, allowUnionTypes: true, validateSchema: true, allErrors: true });
+    const byName = Object.fromEntries(tools.map((x) => [x.name, x]));
+    for (const name of clusterTools) {
+      for (const key of ['inputSchema', 'outputSchema']) {
+        assert.ok(ajv.validateSchema(byName[name][key]), `${name} ${key}: ${ajv.errorsText(ajv.errors)}`);
+        assert.doesNotThrow(() => ajv.compile(byName[name][key]), `${name} ${key}`);
+      }
+    }
+    assert.equal(byName.get_gpu_cluster_context.annotations.readOnlyHint, true);
+    assert.equal(byName.create_cluster_gpu_booking.annotations.readOnlyHint, false);
+    assert.equal(byName.create_cluster_gpu_booking.annotations.idempotentHint, true);
+    assert.deepEqual(byName.create_cluster_gpu_booking.inputSchema.required, ['count', 'duration', 'operation_id']);
+
+    const ctx = clusterDoc(await c.callTool({ name: 'get_gpu_cluster_context', arguments: {} }), 'cluster-context');
+    assert.equal(ctx.nodes.length, 1);
+    assert.equal(ctx.nodes[0].name, 'gpu-a');
+    assert.equal(ctx.nodes[0].available, true, JSON.stringify(ctx.nodes[0]));
+    assert.equal(ctx.nodes[0].context.kind, 'context');
+
+    const ready = clusterDoc(await c.callTool({ name: 'check_gpu_cluster_readiness', arguments: {} }), 'cluster-check');
+    assert.equal(ready.ready, true, JSON.stringify(ready.nodes));
+
+    const want = { count: 2, duration: '1h', mode: 's' };
+    const rec = clusterDoc(
+      await c.callTool({ name: 'recommend_cluster_gpu_booking', arguments: want }),
+      'cluster-recommendation',
+    );
+    assert.equal(rec.selected_node, 'gpu-a');
+    assert.equal(rec.selected_write_compatible, true);
+
+    // A job word such as --json stays the job's: it goes after `--`.
+    const args = { ...want, operation_id: 'cluster-001', command: ['true', '--json'] };
+    const booked = clusterDoc(
+      await c.callTool({ name: 'create_cluster_gpu_booking', arguments: args }),
+      'cluster-booking-result',
+    );
+    assert.equal(booked.node.name, 'gpu-a');
+    assert.equal(booked.operation_id, 'cluster-001');
+    assert.equal(booked.result.status, 'created');
+    const res = booked.result.reservation;
+    assert.equal(res.gpus.length, 2);
+    // An exact retry finds the first try on the same host: nothing is booked twice.
+    const replay = clusterDoc(
+      await c.callTool({ name: 'create_cluster_gpu_booking', arguments: args }),
+      'cluster-booking-result',
+    );
+    assert.equal(replay.node.name, 'gpu-a');
+    assert.equal(replay.result.reservation.id, res.id);
+    const after = clusterDoc(await c.callTool({ name: 'get_gpu_cluster_context', arguments: {} }), 'cluster-context');
+    assert.deepEqual(
+      after.nodes[0].context.reservations.map((r) => r.id),
+      [res.id],
+    );
+
+    const usage = clusterDoc(await c.callTool({ name: 'get_my_cluster_gpu_usage', arguments: { since: '2h' } }), 'cluster-usage');
+    assert.equal(usage.nodes[0].name, 'gpu-a');
+
+    // Refused before anything runs.
+    const bad = await c.callTool({
+      name: 'edit_my_cluster_gpu_booking',
+      arguments: { reservation_id: res.short_id, operation_id: 'e1', duration: '2h' },
+    });
+    assert.equal(bad.isError, true);
+    assert.match(bad.content[0].text, /use a node-qualified reservation ID such as gpu-a\/1a2b3c/);
+    const noop = await c.callTool({
+      name: 'edit_my_cluster_gpu_booking',
+      arguments: { reservation_id: `gpu-a/${res.short_id}`, operation_id: 'e1' },
+    });
+    assert.match(noop.content[0].text, /cluster edit requires at least one changed field/);
+    // A host's refusal comes back as one clean line.
+    const tooMany = await c.callTool({ name: 'recommend_cluster_gpu_booking', arguments: { count: 9, duration: '1h' } });
+    assert.equal(tooMany.isError, true);
+    assert.equal(
+      tooMany.content[0].text,
+      'Error executing tool recommend_cluster_gpu_booking: cluster request failed: ' +
+        'no cluster node can satisfy this request (gpu-a: GPU count must be between 1 and 4)',
+    );
+    const missing = await c.callTool({
+      name: 'cancel_my_cluster_gpu_booking',
+      arguments: { reservation_id: 'gpu-z/ffff', operation_id: 'c0' },
+    });
+    assert.equal(missing.isError, true);
+    assert.match(missing.content[0].text, /^Error executing tool cancel_my_cluster_gpu_booking: cluster request failed: no cluster node named 'gpu-z'/);
+
+    const cancel = { reservation_id: `gpu-a/${res.short_id}`, operation_id: 'cluster-cancel-001' };
+    const cancelled = clusterDoc(
+      await c.callTool({ name: 'cancel_my_cluster_gpu_booking', arguments: cancel }),
+      'cluster-mutation-result',
+    );
+    assert.equal(cancelled.node, 'gpu-a');
+    assert.equal(cancelled.result.reservation.id, res.id);
+    assert.equal(cancelled.result.reservation.status, 'cancelled');
+    const again = clusterDoc(
+      await c.callTool({ name: 'cancel_my_cluster_gpu_booking', arguments: cancel }),
+      'cluster-mutation-result',
+    );
+    assert.equal(again.result.reservation.id, res.id);
+  } finally {
+    await c.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
