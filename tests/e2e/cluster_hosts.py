@@ -118,6 +118,16 @@ def make_dir(path, mode, owner=None):
         os.chown(path, owner.uid, owner.gid)
 
 
+def shadow_password(name):
+    """The password field of `name` in /etc/shadow (None when absent)."""
+    with open("/etc/shadow", encoding="utf-8") as f:
+        for line in f:
+            fields = line.rstrip("\n").split(":")
+            if fields[0] == name and len(fields) > 1:
+                return fields[1]
+    return None
+
+
 def sim_gpus(host_index, count=GPUS_PER_HOST):
     """Idle A100-80GB GPUs with UUIDs distinct across hosts (docs/simulation.md)."""
     return [{"index": i, "name": "NVIDIA A100-SXM4-80GB",
@@ -238,7 +248,7 @@ class ClusterHosts:
         pw = ensure_user(USER)
         # sshd without PAM refuses a locked account ("!" in /etc/shadow, useradd's default);
         # "*" still allows no password, but lets the key in.
-        account_command(["usermod", "-p", "*", USER])
+        account_command(["usermod", "-p", "*", USER], done=lambda: shadow_password(USER) == "*")
         self.owner = Account.make(OWNER, self.base)
         self.hosts = [Host(self, i) for i in range(1, self.n + 1)]
         client_dir = os.path.join(self.base, "client")
