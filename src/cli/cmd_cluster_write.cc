@@ -15,6 +15,7 @@
 #include "cluster/reply_fields.h"
 #include "cluster/write.h"
 #include "engine/parse.h"
+#include "service/booking_service.h"
 #include "surface/text.h"
 
 namespace bk::cli {
@@ -72,6 +73,8 @@ Result<ParsedBooking> ParseBooking(Context& ctx, std::vector<std::string> args, 
   if (a.op_id) {
     std::string id(Trim(*a.op_id));
     if (id.empty()) return Invalid("--op-id must not be empty");
+    // The hosts' own rule, checked before any of them is asked.
+    BK_TRY(service::ValidateOpId(id));
     p.op_id = id;
   }
   p.json = a.json || a.compact;
@@ -202,6 +205,7 @@ Result<int> Write(Context& ctx, const ClusterSession& s, const cluster::Node& no
 // Runs a change to NODE/ID: preflight, then the retry-safe write.
 Result<int> Mutate(Context& ctx, const ClusterSession& s, const NodeRef& ref, const std::string& action,
                    std::vector<std::string> args, const std::optional<std::string>& op_id, bool json_out) {
+  if (op_id) BK_TRY(service::ValidateOpId(*op_id));
   BK_TRY(Preflight(s, *ref.node, action));
   std::string op = op_id ? *op_id : cluster::NewOperationId();
   args.insert(args.end(), {"--op-id", op, "--compact"});

@@ -173,8 +173,9 @@ std::string ControlDir() {
     dir = std::string(runtime) + "/gpubk-ssh";
   else
     dir = sys::HomeDir() + "/.cache/gpubk/ssh";
-  // A socket path is at most 107 bytes: the directory, "/" and %C's 40 hex.
-  if (dir.size() > 60) return "";
+  // A socket path is at most 107 bytes, and while a master starts OpenSSH
+  // binds DIR/%C.<16 random>: the directory, "/", 40 hex, "." and 16 more.
+  if (dir.size() > 107 - 58) return "";
   if (!sys::EnsurePrivateDir(dir, 0700, sys::CurrentUid())) return "";
   return dir;
 }

@@ -53,7 +53,15 @@ std::expected<json, WriteError> IdempotentWrite(const Remote& remote, const Node
     if (Final(r.error())) return std::unexpected(WriteError{false, r.error().message});
     write_error = r.error().message;
     switch (lookup()) {
-      case Lookup::kCommitted: return committed;
+      case Lookup::kCommitted: {
+        // Committed: the same write with the same ID is now a replay, which
+        // the host answers with its own document for the operation (the
+        // shape a caller got had the reply not been lost). Only when that
+        // answer is lost too does the caller get the operation record.
+        NodeResult replay = remote.Call(node, args);
+        if (replay) return std::move(replay->doc);
+        return committed;
+      }
       case Lookup::kOtherAction:
         return std::unexpected(WriteError{
             false, fmt::format("operation ID is already bound to {}, not {}", other_action, action)});

@@ -21,8 +21,9 @@ struct WriteError {
 
 // Runs `args` (a write carrying --op-id `op_id`) on `node`; `action` is what
 // the host records the operation as: "create", "edit", "renew" or "cancel".
-// The host's reply, or its record of the operation with "status": "exists"
-// when the reply was lost after a commit.
+// The host's reply (after a lost reply and a commit, its reply to the
+// replay), or, when even that is lost, its record of the operation with
+// "status": "exists".
 std::expected<nlohmann::json, WriteError> IdempotentWrite(const Remote& remote, const Node& node,
                                                           const std::vector<std::string>& args,
                                                           const std::string& op_id,

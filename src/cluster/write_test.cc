@@ -48,10 +48,25 @@ TEST_F(WriteTest, AnAnswerIsTheResult) {
 TEST_F(WriteTest, ADroppedReplyAfterACommitIsFoundOnTheSameHost) {
   runner.Queue("--json", Dropped());
   runner.Queue("operation", JsonReply(Op(true)));
+  json replayed = Booked();
+  replayed["status"] = "exists";
+  runner.Queue("--json", JsonReply(replayed));
   auto r = Run();
   ASSERT_TRUE(r);
+  // The host's own booking document for the replay, as if nothing was lost.
+  EXPECT_EQ((*r)["kind"], "booking_result");
   EXPECT_EQ((*r)["status"], "exists");
-  EXPECT_EQ(Writes(runner), 1);  // asked, not booked again
+  EXPECT_EQ(Writes(runner), 2);
+}
+
+TEST_F(WriteTest, WhenTheReplayIsLostTooTheOperationRecordAnswers) {
+  runner.Queue("--json", Dropped());
+  runner.Queue("operation", JsonReply(Op(true)));
+  runner.Queue("--json", Dropped());
+  auto r = Run();
+  ASSERT_TRUE(r);
+  EXPECT_EQ((*r)["kind"], "operation_status");
+  EXPECT_EQ((*r)["status"], "exists");
 }
 
 TEST_F(WriteTest, ARequestThatNeverArrivedIsReplayedOnce) {
