@@ -117,6 +117,8 @@ class ClusterLocal(BkTestCase):
             (["c", "x", "1", "1h", "--mode", "s"], "cluster booking mode was specified more than once"),
             (["c", "1", "1h", "--gpu", "1,1"], "--gpu"),
             (["c", "1", "1h", "--op-id", " "], "--op-id must not be empty"),
+            (["c", "1", "1h", "--op-id", "$(id); x"], "operation ID contains unsupported characters"),
+            (["c", "d", "gpu-a/abc", "--op-id", "a b"], "operation ID contains unsupported characters"),
             (["c", "e", "gpu-a/abc"], "cluster edit requires at least one changed field"),
             (["c", "d", "abc"], "use a node-qualified reservation ID such as gpu-a/1a2b3c"),
             (["c", "d", "gpu-q/abc"], "no cluster node named 'gpu-q'"),
