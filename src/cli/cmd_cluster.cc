@@ -153,7 +153,12 @@ Result<int> Status(Context& ctx, const std::vector<std::string>& args) {
     for (const auto& x : Reservations(d)) {
       if (!x.is_object()) continue;
       if (cluster::BoolField(x, "mine", false)) ++mine;
-      if (cluster::StrField(x, "status") == "active" && x.contains("gpus") && x["gpus"].is_array())
+      // Busy: held right now by the host's own clock (a booking later today is not).
+      auto from = engine::ParseIsoTime(cluster::StrField(x, "start_at"), engine::FixedZone(0));
+      auto to = engine::ParseIsoTime(cluster::StrField(x, "end_at"), engine::FixedZone(0));
+      bool now_held = known && from && to && *from <= now - skew && now - skew < *to;
+      if (now_held && cluster::StrField(x, "status") == "active" && x.contains("gpus") &&
+          x["gpus"].is_array())
         for (const auto& g : x["gpus"])
           if (g.is_number_integer()) busy.insert(g.get<int>());
       all.push_back({r.node.name, x});
@@ -472,9 +477,10 @@ Result<int> RunCluster(Context& ctx, const std::vector<std::string>& args) {
   if (w == "usage" || w == "u") return ClusterUsage(ctx, rest);
   if (w == "history" || w == "hist") return History(ctx, rest);
   if (w == "tui" || w == "t")
-    return Fail(ErrorKind::kUnavailable,
-                "a cluster view in the terminal UI is not in this version; `bk c` shows every host, and `bk t` "
-                "on a host shows its calendar");
+    return Fail(
+        ErrorKind::kUnavailable,
+        "a cluster view in the terminal UI is not in this version; `bk c` shows every host, and `bk t` "
+        "on a host shows its calendar");
   return Invalid(fmt::format("unknown cluster command: {}; see `bk c --help`", w));
 }
 

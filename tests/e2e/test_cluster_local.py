@@ -61,12 +61,15 @@ class ClusterLocal(BkTestCase):
         [mine] = self.reservations()
         self.assertEqual((mine["id"], mine["gpus"]), (res["id"], res["gpus"]))
         self.assertEqual(booked["result"]["status"], "created")
-        self.assertRegex(self.ok("c"), r"gpu-a/%s\s+\*" % res["short_id"])
+        table = self.ok("c")
+        self.assertRegex(table, r"gpu-a/%s\s+\*" % res["short_id"])
+        self.assertRegex(table, r"gpu-a\s+\S+\s+ready\s+4\s+2\s+1")  # two GPUs held now, one booking mine
 
         at = self.json("@gpu-a", "x", "1", "30m", "-t", "+2h", "--json")
         self.assertEqual(at["kind"], "booking_result")  # the host's own document, not an envelope
         self.assertEqual(at["reservation"]["mode"], "exclusive")
         self.assertEqual(len(self.reservations()), 2)
+        self.assertRegex(self.ok("c"), r"gpu-a\s+\S+\s+ready\s+4\s+2\s+2")  # the later one holds nothing yet
 
         ref = "gpu-a/" + res["short_id"]
         self.assertRegex(self.ok("c", "e", ref, "-d", "2h"), r"^updated: %s GPU=" % ref)
