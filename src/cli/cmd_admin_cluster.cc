@@ -190,7 +190,8 @@ Result<int> Remove(Context& ctx, const std::vector<std::string>& args) {
       ctx, args, "bk admin cluster rm", "Remove a host from the catalog (its bookings stay on it).",
       [](Catalog& c, Node& n) -> Result<std::optional<std::string>> {
         if (c.nodes.size() == 1)
-          return Invalid(fmt::format("{} is the catalog's last host; delete the catalog instead", n.name));
+          return Invalid(fmt::format(
+              "{} is the catalog's last host; `bk admin cluster delete` removes the catalog", n.name));
         std::string name = n.name, id = n.node_id;
         std::erase_if(c.nodes, [&](const Node& x) { return x.name == name; });
         for (auto& p : c.principals) std::erase_if(p.members, [&](const auto& m) { return m.node_id == id; });
@@ -297,15 +298,40 @@ Result<int> Map(Context& ctx, const std::vector<std::string>& args, bool map) {
   return Save(ctx, path, c, common.yes, fmt::format("mapped: {} UID {} is {}", *name, uid, *principal));
 }
 
+// bk admin cluster delete: the catalog goes; every host and its bookings stay.
+Result<int> Delete(Context& ctx, const std::vector<std::string>& args) {
+  Common common;
+  ArgSpec spec("bk admin cluster delete",
+               "Remove the catalog: cluster booking stops; hosts and bookings stay.");
+  common.AddTo(spec);
+  if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+  BK_ASSIGN_OR_RETURN(std::string path, CatalogPath(common.file));
+  BK_ASSIGN_OR_RETURN(Catalog c, Existing(path));
+  if (path == kSystemCatalog && geteuid() != 0)
+    return Fail(ErrorKind::kPermission, "the cluster catalog in /etc/gpubk is root's: run it with sudo");
+  PrintCatalog(ctx, path, c);
+  BK_TRY(Confirm(ctx, common.yes, "Delete this cluster catalog?"));
+  // What was shown is what goes: a catalog changed meanwhile is kept.
+  BK_ASSIGN_OR_RETURN(Catalog now, Existing(path));
+  if (now != c)
+    return Fail(ErrorKind::kConflict, fmt::format("{} changed since it was shown; run it again", path));
+  if (unlink(path.c_str()) != 0)
+    return Fail(ErrorKind::kIo, fmt::format("cannot remove {}: {}", path, std::strerror(errno)));
+  ctx.Print("deleted: " + path);
+  ctx.Print("GPU hosts, reservations, usage history, and SSH configuration were unchanged.");
+  return 0;
+}
+
 }  // namespace
 
 Result<int> RunAdminCluster(Context& ctx, const std::vector<std::string>& args) {
   static constexpr const char* kUsage =
-      "usage: bk admin cluster status|init|add|set|rm|enable|disable|map|unmap ...\n"
+      "usage: bk admin cluster status|init|add|set|rm|enable|disable|map|unmap|delete ...\n"
       "The catalog of GPU hosts that `bk c` and `bk @NODE` book on; `bk c probe NAME HOST` checks a new one.";
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
     if (args.empty())
-      return UsageError("give a subcommand: status, init, add, set, rm, enable, disable, map or unmap");
+      return UsageError(
+          "give a subcommand: status, init, add, set, rm, enable, disable, map, unmap or delete");
     ctx.Print(kUsage);
     return 0;
   }
@@ -318,8 +344,10 @@ Result<int> RunAdminCluster(Context& ctx, const std::vector<std::string>& args) 
   if (w == "enable" || w == "disable") return Toggle(ctx, rest, w == "enable");
   if (w == "set" || w == "update") return Set(ctx, rest);
   if (w == "map" || w == "unmap") return Map(ctx, rest, w == "map");
+  if (w == "delete" || w == "destroy") return Delete(ctx, rest);
   return Invalid(fmt::format(
-      "unknown cluster command {}; use status, init, add, set, rm, enable, disable, map or unmap", w));
+      "unknown cluster command {}; use status, init, add, set, rm, enable, disable, map, unmap or delete",
+      w));
 }
 
 }  // namespace bk::cli

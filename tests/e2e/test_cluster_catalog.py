@@ -105,3 +105,14 @@ class ClusterCatalog(BkTestCase):
         self.ok("admin", "cluster", "unmap", "gpu-a", "1001", "--yes")
         self.ok("admin", "cluster", "unmap", "gpu-b", "2042", "--yes")
         self.assertNotIn("principals", self.catalog())  # the empty principal went with its last member
+
+    def test_delete(self):
+        self.ok("admin", "cluster", "init", "gpu-a", "--yes")
+        p = self.bk("admin", "cluster", "delete")  # no terminal to ask at: kept
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertTrue(os.path.exists(self.path))
+        out = self.ok("admin", "cluster", "delete", "--yes")
+        self.assertIn("deleted: " + self.path, out)
+        self.assertIn("reservations, usage history, and SSH configuration were unchanged", out)
+        self.assertFalse(os.path.exists(self.path))
+        self.assertIn("no cluster catalog at", self.fails("admin", "cluster", "delete", "--yes"))
