@@ -128,6 +128,8 @@ Result<int> Status(Context& ctx, const std::vector<std::string>& args) {
     return code;
   }
   engine::Seconds now = ctx.clock->Now();
+  // An unreachable host's error fills the rest of the line, whatever the terminal.
+  int width = std::max(24, surface::TerminalWidth(fileno(ctx.out), 100) - 44);
   ctx.Print(fmt::format("GPUBK cluster | {} node(s)", replies.size()));
   std::vector<std::vector<std::string>> rows = {
       {"Node", "Version", "State", "GPUs", "Busy", "Mine", "Actor"}};
@@ -140,7 +142,7 @@ Result<int> Status(Context& ctx, const std::vector<std::string>& args) {
     if (!r.result) {
       bool disabled = r.result.error().cls == cluster::FailClass::kDisabled;
       rows.push_back({r.node.name, "-", disabled ? "disabled" : "unreachable", "-", "-", "-",
-                      disabled ? "maintenance" : surface::FitWords(r.result.error().message, 60)});
+                      disabled ? "maintenance" : surface::FitWords(r.result.error().message, width)});
       continue;
     }
     const json& d = r.result->doc;

@@ -278,13 +278,15 @@ Result<int> ClusterRecommend(Context& ctx, const std::vector<std::string>& args)
   }
   if (!any) return Invalid(NoCandidate(ranking));
   bool writable = ranking.nodes[*ranking.selected].write_compatible();
+  int width = std::max(16, surface::TerminalWidth(fileno(ctx.out), 100) - 55);
   std::vector<std::vector<std::string>> rows = {{"Node", "Choice", "Write", "GPUs", "Start", "End", "Why"}};
   for (size_t k = 0; k < ranking.nodes.size(); ++k) {
     const auto& c = ranking.nodes[k];
     if (!c.candidate) {
       bool offline = !c.reply.result;
-      rows.push_back({c.reply.node.name, offline ? "offline" : "rejected", "-", "-", "-", "-",
-                      surface::FitWords(offline ? c.reply.result.error().message : c.rejected_reason, 60)});
+      rows.push_back(
+          {c.reply.node.name, offline ? "offline" : "rejected", "-", "-", "-", "-",
+           surface::FitWords(offline ? c.reply.result.error().message : c.rejected_reason, width)});
       continue;
     }
     std::string choice = k == *ranking.selected ? (writable ? "best" : "view")
