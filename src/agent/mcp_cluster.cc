@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "agent/mcp_tools.h"
 #include "base/strings.h"
 #include "cluster/catalog_file.h"
 #include "cluster/remote.h"
@@ -147,13 +148,6 @@ json NodeEntry(json extra) {
 }
 
 // ------------------------------------------------------------------ arguments
-
-bool IsInteger(const json& v) {
-  if (v.is_number_integer()) return true;
-  // JSON has one number type; 2.0 from a client is still the integer 2.
-  return v.is_number_float() && std::isfinite(v.get<double>()) &&
-         v.get<double>() == std::floor(v.get<double>()) && std::fabs(v.get<double>()) < 9e15;
-}
 
 int64_t AsInt(const json& v) {
   return v.is_number_integer() ? v.get<int64_t>() : static_cast<int64_t>(v.get<double>());

@@ -30,13 +30,6 @@ const char* TypeWord(ArgType t) {
   return "";
 }
 
-bool IsInteger(const json& v) {
-  if (v.is_number_integer()) return true;
-  // JSON has one number type; 2.0 from a client is still the integer 2.
-  return v.is_number_float() && std::isfinite(v.get<double>()) &&
-         v.get<double>() == std::floor(v.get<double>()) && std::fabs(v.get<double>()) < 9e15;
-}
-
 bool HasType(const json& v, ArgType t) {
   switch (t) {
     case ArgType::kInteger: return IsInteger(v);
@@ -328,6 +321,13 @@ ToolOutcome CallTool(const ToolEnv& env, const std::string& name, const std::str
     // A bug must cost one call, never the server.
     return fail(fmt::format("internal error: {}", e.what()));
   }
+}
+
+bool IsInteger(const json& v) {
+  if (v.is_number_integer()) return true;
+  // JSON has one number type; 2.0 from a client is still the integer 2.
+  return v.is_number_float() && std::isfinite(v.get<double>()) &&
+         v.get<double>() == std::floor(v.get<double>()) && std::fabs(v.get<double>()) < 9e15;
 }
 
 }  // namespace bk::agent

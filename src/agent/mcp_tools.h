@@ -4,6 +4,7 @@
 // the bk.agent.v1 document, or the error message the client shows the model.
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "base/result.h"
@@ -33,6 +34,10 @@ struct ToolOutcome {
 
 // `name` must be a known tool (FindTool); `arguments_json` is the JSON text of
 // the call's arguments (an object, or "null" when absent).
+// Whether an argument is an integer (2.0 from a client counts: JSON has one
+// number type). Shared by the local and the cluster tools.
+bool IsInteger(const nlohmann::json& v);
+
 ToolOutcome CallTool(const ToolEnv& env, const std::string& name, const std::string& arguments_json);
 
 }  // namespace bk::agent

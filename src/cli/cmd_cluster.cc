@@ -45,41 +45,57 @@ here, once), -g/--gpu LIST or -e/--exclude-gpu LIST, -m/--mem SIZE,
 -s/--share N, --op-id ID (a retry never books twice), --json, --compact.
 The catalog: /etc/gpubk/cluster.json or BK_CLUSTER_CONFIG (see bk admin cluster).)";
 
-int64_t ClockSkew(const json& ctxdoc, engine::Seconds now, bool* known) {
-  auto t = ctxdoc.contains("generated_at") && ctxdoc["generated_at"].is_string()
-               ? engine::ParseIsoTime(ctxdoc["generated_at"].get<std::string>(), engine::FixedZone(0))
-               : Result<engine::Seconds>(Invalid(""));
-  *known = t.has_value();
-  return t ? now - *t : 0;
+using cluster::Field;
+using cluster::StrField;
+
+// How far the host's clock is behind this one's; nothing when it gave no time.
+std::optional<int64_t> ClockSkew(const json& d, engine::Seconds now) {
+  auto t = cluster::InstantField(d, "generated_at");
+  if (!t) return std::nullopt;
+  return now - *t;
 }
 
-std::string Version(const json& d) {
-  if (d.contains("software") && d["software"].is_object() && d["software"].contains("version") &&
-      d["software"]["version"].is_string())
-    return d["software"]["version"].get<std::string>();
-  return "-";
-}
+std::string Version(const json& d) { return StrField(Field(d, "software"), "version", "-"); }
 
 int64_t GpuCount(const json& d) {
-  if (d.contains("policy") && d["policy"].is_object() && d["policy"].contains("gpu_count") &&
-      d["policy"]["gpu_count"].is_number_integer())
-    return d["policy"]["gpu_count"].get<int64_t>();
-  return 0;
+  const json& n = Field(Field(d, "policy"), "gpu_count");
+  return n.is_number_integer() ? n.get<int64_t>() : 0;
 }
 
 // The caller's identity as the host saw it: (uid, username); uid -1 if odd.
 std::pair<int64_t, std::string> Actor(const json& d) {
-  if (!d.contains("actor") || !d["actor"].is_object()) return {-1, ""};
-  const json& a = d["actor"];
-  int64_t uid = a.contains("uid") && a["uid"].is_number_integer() ? a["uid"].get<int64_t>() : -1;
-  std::string name =
-      a.contains("username") && a["username"].is_string() ? a["username"].get<std::string>() : "";
-  return {uid, name};
+  const json& uid = Field(Field(d, "actor"), "uid");
+  return {uid.is_number_integer() ? uid.get<int64_t>() : -1, StrField(Field(d, "actor"), "username")};
 }
 
 const json& Reservations(const json& d) {
   static const json kNone = json::array();
-  return d.contains("reservations") && d["reservations"].is_array() ? d["reservations"] : kNone;
+  const json& r = Field(d, "reservations");
+  return r.is_array() ? r : kNone;
+}
+
+// The write capabilities a host lacks for every one of `actions`, each once.
+std::vector<std::string> Missing(const json& d, std::initializer_list<const char*> actions) {
+  std::vector<std::string> missing;
+  for (const char* action : actions)
+    for (const auto& c : cluster::MissingCapabilities(d, action))
+      if (std::find(missing.begin(), missing.end(), c) == missing.end()) missing.push_back(c);
+  return missing;
+}
+
+// Why a host cannot take cluster bookings, in the order check reports them
+// (probe lists them all): capabilities, clock, caller, GPUs.
+std::vector<std::string> Problems(const json& d, const std::vector<std::string>& missing,
+                                  engine::Seconds now) {
+  std::vector<std::string> out;
+  if (!missing.empty()) out.push_back("missing capabilities: " + Join(missing, ","));
+  std::optional<int64_t> skew = ClockSkew(d, now);
+  if (!skew) out.push_back("clock unavailable");
+  if (skew && std::llabs(*skew) > cluster::kMaxClockSkewSeconds)
+    out.push_back(fmt::format("clock skew is {}s (at most {}s)", *skew, cluster::kMaxClockSkewSeconds));
+  if (Actor(d).first < 0) out.push_back("the host did not report the caller's UID");
+  if (GpuCount(d) < 1) out.push_back("node advertises no schedulable GPUs");
+  return out;
 }
 
 // ------------------------------------------------------------------ status
@@ -146,8 +162,7 @@ Result<int> Status(Context& ctx, const std::vector<std::string>& args) {
       continue;
     }
     const json& d = r.result->doc;
-    bool known = false;
-    int64_t skew = ClockSkew(d, now, &known);
+    std::optional<int64_t> skew = ClockSkew(d, now);
     auto [uid, name] = Actor(d);
     std::string principal = s->Principal(r.node.node_id, uid);
     std::set<int> busy;
@@ -156,9 +171,8 @@ Result<int> Status(Context& ctx, const std::vector<std::string>& args) {
       if (!x.is_object()) continue;
       if (cluster::BoolField(x, "mine", false)) ++mine;
       // Busy: held right now by the host's own clock (a booking later today is not).
-      auto from = engine::ParseIsoTime(cluster::StrField(x, "start_at"), engine::FixedZone(0));
-      auto to = engine::ParseIsoTime(cluster::StrField(x, "end_at"), engine::FixedZone(0));
-      bool now_held = known && from && to && *from <= now - skew && now - skew < *to;
+      auto from = cluster::InstantField(x, "start_at"), to = cluster::InstantField(x, "end_at");
+      bool now_held = skew && from && to && *from <= now - *skew && now - *skew < *to;
       if (now_held && cluster::StrField(x, "status") == "active" && x.contains("gpus") &&
           x["gpus"].is_array())
         for (const auto& g : x["gpus"])
@@ -166,7 +180,7 @@ Result<int> Status(Context& ctx, const std::vector<std::string>& args) {
       all.push_back({r.node.name, x});
     }
     rows.push_back({r.node.name, Version(d),
-                    !known || std::llabs(skew) > cluster::kMaxClockSkewSeconds ? "clock-skew" : "ready",
+                    !skew || std::llabs(*skew) > cluster::kMaxClockSkewSeconds ? "clock-skew" : "ready",
                     std::to_string(GpuCount(d)), std::to_string(busy.size()), std::to_string(mine),
                     (principal.empty() ? name : principal) + ":" + std::to_string(uid)});
   }
@@ -255,37 +269,21 @@ Result<int> Check(Context& ctx, const std::vector<std::string>& args) {
       } else {
         ++unmapped;
       }
-      bool known = false;
-      int64_t skew = ClockSkew(d, now, &known);
-      if (known) n["clock_skew_seconds"] = skew;
-      if (d.contains("worker") && d["worker"].is_object())
-        n["worker"] = {{"state", cluster::Field(d["worker"], "state")},
-                       {"running", cluster::Field(d["worker"], "running")}};
-      std::vector<std::string> missing;
-      for (const char* action : {"book", "edit", "cancel"})
-        for (const auto& c : cluster::MissingCapabilities(d, action))
-          if (std::find(missing.begin(), missing.end(), c) == missing.end()) missing.push_back(c);
-      if (jobs)
-        for (const auto& c : cluster::MissingCapabilities(d, "book-job"))
-          if (std::find(missing.begin(), missing.end(), c) == missing.end()) missing.push_back(c);
+      if (auto skew = ClockSkew(d, now)) n["clock_skew_seconds"] = *skew;
+      if (Field(d, "worker").is_object())
+        n["worker"] = {{"state", Field(d["worker"], "state")}, {"running", Field(d["worker"], "running")}};
+      std::vector<std::string> missing =
+          jobs ? Missing(d, {"book", "edit", "cancel", "book-job"}) : Missing(d, {"book", "edit", "cancel"});
       n["missing_capabilities"] = missing;
-      bool worker_running = d.contains("worker") && d["worker"].is_object() &&
-                            cluster::BoolField(d["worker"], "running", false);
-      if (!missing.empty())
-        error = "missing capabilities: " + Join(missing, ",");
-      else if (!known || std::llabs(skew) > cluster::kMaxClockSkewSeconds)
-        error = known ? fmt::format("clock skew is {}s (at most {}s)", skew, cluster::kMaxClockSkewSeconds)
-                      : "clock unavailable";
-      else if (uid < 0)
-        error = "the host did not report the caller's UID";
-      else if (GpuCount(d) < 1)
-        error = "node advertises no schedulable GPUs";
+      bool worker_running = cluster::BoolField(Field(d, "worker"), "running", false);
+      if (auto problems = Problems(d, missing, now); !problems.empty())
+        error = problems.front();
       else if (jobs && !worker_running)
         error = fmt::format(
             "scheduled-command worker is not running (state={}); on that node run 'bk service install "
             "worker' "
             "then 'systemctl --user enable --now bk-worker.service'",
-            d["worker"].is_object() ? cluster::StrField(d["worker"], "state", "unknown") : "unknown");
+            StrField(Field(d, "worker"), "state", "unknown"));
     }
     n["warnings"] = warn;
     if (!error.empty()) {
@@ -372,17 +370,10 @@ Result<int> Probe(Context& ctx, const std::vector<std::string>& args) {
     return Fail(ErrorKind::kUnavailable,
                 "cluster node probe failed: the host did not answer with its context");
   std::string id = d["node"]["id"].get<std::string>();
-  std::vector<std::string> issues, warnings;
-  bool known = false;
-  int64_t skew = ClockSkew(d, ctx.clock->Now(), &known);
-  if (!known) issues.push_back("clock unavailable");
-  if (known && std::llabs(skew) > cluster::kMaxClockSkewSeconds)
-    issues.push_back(fmt::format("clock skew is {}s (at most {}s)", skew, cluster::kMaxClockSkewSeconds));
-  if (auto missing = cluster::MissingCapabilities(d, "book"); !missing.empty())
-    issues.push_back("missing capabilities: " + Join(missing, ","));
-  if (GpuCount(d) < 1) issues.push_back("node advertises no schedulable GPUs");
+  engine::Seconds now = ctx.clock->Now();
+  std::vector<std::string> issues = Problems(d, Missing(d, {"book"}), now), warnings;
+  std::optional<int64_t> skew = ClockSkew(d, now);
   auto [uid, user] = Actor(d);
-  if (uid < 0) issues.push_back("the host did not report the caller's UID");
   json add_argv;
   if (issues.empty()) {
     if (target->find('@') != std::string::npos) {
@@ -406,7 +397,7 @@ Result<int> Probe(Context& ctx, const std::vector<std::string>& args) {
                 {"node", d["node"]},
                 {"version", Version(d)},
                 {"actor", {{"uid", uid >= 0 ? json(uid) : json()}, {"username", user}}},
-                {"clock_skew_seconds", known ? json(skew) : json()},
+                {"clock_skew_seconds", skew ? json(*skew) : json()},
                 {"gpu_count", GpuCount(d)},
                 {"issues", issues},
                 {"warnings", warnings},
@@ -417,7 +408,7 @@ Result<int> Probe(Context& ctx, const std::vector<std::string>& args) {
   ctx.Print(fmt::format("Cluster node probe: {} | {} id={} v{} GPUs={}", ready ? "ready" : "not ready", *name,
                         id, Version(d), GpuCount(d)));
   ctx.Print(fmt::format("  endpoint={} actor={}:{} clock={}", *target, user, uid,
-                        known ? fmt::format("{}s", skew) : "unknown"));
+                        skew ? fmt::format("{}s", *skew) : "unknown"));
   for (const auto& i : issues) ctx.Print("fail: " + i);
   for (const auto& w : warnings) ctx.Print("warn: " + w);
   if (add_argv.is_array()) {

@@ -15,13 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-std::optional<engine::Seconds> Instant(const json& doc, const char* key) {
-  if (!doc.is_object() || !doc.contains(key) || !doc[key].is_string()) return std::nullopt;
-  auto t = engine::ParseIsoTime(doc[key].get<std::string>(), engine::FixedZone(0));
-  if (!t) return std::nullopt;
-  return *t;
-}
-
 int ConfidenceRank(const json& rec) {
   std::string c = rec.is_object() ? StrField(rec, "confidence") : "";
   if (c == "high") return 0;
@@ -50,7 +43,7 @@ std::string RequestMismatch(const Intent& i, const json& req) {
     return "answered for another mode";
   if (req.contains("allow_queue") && req["allow_queue"] != !i.start.has_value())
     return "answered for another queueing rule";
-  if (i.start && Instant(req, "start_at") != i.start) return "answered for another start";
+  if (i.start && InstantField(req, "start_at") != i.start) return "answered for another start";
   if (req.contains("preferred_gpus")) {
     std::vector<int> want = i.gpus;
     if (!(req["preferred_gpus"].is_null() ? want.empty() : Ints(req["preferred_gpus"]) == want))
@@ -140,9 +133,9 @@ Ranking Rank(const Intent& intent, std::vector<NodeReply> replies, engine::Secon
         return why.empty() ? "no legal slot" : "no legal slot: " + Sanitize(why, 200);
       }
       const json& rec = doc.contains("recommendation") ? doc["recommendation"] : json();
-      auto generated = Instant(doc, "generated_at");
-      auto start = Instant(rec, "start_at");
-      auto end = Instant(rec, "end_at");
+      auto generated = InstantField(doc, "generated_at");
+      auto start = InstantField(rec, "start_at");
+      auto end = InstantField(rec, "end_at");
       if (!rec.is_object() || !generated || !start || !end) return "invalid recommendation";
       if (intent.start && std::llabs(client_now - *generated) > kMaxClockSkewSeconds)
         return fmt::format("clock skew is {}s", std::llabs(client_now - *generated));

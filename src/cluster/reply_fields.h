@@ -3,9 +3,14 @@
 // older bk, a broken or hostile host): a field of the wrong type reads as
 // absent, so a reply can be refused but never crash the client.
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "base/civil_time.h"
+#include "base/iso8601.h"
 
 namespace bk::cluster {
 
@@ -29,6 +34,15 @@ inline bool BoolField(const nlohmann::json& obj, std::string_view key, bool def 
 inline double NumField(const nlohmann::json& obj, std::string_view key, double def = 0) {
   const nlohmann::json& v = Field(obj, key);
   return v.is_number() ? v.get<double>() : def;
+}
+
+// An ISO 8601 instant in epoch seconds (a host's times are UTC; a naive one reads as UTC).
+inline std::optional<int64_t> InstantField(const nlohmann::json& obj, std::string_view key) {
+  const nlohmann::json& v = Field(obj, key);
+  if (!v.is_string()) return std::nullopt;
+  auto t = ScanIso(v.get_ref<const std::string&>());
+  if (!t) return std::nullopt;
+  return CivilToEpoch(t->civil) - t->offset.value_or(0);
 }
 
 }  // namespace bk::cluster
