@@ -173,10 +173,8 @@ Result<int> Status(Context& ctx, const std::vector<std::string>& args) {
       // Busy: held right now by the host's own clock (a booking later today is not).
       auto from = cluster::InstantField(x, "start_at"), to = cluster::InstantField(x, "end_at");
       bool now_held = skew && from && to && *from <= now - *skew && now - *skew < *to;
-      if (now_held && cluster::StrField(x, "status") == "active" && x.contains("gpus") &&
-          x["gpus"].is_array())
-        for (const auto& g : x["gpus"])
-          if (g.is_number_integer()) busy.insert(g.get<int>());
+      if (now_held && StrField(x, "status") == "active")
+        for (int g : cluster::IntsField(x, "gpus")) busy.insert(g);
       all.push_back({r.node.name, x});
     }
     rows.push_back({r.node.name, Version(d),
@@ -198,18 +196,10 @@ Result<int> Status(Context& ctx, const std::vector<std::string>& args) {
       {"ID", "Own", "Identity", "Mode", "VRAM", "GPU", "Start", "End"}};
   for (const auto& row : all) {
     const json& x = row.r;
-    std::string identity =
-        x.contains("principal") && x["principal"].is_string()
-            ? x["principal"].get<std::string>()
-            : (x.contains("username") && x["username"].is_string() ? x["username"].get<std::string>() : "?");
-    std::string vram =
-        x.contains("expected_memory_mb_per_gpu") && x["expected_memory_mb_per_gpu"].is_number_integer()
-            ? engine::FormatSizeMb(x["expected_memory_mb_per_gpu"].get<int64_t>())
-            : "auto";
-    std::vector<int> gpus;
-    if (x.contains("gpus") && x["gpus"].is_array())
-      for (const auto& g : x["gpus"])
-        if (g.is_number_integer()) gpus.push_back(g.get<int>());
+    std::string identity = StrField(x, "principal", StrField(x, "username", "?"));
+    const json& mem = Field(x, "expected_memory_mb_per_gpu");
+    std::string vram = mem.is_number_integer() ? engine::FormatSizeMb(mem.get<int64_t>()) : "auto";
+    std::vector<int> gpus = cluster::IntsField(x, "gpus");
     res.push_back({row.node + "/" + cluster::StrField(x, "short_id", "?"),
                    cluster::BoolField(x, "mine", false) ? "*" : "-", cluster::Sanitize(identity, 32),
                    cluster::StrField(x, "mode") == "exclusive" ? "excl" : "share", vram, JoinInts(gpus),

@@ -104,25 +104,15 @@ std::string NoCandidate(const cluster::Ranking& ranking) {
 
 const json& Placement(const cluster::Candidate& c) {
   static const json kNone;
-  if (!c.reply.result || !c.reply.result->doc.contains("recommendation")) return kNone;
-  return c.reply.result->doc["recommendation"];
-}
-
-std::string GpusOf(const json& v) {
-  std::vector<int> g;
-  if (v.is_array())
-    for (const auto& x : v)
-      if (x.is_number_integer()) g.push_back(x.get<int>());
-  return JoinInts(g);
+  return c.reply.result ? cluster::Field(c.reply.result->doc, "recommendation") : kNone;
 }
 
 // "created on gpu-b: 1a2b3c GPU=0,1 12-02 14:00 -> 12-02 16:00"
 std::string BookedLine(const Context& ctx, const std::string& node, const json& result) {
-  const json& r =
-      result.contains("reservation") && result["reservation"].is_object() ? result["reservation"] : json();
+  const json& r = cluster::Field(result, "reservation");
   std::string status = cluster::StrField(result, "status", "created");
   return fmt::format("{} on {}: {} GPU={} {} -> {}", status, node, cluster::StrField(r, "short_id", "?"),
-                     GpusOf(cluster::Field(r, "gpus")), LocalIso(ctx, cluster::Field(r, "start_at")),
+                     JoinInts(cluster::IntsField(r, "gpus")), LocalIso(ctx, cluster::Field(r, "start_at")),
                      LocalIso(ctx, cluster::Field(r, "end_at")));
 }
 
@@ -230,13 +220,12 @@ Result<int> Mutate(Context& ctx, const ClusterSession& s, const NodeRef& ref, co
   }
   std::string status = action == "cancel" ? "cancelled" : done->value("status", std::string("updated"));
   if (status == "exists") status = action == "cancel" ? "cancelled" : "unchanged";
-  const json& r =
-      done->contains("reservation") && (*done)["reservation"].is_object() ? (*done)["reservation"] : json();
+  const json& r = cluster::Field(*done, "reservation");
   std::string line =
       fmt::format("{}: {}/{}", status, ref.node->name, cluster::StrField(r, "short_id", ref.id));
   if (action != "cancel" && r.is_object())
     line +=
-        fmt::format(" GPU={} {} -> {}", GpusOf(cluster::Field(r, "gpus")),
+        fmt::format(" GPU={} {} -> {}", JoinInts(cluster::IntsField(r, "gpus")),
                     LocalIso(ctx, cluster::Field(r, "start_at")), LocalIso(ctx, cluster::Field(r, "end_at")));
   ctx.Print(line);
   PrintRemoteWarnings(ctx, ref.node->name, *done);
@@ -293,7 +282,7 @@ Result<int> ClusterRecommend(Context& ctx, const std::vector<std::string>& args)
                                                 : (c.write_compatible() ? "ready" : "read-only");
     const json& r = Placement(c);
     rows.push_back({c.reply.node.name, choice, c.write_compatible() ? "yes" : "no",
-                    GpusOf(cluster::Field(r, "gpus")), LocalIso(ctx, cluster::Field(r, "start_at")),
+                    JoinInts(cluster::IntsField(r, "gpus")), LocalIso(ctx, cluster::Field(r, "start_at")),
                     LocalIso(ctx, cluster::Field(r, "end_at")),
                     c.write_compatible() ? "" : "missing " + Join(c.missing, ",")});
   }

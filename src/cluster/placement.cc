@@ -23,14 +23,6 @@ int ConfidenceRank(const json& rec) {
   return 3;
 }
 
-std::vector<int> Ints(const json& v) {
-  std::vector<int> out;
-  if (!v.is_array()) return out;
-  for (const auto& x : v)
-    if (x.is_number_integer()) out.push_back(x.get<int>());
-  return out;
-}
-
 // Why the host's echo of the request is not what was asked; "" when it is.
 std::string RequestMismatch(const Intent& i, const json& req) {
   if (!req.is_object()) return "";
@@ -46,10 +38,10 @@ std::string RequestMismatch(const Intent& i, const json& req) {
   if (i.start && InstantField(req, "start_at") != i.start) return "answered for another start";
   if (req.contains("preferred_gpus")) {
     std::vector<int> want = i.gpus;
-    if (!(req["preferred_gpus"].is_null() ? want.empty() : Ints(req["preferred_gpus"]) == want))
+    if (!(req["preferred_gpus"].is_null() ? want.empty() : IntsField(req, "preferred_gpus") == want))
       return "answered for other GPUs";
   }
-  if (req.contains("excluded_gpus") && Ints(req["excluded_gpus"]) != i.exclude)
+  if (req.contains("excluded_gpus") && IntsField(req, "excluded_gpus") != i.exclude)
     return "answered for other excluded GPUs";
   if (req.contains("expected_memory_mb_per_gpu")) {
     const json& m = req["expected_memory_mb_per_gpu"];
@@ -139,7 +131,7 @@ Ranking Rank(const Intent& intent, std::vector<NodeReply> replies, engine::Secon
       if (!rec.is_object() || !generated || !start || !end) return "invalid recommendation";
       if (intent.start && std::llabs(client_now - *generated) > kMaxClockSkewSeconds)
         return fmt::format("clock skew is {}s", std::llabs(client_now - *generated));
-      std::vector<int> gpus = Ints(Field(rec, "gpus"));
+      std::vector<int> gpus = IntsField(rec, "gpus");
       std::set<int> distinct(gpus.begin(), gpus.end());
       if (static_cast<int64_t>(gpus.size()) != intent.count || distinct.size() != gpus.size() ||
           (!gpus.empty() && *distinct.begin() < 0))

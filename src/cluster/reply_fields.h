@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/civil_time.h"
 #include "base/iso8601.h"
@@ -34,6 +35,16 @@ inline bool BoolField(const nlohmann::json& obj, std::string_view key, bool def 
 inline double NumField(const nlohmann::json& obj, std::string_view key, double def = 0) {
   const nlohmann::json& v = Field(obj, key);
   return v.is_number() ? v.get<double>() : def;
+}
+
+// The integers of an array field (GPU indexes); anything else in it is skipped.
+inline std::vector<int> IntsField(const nlohmann::json& obj, std::string_view key) {
+  std::vector<int> out;
+  const nlohmann::json& v = Field(obj, key);
+  if (v.is_array())
+    for (const auto& x : v)
+      if (x.is_number_integer()) out.push_back(x.get<int>());
+  return out;
 }
 
 // An ISO 8601 instant in epoch seconds (a host's times are UTC; a naive one reads as UTC).
