@@ -154,59 +154,19 @@ int64_t AsInt(const json& v) {
 }
 
 constexpr const char* kOpRequired = "operation_id is required for retry-safe cluster MCP writes";
-constexpr const char* kBadCommand = "command must be a non-empty argv list";
 
-// The call's values, type-checked; null counts as absent.
+// The call's values: the tools' common check, then the cluster's own rules
+// on strings (they become words of a `bk c` command line).
 Result<json> CheckTypes(const ToolSpec& tool, const json& raw) {
-  if (!raw.is_null() && !raw.is_object()) return Invalid("arguments must be a JSON object");
-  json values = json::object();
-  if (raw.is_object()) {
-    for (const auto& [key, value] : raw.items()) {
-      auto p = std::find_if(tool.params.begin(), tool.params.end(),
-                            [&](const ToolParam& x) { return x.name == key; });
-      if (p == tool.params.end()) {
-        std::vector<std::string> names;
-        for (const auto& x : tool.params) names.emplace_back(x.name);
-        return Invalid(fmt::format("unknown argument: {}; {} accepts: {}", Printable(key), tool.name,
-                                   names.empty() ? "no arguments" : Join(names, ", ")));
-      }
-      if (value.is_null()) continue;
-      bool ok = true;
-      switch (p->type) {
-        case ArgType::kInteger: ok = IsInteger(value); break;
-        case ArgType::kString: ok = value.is_string(); break;
-        case ArgType::kBoolean: ok = value.is_boolean(); break;
-        case ArgType::kIntegerList: ok = value.is_array(); break;  // the elements: GpuList
-        case ArgType::kStringList:
-          if (!value.is_array() || value.empty()) return Invalid(kBadCommand);
-          for (const auto& e : value)
-            if (!e.is_string() || e.get<std::string>().empty() ||
-                e.get<std::string>().find('\0') != std::string::npos)
-              return Invalid(kBadCommand);
-          break;
-      }
-      if (!ok) {
-        const char* want = p->type == ArgType::kInteger   ? "an integer"
-                           : p->type == ArgType::kString  ? "a string"
-                           : p->type == ArgType::kBoolean ? "true or false"
-                                                          : "a list of GPU indexes such as [1] or [0, 3]";
-        return Invalid(fmt::format("{} must be {}", key, want));
-      }
-      if (value.is_string()) {
-        const std::string& s = value.get_ref<const std::string&>();
-        if (s.find('\0') != std::string::npos) return Invalid(fmt::format("{} must not contain NUL", key));
-        // bk reads a leading - as an option and `--` as the start of a job's
-        // argv: a value must never be able to become either. ("-" alone
-        // clears expected_memory on edit.)
-        if (s.starts_with('-') && s != "-") return Invalid(fmt::format("{} must not start with '-'", key));
-      }
-      values[key] = value;
-    }
-  }
-  for (const auto& p : tool.params) {
-    if (!p.required || values.contains(std::string(p.name))) continue;
-    if (p.name == "operation_id") return Invalid(kOpRequired);
-    return Invalid(fmt::format("missing required argument: {}", p.name));
+  BK_ASSIGN_OR_RETURN(json values, CheckArguments(tool, raw, kOpRequired));
+  for (const auto& [key, value] : values.items()) {
+    if (!value.is_string()) continue;
+    const std::string& s = value.get_ref<const std::string&>();
+    if (s.find('\0') != std::string::npos) return Invalid(fmt::format("{} must not contain NUL", key));
+    // bk reads a leading - as an option and `--` as the start of a job's
+    // argv: a value must never be able to become either. ("-" alone
+    // clears expected_memory on edit.)
+    if (s.starts_with('-') && s != "-") return Invalid(fmt::format("{} must not start with '-'", key));
   }
   if (values.contains("operation_id") && Trim(values["operation_id"].get<std::string>()).empty())
     return Invalid(kOpRequired);

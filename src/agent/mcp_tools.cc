@@ -30,23 +30,29 @@ const char* TypeWord(ArgType t) {
   return "";
 }
 
-bool HasType(const json& v, ArgType t) {
+// The JSON shape of an argument; a GPU list's elements are each family's to
+// check (the local and the cluster tools word that error differently).
+bool HasShape(const json& v, ArgType t) {
   switch (t) {
     case ArgType::kInteger: return IsInteger(v);
     case ArgType::kString: return v.is_string();
     case ArgType::kBoolean: return v.is_boolean();
-    case ArgType::kIntegerList:
-      if (!v.is_array()) return false;
-      for (const auto& e : v)
-        if (!IsInteger(e) || e.get<double>() < 0) return false;
-      return true;
+    case ArgType::kIntegerList: return v.is_array();
     case ArgType::kStringList:
       if (!v.is_array() || v.empty()) return false;
       for (const auto& e : v)
-        if (!e.is_string() || e.get<std::string>().empty()) return false;
+        if (!e.is_string() || e.get<std::string>().empty() ||
+            e.get<std::string>().find('\0') != std::string::npos)
+          return false;
       return true;
   }
   return false;
+}
+
+bool GpuIndexes(const json& list) {
+  for (const auto& e : list)
+    if (!IsInteger(e) || e.get<double>() < 0) return false;
+  return true;
 }
 
 // The arguments of one call, checked against the tool's inputs. A null value
@@ -54,30 +60,13 @@ bool HasType(const json& v, ArgType t) {
 class Args {
  public:
   static Result<Args> Check(const ToolSpec& tool, const json& raw) {
-    if (!raw.is_null() && !raw.is_object()) return Invalid("arguments must be a JSON object");
     Args a;
-    if (raw.is_object()) {
-      for (const auto& [key, value] : raw.items()) {
-        const ToolParam* param = nullptr;
-        for (const auto& p : tool.params)
-          if (p.name == key) param = &p;
-        if (!param) {
-          std::vector<std::string> names;
-          for (const auto& p : tool.params) names.emplace_back(p.name);
-          return Invalid(fmt::format("unknown argument: {}; {} accepts: {}", Printable(key), tool.name,
-                                     names.empty() ? "no arguments" : Join(names, ", ")));
-        }
-        if (value.is_null()) continue;
-        if (!HasType(value, param->type))
-          return Invalid(fmt::format("{} must be {}", key, TypeWord(param->type)));
-        a.values_[key] = value;
-      }
-    }
+    BK_ASSIGN_OR_RETURN(a.values_,
+                        CheckArguments(tool, raw, "operation_id is required for retry-safe MCP writes"));
     for (const auto& p : tool.params)
-      if (p.required && !a.values_.contains(std::string(p.name)))
-        return Invalid(p.name == "operation_id"
-                           ? std::string("operation_id is required for retry-safe MCP writes")
-                           : fmt::format("missing required argument: {}", p.name));
+      if (p.type == ArgType::kIntegerList && a.Has(std::string(p.name).c_str()) &&
+          !GpuIndexes(a.values_.at(std::string(p.name))))
+        return Invalid(fmt::format("{} must be {}", p.name, TypeWord(p.type)));
     return a;
   }
 
@@ -321,6 +310,33 @@ ToolOutcome CallTool(const ToolEnv& env, const std::string& name, const std::str
     // A bug must cost one call, never the server.
     return fail(fmt::format("internal error: {}", e.what()));
   }
+}
+
+Result<json> CheckArguments(const ToolSpec& tool, const json& raw, std::string_view op_id_required) {
+  if (!raw.is_null() && !raw.is_object()) return Invalid("arguments must be a JSON object");
+  json values = json::object();
+  if (raw.is_object()) {
+    for (const auto& [key, value] : raw.items()) {
+      const ToolParam* param = nullptr;
+      for (const auto& p : tool.params)
+        if (p.name == key) param = &p;
+      if (!param) {
+        std::vector<std::string> names;
+        for (const auto& p : tool.params) names.emplace_back(p.name);
+        return Invalid(fmt::format("unknown argument: {}; {} accepts: {}", Printable(key), tool.name,
+                                   names.empty() ? "no arguments" : Join(names, ", ")));
+      }
+      if (value.is_null()) continue;
+      if (!HasShape(value, param->type))
+        return Invalid(fmt::format("{} must be {}", key, TypeWord(param->type)));
+      values[key] = value;
+    }
+  }
+  for (const auto& p : tool.params)
+    if (p.required && !values.contains(std::string(p.name)))
+      return Invalid(p.name == "operation_id" ? std::string(op_id_required)
+                                              : fmt::format("missing required argument: {}", p.name));
+  return values;
 }
 
 bool IsInteger(const json& v) {

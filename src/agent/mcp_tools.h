@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "agent/mcp_catalog.h"
 #include "base/result.h"
 #include "client/ledger.h"
 #include "cluster/runner.h"
@@ -37,6 +38,13 @@ struct ToolOutcome {
 // Whether an argument is an integer (2.0 from a client counts: JSON has one
 // number type). Shared by the local and the cluster tools.
 bool IsInteger(const nlohmann::json& v);
+
+// A call's arguments checked against the tool's inputs: an object of known
+// names, each of its type (a GPU list's elements are left to the caller),
+// the required ones present; a null value counts as absent.
+// `op_id_required` is the message when operation_id is missing.
+Result<nlohmann::json> CheckArguments(const ToolSpec& tool, const nlohmann::json& raw,
+                                      std::string_view op_id_required);
 
 ToolOutcome CallTool(const ToolEnv& env, const std::string& name, const std::string& arguments_json);
 
