@@ -7,7 +7,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS ?=
 
-.PHONY: all deps configure build run check check-asan check-tsan bench bench-scale soak fuzz install clean format tidy
+.PHONY: all deps configure build run check check-asan check-tsan bench bench-scale soak fuzz install deb clean format tidy
 
 all: build
 
@@ -76,8 +76,15 @@ fuzz:
 	cmake --build $(ASAN_BUILD) --target fuzzers -j $(JOBS)
 	fuzz/run.sh $(ASAN_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
+# bk, its manual pages, bash/zsh/fish completion, the systemd unit templates,
+# the guides and the bundled Skill under PREFIX.
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The Debian package, left in the build directory: $(BUILD)/gpubk_VERSION-1_ARCH.deb
+# (install it with `sudo apt install ./$(BUILD)/gpubk_*.deb`).
+deb: build
+	cd $(BUILD) && cpack -G DEB
 
 format:
 	clang-format -i $$(git ls-files 'src/*.cc' 'src/*.h' 'bench/*.cc')

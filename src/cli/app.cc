@@ -155,6 +155,9 @@ const std::map<std::string, Command>& Commands() {
       {"c", RunCluster},
       {"cluster", RunCluster},
       {"gpu-probe", RunGpuProbe},  // hidden: NVML diagnostics (tests/gpu/run-on-gpu.sh)
+      {"completion", RunCompletion},
+      {"__complete", RunCompleteWords},  // hidden: what the completion scripts run on Tab
+      {"__generate", RunGenerate},       // hidden: the build writes the manual and the like
       {"agent", RunAgent},
       {"ai", RunAgent},
       {"mcp", RunMcp},
@@ -243,7 +246,7 @@ std::string UnknownCommand(const std::string& w) {
   std::string best;
   size_t best_distance = 3;
   if (w.size() >= 3)
-    for (const auto& [name, _] : Commands()) {
+    for (const auto& name : CommandNames()) {
       size_t d = EditDistance(w, name);
       if (name.size() >= 3 && d < best_distance && d * 3 <= name.size()) best = name, best_distance = d;
     }
@@ -373,6 +376,17 @@ int Main(int argc, char** argv) {
     }
   }
 
+  // Completion and the manual read no configuration first: a Tab in a shell
+  // with a broken config.json still completes, and the build needs none.
+  if (!args.empty() && (args[0] == "completion" || args[0] == "__complete" || args[0] == "__generate")) {
+    ctx.zone = std::make_unique<sys::LocalZone>();
+    ctx.clock = std::make_unique<sys::RealClock>();
+    Result<int> rc = Dispatch(ctx, args);
+    if (!rc) return Report(ctx, rc.error());
+    std::fflush(stdout);
+    return *rc;
+  }
+
   if (auto st = Setup(ctx); !st) {
     if (IsLoginHook(args)) return 0;
     // `bk server ...` must work even when the remembered server is broken:
@@ -429,7 +443,7 @@ Result<int> Dispatch(Context& ctx, const std::vector<std::string>& args) {
 std::vector<std::string> CommandNames() {
   std::vector<std::string> names;
   for (const auto& [name, _] : Commands())
-    if (name != "gpu-probe") names.push_back(name);
+    if (name != "gpu-probe" && !name.starts_with("__")) names.push_back(name);
   return names;
 }
 

@@ -63,9 +63,12 @@ struct ArgSpec::Impl {
   // Long names ("--gpu") and their options in declaration order, for
   // argparse's prefixes.
   std::vector<std::pair<std::string, const CLI::Option*>> longs{{"--help", nullptr}};
+  SpecInfo info;
 
-  void Declare(const std::string& names, CLI::Option* o) {
+  void Declare(const std::string& names, CLI::Option* o, const std::string& help, const std::string& metavar,
+               bool positional) {
     by_name[names] = o;
+    info.options.push_back({Split(names, ','), metavar, help, positional});
     for (size_t at = 0; at < names.size();) {
       size_t comma = std::min(names.find(',', at), names.size());
       std::string name = names.substr(at, comma - at);
@@ -117,7 +120,16 @@ Result<std::vector<std::string>> ArgSpec::Impl::ExpandPrefixes(const std::vector
   return out;
 }
 
+namespace {
+thread_local ArgSpec::Observer* observer = nullptr;
+}  // namespace
+
+ArgSpec::Observer::Observer() : previous_(observer) { observer = this; }
+ArgSpec::Observer::~Observer() { observer = previous_; }
+
 ArgSpec::ArgSpec(std::string prog, std::string description) : impl_(std::make_unique<Impl>()) {
+  impl_->info.prog = prog;
+  impl_->info.description = description;
   impl_->app.description(std::move(description));
   impl_->app.name(prog);
   impl_->prog = std::move(prog);
@@ -131,7 +143,7 @@ ArgSpec::~ArgSpec() = default;
 void ArgSpec::Flag(const std::string& names, bool* out, const std::string& help) {
   auto* o = impl_->app.add_flag(names, *out, help);
   o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  impl_->Declare(names, o);
+  impl_->Declare(names, o, help, "", false);
 }
 
 void ArgSpec::Option(const std::string& names, std::optional<std::string>* out, const std::string& help,
@@ -141,7 +153,7 @@ void ArgSpec::Option(const std::string& names, std::optional<std::string>* out, 
   auto* o = impl_->app.add_option(names, *s, help)->type_name(metavar)->allow_extra_args(false);
   o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   impl_->values.push_back({o, {s, out}});
-  impl_->Declare(names, o);
+  impl_->Declare(names, o, help, metavar, !names.starts_with("-"));
 }
 
 void ArgSpec::Positional(const std::string& name, std::optional<std::string>* out, const std::string& help) {
@@ -152,6 +164,7 @@ void ArgSpec::NeededPositional(const std::string& name, std::optional<std::strin
                                const std::string& help) {
   Positional(name, out, help);
   impl_->needed.insert(impl_->values.back().first);
+  impl_->info.options.back().needed = true;
 }
 
 void ArgSpec::Excludes(const std::string& a, const std::string& b) {
@@ -160,9 +173,20 @@ void ArgSpec::Excludes(const std::string& a, const std::string& b) {
   if (ia != impl_->by_name.end() && ib != impl_->by_name.end()) ia->second->excludes(ib->second);
 }
 
-void ArgSpec::Footer(const std::string& text) { impl_->app.footer(text); }
+void ArgSpec::Footer(const std::string& text) {
+  impl_->app.footer(text);
+  impl_->info.footer = text;
+}
+
+SpecInfo ArgSpec::Describe() const { return impl_->info; }
+
+void ArgSpec::Report() const {
+  if (observer && (observer->seen_.empty() || observer->seen_.back().prog != impl_->info.prog))
+    observer->seen_.push_back(impl_->info);
+}
 
 Status ArgSpec::Parse(const std::vector<std::string>& args) {
+  Report();
   BK_ASSIGN_OR_RETURN(auto expanded, impl_->ExpandPrefixes(args));
   std::vector<std::string> rev(expanded.rbegin(), expanded.rend());
   try {
@@ -180,9 +204,13 @@ Status ArgSpec::Parse(const std::vector<std::string>& args) {
   return Ok();
 }
 
-std::string ArgSpec::Help() const { return impl_->app.help(); }
+std::string ArgSpec::Help() const {
+  Report();
+  return impl_->app.help();
+}
 
 std::string ArgSpec::OptionsHelp() const {
+  Report();
   std::string groups = impl_->formatter->make_groups(&impl_->app, CLI::AppFormatMode::Normal);
   // The caller heads the list in its own words.
   size_t heading = groups.find("Options:\n");

@@ -13,6 +13,22 @@
 
 namespace bk::cli {
 
+// What a command accepts, as declared: the man pages and shell completion are
+// made from it, so they cannot drift from the parser.
+struct SpecOption {
+  std::vector<std::string> names;  // "-g", "--gpu"; a positional: its one name
+  std::string metavar;             // empty: a flag
+  std::string help;
+  bool positional = false;
+  bool needed = false;  // a positional the command needs
+};
+struct SpecInfo {
+  std::string prog;  // "bk admin data verify"
+  std::string description;
+  std::string footer;
+  std::vector<SpecOption> options;  // in declaration order, without -h/--help
+};
+
 class ArgSpec {
  public:
   // `prog` is shown in usage ("bk book"); `description` heads the help.
@@ -37,8 +53,27 @@ class ArgSpec {
   std::string Help() const;
   // Only the options part of Help(), for a command that writes its own usage.
   std::string OptionsHelp() const;
+  SpecInfo Describe() const;
+
+  // While an observer is set (on this thread), every ArgSpec reports what it
+  // declares when it parses or prints its help. Walking the commands with --help this way reads
+  // each one's real options without running it.
+  class Observer {
+   public:
+    Observer();
+    ~Observer();
+    Observer(const Observer&) = delete;
+    Observer& operator=(const Observer&) = delete;
+    const std::vector<SpecInfo>& seen() const { return seen_; }
+
+   private:
+    friend class ArgSpec;
+    std::vector<SpecInfo> seen_;
+    Observer* previous_;
+  };
 
  private:
+  void Report() const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
   bool help_ = false;

@@ -183,21 +183,20 @@ Result<int> RunAgent(Context& ctx, const std::vector<std::string>& args) {
 Result<int> RunMcp(Context& ctx, const std::vector<std::string>& args) {
   for (const auto& a : args) {
     if (a == "-h" || a == "--help") {
-      std::fputs(
-          "usage: bk mcp\n\n"
-          "Model Context Protocol server on stdio (one JSON-RPC message per line; logs on stderr).\n"
-          "Register it with an agent, e.g.\n"
-          "  codex mcp add gpubk -- bk mcp\n"
-          "  claude mcp add --scope user gpubk -- bk mcp\n"
+      ArgSpec spec("bk mcp",
+                   "Model Context Protocol server on stdio (one JSON-RPC message per line; logs on stderr).\n"
+                   "Register it with an agent, e.g.\n"
+                   "  codex mcp add gpubk -- bk mcp\n"
+                   "  claude mcp add --scope user gpubk -- bk mcp");
+      spec.Footer(
           "Tools: get_gpu_context, recommend_gpu_booking, create_gpu_booking, list_gpu_reservations,\n"
           "get_my_gpu_usage, edit_my_gpu_booking, renew_my_gpu_booking, cancel_my_gpu_booking,\n"
           "cleanup_my_job_specs, cleanup_my_job_logs, read_my_job_log, get_my_gpu_operation.\n"
           "With a cluster catalog (bk c) also: get_gpu_cluster_context, check_gpu_cluster_readiness,\n"
           "recommend_cluster_gpu_booking, create_cluster_gpu_booking, get_my_cluster_gpu_usage,\n"
           "edit_my_cluster_gpu_booking, cancel_my_cluster_gpu_booking.\n"
-          "Resources bk://context, bk://usage/me/recent; prompt plan_gpu_experiment. See docs/agents.md.\n",
-          ctx.out);
-      return 0;
+          "Resources bk://context, bk://usage/me/recent; prompt plan_gpu_experiment. See docs/agents.md.");
+      return *ParseOrHelp(ctx, spec, {"--help"});
     }
     if (a == "--version" || a == "-V") {
       std::fprintf(ctx.out, "gpubk %s\n", kVersion);
@@ -322,11 +321,12 @@ Result<int> RunSkill(Context& ctx, const std::vector<std::string>& args) {
   if (sub == "install") return SkillInstall(ctx, rest);
   if (sub == "status") return SkillStatusCmd(ctx, rest);
   if (sub == "show") {
-    std::string want = rest.empty() ? "SKILL.md" : rest[0];
-    if (want == "-h" || want == "--help") {
-      ctx.Print("usage: bk skill show [FILE]   (SKILL.md by default; e.g. references/protocol.md)");
-      return 0;
-    }
+    std::optional<std::string> file;
+    ArgSpec spec("bk skill show", "Print a file of the bundled Skill.");
+    spec.Positional("skill_file", &file,
+                    "SKILL.md (the default), references/protocol.md or agents/openai.yaml");
+    if (auto done = ParseOrHelp(ctx, spec, rest)) return *done;
+    std::string want = file.value_or("SKILL.md");
     for (const auto& f : agent::BundledSkill()) {
       if (f.path == want) {
         std::fwrite(f.content.data(), 1, f.content.size(), ctx.out);

@@ -56,7 +56,7 @@ constexpr const char* kHelp =
 // The usage above, then the booking options, from the booking grammar itself.
 std::string Help() {
   BookingArgs a;
-  ArgSpec spec("bk run", "");
+  ArgSpec spec("bk run", kHelp);
   AddBookingOptions(spec, a, true, true);
   bool flag = false;
   spec.Flag("--keep", &flag, "hold the whole booking after the command exits");

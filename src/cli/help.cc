@@ -57,6 +57,7 @@ JOBS AND SHELL
   bk service install worker     systemd user unit for the worker
   bk j / bk jl REF / bk jr REF  jobs, a job's log, retry a job
   eval "$(bk shell init)"       the shell sees only your GPUs
+  bk completion bash|zsh|fish   Tab completion for your shell
 
 MONITOR AND USAGE
   bk m [--once] [--json]        sample GPUs, reclaim no-shows

@@ -652,14 +652,18 @@ std::string Suggest(std::string_view unknown) {
 
 std::span<const EnvVar> EnvironmentVariables() { return kEnvironment; }
 
+KeyDoc Document(const KeySpec& key) {
+  // Blackouts and presets have no short form: their variable holds JSON text.
+  return {DefaultDoc(key), EnvName(key), key.type == kBlackouts || key.type == kPresets, AcceptedValues(key)};
+}
+
 std::vector<std::string> KeyRows(KeyScope scope) {
   std::vector<std::string> rows;
   for (const auto& k : kKeys) {
     if (k.scope != scope) continue;
-    // Blackouts and presets have no short form: their variable holds JSON text.
-    bool json_only = k.type == kBlackouts || k.type == kPresets;
-    rows.push_back(fmt::format("| `{}` | {} | `{}`{} | {} | {} |", k.name, DefaultDoc(k), EnvName(k),
-                               json_only ? " (JSON)" : "", k.doc, AcceptedValues(k)));
+    KeyDoc d = Document(k);
+    rows.push_back(fmt::format("| `{}` | {} | `{}`{} | {} | {} |", k.name, d.default_value, d.env,
+                               d.env_json ? " (JSON)" : "", k.doc, d.accepted));
   }
   return rows;
 }

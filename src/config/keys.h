@@ -96,6 +96,16 @@ struct EnvVar {
 };
 std::span<const EnvVar> EnvironmentVariables();
 
+// A key's documentation in words: what `bk config --keys`, the guides and
+// gpubk-config(5) say about it.
+struct KeyDoc {
+  std::string default_value;  // as config.json would hold it, or what "detected" means
+  std::string env;            // BK_<NAME>
+  bool env_json = false;      // the variable holds JSON text (blackouts, presets)
+  std::string accepted;       // range, choices or shape
+};
+KeyDoc Document(const KeySpec& key);
+
 // Documentation, one Markdown table row per key of `scope`:
 // | `key` | default | `BK_KEY` | doc | accepted values |
 std::vector<std::string> KeyRows(KeyScope scope);
