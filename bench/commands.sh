@@ -81,6 +81,16 @@ export BK_DATA_DIR="$WORK/empty"
   -n 'bk g' "$BK g" \
   -n 'bk --version' "$BK --version"
 
+# Tab completion: a command word, and a reference of your own bookings (the
+# ledger asked); each Tab is one such process.
+echo "== (a) empty ledger: Tab completion"
+reset "$WORK/empty-seed" "$WORK/empty"
+"$BK" 1 30m > /dev/null
+"${HF[@]}" --export-json "$OUT/empty-complete.json" \
+  -n 'Tab: bk re' "$BK __complete re" \
+  -n 'Tab: bk renew REF' "$BK __complete renew ''"
+reset "$WORK/empty-seed" "$WORK/empty"
+
 echo "== (a) empty ledger: bk 1 30m (ledger reset before every run)"
 "${HF[@]}" --export-json "$OUT/empty-book.json" --prepare "$(reset_cmd "$WORK/empty-seed" "$WORK/empty")" \
   -n 'bk 1 30m' "$BK 1 30m"
@@ -95,7 +105,8 @@ reset "$WORK/16k-seed" "$WORK/16k"
 "${HF[@]}" --export-json "$OUT/16k-reads.json" \
   -n 'bk l' "$BK l" \
   -n 'bk st' "$BK st" \
-  -n 'bk slots 1 30m' "$BK slots 1 30m"
+  -n 'bk slots 1 30m' "$BK slots 1 30m" \
+  -n 'Tab: bk renew REF' "$BK __complete renew ''"
 
 python3 - "$OUT" "$COUNT" <<'EOF' | tee "$OUT/summary.txt"
 import json, os, sys
@@ -128,7 +139,10 @@ if os.path.exists(engine):
 big = medians("16k-book.json")
 rows.append((f"bk 1 30m, {count} active", big.get("bk 1 30m"), 50, "original: 3.7 s"))
 for cmd, r in medians("16k-reads.json").items():
-    rows.append((f"{cmd}, {count} active", r, 30 if cmd in ("bk l", "bk st") else None, ""))
+    target = 30 if cmd in ("bk l", "bk st") else 50 if cmd.startswith("Tab") else None
+    rows.append((f"{cmd}, {count} active", r, target, ""))
+for cmd, r in medians("empty-complete.json").items():
+    rows.append((f"{cmd}, one booking", r, 50, ""))
 for cmd, r in medians("empty-reads.json").items():
     rows.append((f"{cmd}, empty ledger", r, 5, ""))
 for cmd, r in medians("empty-book.json").items():

@@ -27,7 +27,7 @@ add_custom_command(
   OUTPUT ${bk_generated_files}
   COMMAND ${CMAKE_COMMAND} -E make_directory ${bk_generated}
   COMMAND env -i HOME=${bk_generated} PATH=/usr/bin:/bin $<TARGET_FILE:bk> __generate ${bk_generated}
-          --date ${bk_doc_date} --bk-path ${CMAKE_INSTALL_FULL_BINDIR}/bk
+          --date ${bk_doc_date} --bk-path @BK_PATH@
   ${bk_gzip_steps}
   DEPENDS bk
   COMMENT "Writing bk's manual pages, completion scripts and unit templates"
@@ -52,11 +52,19 @@ install(CODE "
   file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/zsh/\${bk_zsh_dir}\"
        TYPE FILE FILES \"${bk_generated}/completion/_bk\")
 ")
-# Templates of what `bk admin install` and `bk service install` write: for
-# reading and diffing, never enabled by the package.
-install(FILES ${bk_generated}/systemd/gpubk.service ${bk_generated}/systemd/bk-worker.service
-              ${bk_generated}/systemd/bk-monitor.service
-        DESTINATION ${CMAKE_INSTALL_DATADIR}/gpubk/systemd)
+# Templates of what `bk admin install` and `bk service install` write, for
+# reading and diffing, never enabled by the package. Their ExecStart names the
+# bk of this installation, known only when it is installed (the package's
+# prefix is /usr whatever the build was configured with).
+install(CODE "
+  foreach(unit gpubk.service bk-worker.service bk-monitor.service)
+    file(READ \"${bk_generated}/systemd/\${unit}\" text)
+    string(REPLACE \"@BK_PATH@\" \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/bk\" text \"\${text}\")
+    file(WRITE \"${bk_generated}/systemd-installed/\${unit}\" \"\${text}\")
+    file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/gpubk/systemd\" TYPE FILE
+         FILES \"${bk_generated}/systemd-installed/\${unit}\")
+  endforeach()
+")
 install(DIRECTORY skills/gpubk DESTINATION ${CMAKE_INSTALL_DATADIR}/gpubk/skills)
 install(FILES examples/sim-4gpu.json DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})

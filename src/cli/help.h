@@ -4,4 +4,4 @@
 namespace bk::cli {
 // `cluster`: show the SEVERAL HOSTS section (a catalog of hosts exists).
 std::string MainHelp(bool cluster);
-}
+}  // namespace bk::cli

@@ -31,33 +31,38 @@ class Plain : public LineReader {
   FILE* out_;
 };
 
-// libedit's completion callbacks carry no user data: the one editing reader's
-// words live here while it exists.
-const std::vector<std::string>* completion_words = nullptr;
+// libedit's completion callbacks carry no user data: the one editing
+// reader's completer lives here while it exists, and the candidates of the
+// Tab being answered beside it.
+const Completer* completer = nullptr;
+std::vector<std::string> candidates;
 
-char* NextCompletion(const char* text, int state) {
+char* NextCompletion(const char*, int state) {
   static size_t next;
   if (state == 0) next = 0;
-  size_t n = std::strlen(text);
-  while (completion_words && next < completion_words->size()) {
-    const std::string& w = (*completion_words)[next++];
-    if (w.compare(0, n, text) == 0) return strdup(w.c_str());
-  }
-  return nullptr;
+  return next < candidates.size() ? strdup(candidates[next++].c_str()) : nullptr;
 }
 
-// Only the command word completes; what follows is options and values that
-// file names would never match.
+// The words before the cursor's word, split at white space (quotes are rare
+// in what completes), then the word itself.
 char** Complete(const char* text, int start, int) {
-  rl_attempted_completion_over = 1;
-  return start == 0 ? rl_completion_matches(text, NextCompletion) : nullptr;
+  std::vector<std::string> words;
+  for (const auto& w : Split(std::string(rl_line_buffer, static_cast<size_t>(start)), ' '))
+    if (!w.empty()) words.push_back(w);
+  words.emplace_back(text);
+  Completions c = completer ? (*completer)(words) : Completions{};
+  // File names: libedit's own completion, as a shell would.
+  rl_attempted_completion_over = c.files ? 0 : 1;
+  if (c.files) return nullptr;
+  candidates = std::move(c.words);
+  return candidates.empty() ? nullptr : rl_completion_matches(text, NextCompletion);
 }
 
 class Editing : public LineReader {
  public:
-  Editing(std::string path, std::vector<std::string> words, Warning warn)
-      : path_(std::move(path)), words_(std::move(words)), warn_(std::move(warn)) {
-    completion_words = &words_;
+  Editing(std::string path, Completer complete, Warning warn)
+      : path_(std::move(path)), complete_(std::move(complete)), warn_(std::move(warn)) {
+    completer = &complete_;
     rl_readline_name = "bk";
     rl_attempted_completion_function = Complete;
     rl_initialize();
@@ -65,7 +70,7 @@ class Editing : public LineReader {
     stifle_history(static_cast<int>(kHistoryLines));
     Load();
   }
-  ~Editing() override { completion_words = nullptr; }
+  ~Editing() override { completer = nullptr; }
 
   std::optional<std::string> Read(const std::string& prompt) override {
     char* raw = readline(EscapedPrompt(prompt).c_str());
@@ -127,7 +132,7 @@ class Editing : public LineReader {
   }
 
   std::string path_;
-  std::vector<std::string> words_;
+  Completer complete_;
   Warning warn_;
   std::deque<std::string> lines_;
 };
@@ -138,9 +143,9 @@ std::unique_ptr<LineReader> PlainLineReader(std::istream& in, FILE* out) {
   return std::make_unique<Plain>(in, out);
 }
 
-std::unique_ptr<LineReader> EditingLineReader(const std::string& history_path, std::vector<std::string> words,
+std::unique_ptr<LineReader> EditingLineReader(const std::string& history_path, Completer complete,
                                               Warning warn) {
-  return std::make_unique<Editing>(history_path, std::move(words), std::move(warn));
+  return std::make_unique<Editing>(history_path, std::move(complete), std::move(warn));
 }
 
 std::string HistoryPath(const config::EnvFn& env) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/completion.h"
 #include "config/config.h"
 
 namespace bk::cli {
@@ -27,11 +28,13 @@ class LineReader {
 std::unique_ptr<LineReader> PlainLineReader(std::istream& in, FILE* out);
 
 // libedit on the terminal: Emacs-style editing, Up/Down through the last
-// kHistoryLines lines (kept in `history_path` when not empty), Tab completing
-// the first word from `words`. A problem with the history file is passed to
-// `warn` once; the prompt goes on without the file.
+// kHistoryLines lines (kept in `history_path` when not empty), Tab asking
+// `complete` for the words that fit the line so far (the last word is the one
+// being completed; file names when it says so). A problem with the history
+// file is passed to `warn` once; the prompt goes on without the file.
 using Warning = std::function<void(const std::string&)>;
-std::unique_ptr<LineReader> EditingLineReader(const std::string& history_path, std::vector<std::string> words,
+using Completer = std::function<Completions(const std::vector<std::string>& words)>;
+std::unique_ptr<LineReader> EditingLineReader(const std::string& history_path, Completer complete,
                                               Warning warn);
 
 inline constexpr size_t kHistoryLines = 1000;

@@ -28,9 +28,14 @@ std::string ToUpper(std::string_view s) {
 std::string Roff(std::string_view text) {
   std::string out;
   bool code = false;
+  bool strong = false;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
-    if (c == '`') {
+    if (c == '*' && !code && i + 1 < text.size() && text[i + 1] == '*') {  // **strong**, as in the guides
+      out += strong ? "\\fR" : "\\fB";
+      strong = !strong;
+      ++i;
+    } else if (c == '`') {
       out += code ? "\\fR" : "\\fB";
       code = !code;
     } else if (c == '\\') {
@@ -42,7 +47,7 @@ std::string Roff(std::string_view text) {
       out += c;
     }
   }
-  if (code) out += "\\fR";
+  if (code || strong) out += "\\fR";
   return out;
 }
 
@@ -179,10 +184,16 @@ std::string ExitStatus() {
          ".TP\n130\ninterrupted\n";
 }
 
-std::string Environment() {
-  std::string out = ".SH ENVIRONMENT\n";
+// The variables Load reads besides the keys' own.
+std::string LoadVariables() {
+  std::string out;
   for (const auto& v : config::EnvironmentVariables())
     out += fmt::format(".TP\n{}\n{}\n", Code(v.name), Roff(v.doc));
+  return out;
+}
+
+std::string Environment() {
+  std::string out = ".SH ENVIRONMENT\n" + LoadVariables();
   out +=
       ".TP\n\\fBBK_\\fR\\fIKEY\\fR\nevery configuration key, e.g. \\fBBK_SLOT_MINUTES\\fR; see "
       "\\fBgpubk-config\\fR(5) for which apply where\n"
@@ -270,7 +281,10 @@ ManPage ConfigPage(std::string_view date) {
       "of range is refused with one line naming the key and what it accepts.\n"
       ".PP\nEvery key has an environment variable, \\fBBK_\\fR and its name in capitals. A deployment's keys "
       "(the policy and the monitor) take it only for a private ledger: a server's policy is its file's. "
-      "A user's keys (their worker) take it everywhere, where the server's file says nothing.\n";
+      "A user's keys (their worker) take it everywhere, where the server's file says nothing.\n"
+      ".PP\nA \\fBBound\\fR key is part of the policy a ledger is bound to at its first write: a later "
+      "configuration that differs from it is refused for bookings (exit 2, naming the keys) until it is "
+      "restored. A running server's policy is changed with \\fBbk admin policy\\fR (\\fBbk-admin\\fR(8)).\n";
   for (auto [scope, heading] : {std::pair{config::KeyScope::kDeployment, "DEPLOYMENT KEYS"},
                                 std::pair{config::KeyScope::kUser, "USER KEYS"}}) {
     t += fmt::format(".SH {}\n", heading);
@@ -282,9 +296,7 @@ ManPage ConfigPage(std::string_view date) {
                        d.env_json ? " (JSON text)" : "");
     }
   }
-  t += ".SH OTHER ENVIRONMENT VARIABLES\n";
-  for (const auto& v : config::EnvironmentVariables())
-    t += fmt::format(".TP\n{}\n{}\n", Code(v.name), Roff(v.doc));
+  t += ".SH OTHER ENVIRONMENT VARIABLES\n" + LoadVariables();
   return {"gpubk-config.5", t + kSeeAlso};
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/completion.h"
 #include "cli/context.h"
 #include "cli/line_reader.h"
 #include "surface/text.h"
@@ -25,7 +26,7 @@ constexpr const char* kPromptHelp = R"(Commands (the same as `bk COMMAND ...`):
   d N | cancel N             cancel            history N     one reservation
   g [COUNT]                  your GPU now      n             notifications
   help                       this list         quit          leave (also Ctrl-D)
-At a terminal: Up and Down recall earlier lines, Tab completes a command.
+At a terminal: Up and Down recall earlier lines, Tab completes commands, options and IDs.
 )";
 
 // Splits like a POSIX shell would for plain words: spaces separate, '...' and
@@ -61,13 +62,37 @@ bool SplitWords(const std::string& line, std::vector<std::string>* out) {
   return true;
 }
 
-// libedit at a terminal; a script piped in is read as it is.
+// What Tab at the prompt knows: the policy and the ledger this prompt
+// already uses (its daemon when connected).
+class PromptSource : public CompletionSource {
+ public:
+  explicit PromptSource(Context& ctx) : ctx_(ctx) {}
+  int GpuCount() override { return ctx_.config.policy.gpu_count; }
+  std::vector<std::string> OwnRefs() override {
+    std::vector<std::string> refs;
+    if (auto ledger = ctx_.Ledger())
+      if (auto list = (*ledger)->List({}))
+        for (const auto& r : list->reservations) refs.push_back(r.ShortId());
+    return refs;
+  }
+
+ private:
+  Context& ctx_;
+};
+
+// libedit at a terminal; a script piped in is read as it is. Tab completes
+// as the shells' completion does, plus the prompt's own words.
 std::unique_ptr<LineReader> Reader(Context& ctx) {
   if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) return PlainLineReader(std::cin, ctx.out);
-  std::vector<std::string> words = CommandNames();
-  for (const char* w : {"help", "quit", "exit", "refresh"}) words.push_back(w);
-  std::sort(words.begin(), words.end());
-  return EditingLineReader(HistoryPath(config::ProcessEnv()), std::move(words),
+  auto complete = [&ctx](const std::vector<std::string>& words) {
+    PromptSource source(ctx);
+    Completions c = Complete(words, source);
+    if (words.size() == 1)
+      for (const char* w : {"help", "quit", "exit", "refresh"})
+        if (std::string_view(w).starts_with(words[0])) c.words.emplace_back(w);
+    return c;
+  };
+  return EditingLineReader(HistoryPath(config::ProcessEnv()), complete,
                            [&ctx](const std::string& text) { ctx.Warn(text); });
 }
 

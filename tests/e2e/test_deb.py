@@ -94,6 +94,8 @@ class DebianPackage(unittest.TestCase):
                        'echo "${COMPREPLY[@]}"', env={"PATH": "/usr/bin:/bin", "HOME": self.tmp})
         self.assertEqual(complete.stdout.strip(), "renew", complete.stderr)
         self.assertEqual(run("man", "-w", "bk").stdout.strip(), "/usr/share/man/man1/bk.1.gz")
+        with open("/usr/share/gpubk/systemd/gpubk.service") as f:
+            self.assertIn('ExecStart="/usr/bin/bk" server serve', f.read())
         installed = [f for f in run("dpkg", "-L", "gpubk").stdout.split("\n") if os.path.isfile(f)]
         self.assertIn("/usr/bin/bk", installed)
 

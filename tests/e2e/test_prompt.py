@@ -159,6 +159,22 @@ class PromptTest(unittest.TestCase):
         self.send("quit")
         self.wait_for("bk-exited=0")
 
+    def test_tab_completes_your_booking_and_an_option(self):
+        self.wait_for("bk>")
+        self.send("1 30m")
+        screen = self.wait_for("created: ")
+        short = screen.split("created: ")[1].split()[0]
+        self.assertRegex(short, "^[0-9a-f]{8}$")
+        self.keys("-l", "renew ")
+        self.keys("Tab")
+        self.wait_for("bk> renew " + short)
+        self.keys("-l", "30m --js")  # a unique completion ends with a space
+        self.keys("Tab")
+        self.wait_for("bk> renew %s 30m --json" % short)
+        self.keys("C-u")
+        self.send("quit")
+        self.wait_for("bk-exited=0")
+
     def test_history_is_bounded_and_follows_xdg_state_home(self):
         state = os.path.join(self.tmp, "state")
         path = os.path.join(state, "bk", "history")
