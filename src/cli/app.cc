@@ -156,6 +156,8 @@ const std::map<std::string, Command>& Commands() {
       {"cluster", RunCluster},
       {"gpu-probe", RunGpuProbe},  // hidden: NVML diagnostics (tests/gpu/run-on-gpu.sh)
       {"completion", RunCompletion},
+      {"cal", RunCalendar},
+      {"calendar", RunCalendar},
       {"__complete", RunCompleteWords},  // hidden: what the completion scripts run on Tab
       {"__generate", RunGenerate},       // hidden: the build writes the manual and the like
       {"agent", RunAgent},

@@ -29,7 +29,7 @@ namespace {
 
 // A Tab must never hang a shell: a ledger or daemon slower than this gives
 // no references at all.
-constexpr int kRefDeadlineMs = 250;
+constexpr int kRefDeadlineMs = 500;
 
 // The configuration as `bk` would load it; defaults when it is broken, so a
 // typo in config.json still leaves command and option completion working.

@@ -57,6 +57,7 @@ Nodes Build() {
       top(kView, "login", {"notice"}, "your bookings now and soon, and notices",
           {Sub("install", {}, "show it in every new shell"), Sub("uninstall", {}, "stop showing it")},
           "bk login [install|uninstall] [OPTIONS]"),
+      top(kView, "cal", {"calendar"}, "your bookings as an iCalendar for the calendar you use"),
       top(kView, "info", {"i", "contact", "about"}, "who administers this host, the deployment and policy"),
       top(kManage, "edit", {"e"}, "change a booking's start, length, GPUs or size"),
       top(kManage, "renew", {"extend"}, "extend a booking's end with the same GPUs and checks"),

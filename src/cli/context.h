@@ -141,6 +141,7 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args);  // 
 Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args);    // bk u|usage
 
 // One command line (without the program name), as `bk ARGS...` would run it.
+Result<int> RunCalendar(Context& ctx, const std::vector<std::string>& args);       // bk cal
 Result<int> RunCompletion(Context& ctx, const std::vector<std::string>& args);     // bk completion SHELL
 Result<int> RunCompleteWords(Context& ctx, const std::vector<std::string>& args);  // bk __complete WORD...
 Result<int> RunGenerate(Context& ctx, const std::vector<std::string>& args);       // bk __generate DIR

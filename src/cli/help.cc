@@ -42,6 +42,7 @@ VIEW
   bk n                          notifications and announcements
   bk login                      your bookings now and soon, notices
   bk login install              show it in every new shell (uninstall)
+  bk cal [-o FILE]              your bookings as an iCalendar (--all)
   bk info                       administrator, deployment and policy
 
 MANAGE

@@ -203,7 +203,7 @@ class ServerCompletion(CompletionCase):
         elapsed = time.monotonic() - started
         self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
         self.assertTrue(held, "completion never asked the socket")
-        # The deadline is 250 ms; a loaded machine gets slack, a hang would not.
+        # The deadline is half a second; a loaded machine gets slack, a hang would not.
         self.assertLess(elapsed, 5.0)
 
 

@@ -1,0 +1,110 @@
+#include "surface/icalendar.h"
+
+#include <fmt/format.h>
+
+#include "base/civil_time.h"
+#include "base/strings.h"
+#include "base/version.h"
+
+namespace bk::surface {
+namespace {
+
+// 20261129T184500Z: UTC, so no time zone component is needed.
+std::string IcalTime(Seconds t) {
+  CivilTime c = EpochToCivil(t);
+  return fmt::format("{:04}{:02}{:02}T{:02}{:02}{:02}Z", c.year, c.month, c.day, c.hour, c.minute, c.second);
+}
+
+std::string Gpus(const engine::Reservation& r) {
+  return fmt::format("GPU{} {}", r.gpus.size() == 1 ? "" : "s", JoinInts(r.gpus, ","));
+}
+
+std::string Summary(const engine::Reservation& r) {
+  return fmt::format("{} {} ({})", Gpus(r), engine::ModeName(r.mode), r.username);
+}
+
+std::string Description(const engine::Reservation& r, const CalendarInfo& info) {
+  std::string mode = r.mode == engine::Mode::kShared ? fmt::format("shared, {} slot(s)", r.share_units)
+                                                     : std::string("exclusive");
+  std::string lines =
+      fmt::format("Reservation {} of {} on {}\n{}, {}", r.ShortId(), r.username, info.host, Gpus(r), mode);
+  if (r.memory_mb) lines += fmt::format(", {} MiB per GPU", *r.memory_mb);
+  if (r.cancellation) {
+    lines +=
+        fmt::format("\nCancelled ({})", engine::EnumNamesOf(r.cancellation->kind).Name(r.cancellation->kind));
+    if (!r.cancellation->reason.empty()) lines += ": " + r.cancellation->reason;
+  }
+  return lines;
+}
+
+}  // namespace
+
+std::string IcalText(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\' || c == ';' || c == ',') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      out += ' ';  // other control characters are not allowed in TEXT
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string IcalLine(std::string_view line) {
+  std::string out;
+  size_t width = 0;  // octets on the current physical line
+  for (size_t i = 0; i < line.size();) {
+    // The whole UTF-8 character, so that a fold never splits one.
+    size_t n = 1;
+    auto lead = static_cast<unsigned char>(line[i]);
+    if (lead >= 0xf0)
+      n = 4;
+    else if (lead >= 0xe0)
+      n = 3;
+    else if (lead >= 0xc0)
+      n = 2;
+    n = std::min(n, line.size() - i);
+    if (width + n > 75) {
+      out += "\r\n ";
+      width = 1;
+    }
+    out.append(line, i, n);
+    width += n;
+    i += n;
+  }
+  return out + "\r\n";
+}
+
+std::string ICalendar(const std::vector<engine::Reservation>& reservations, const CalendarInfo& info) {
+  std::string out = IcalLine("BEGIN:VCALENDAR") + IcalLine("VERSION:2.0") +
+                    IcalLine(fmt::format("PRODID:-//GPUBK//bk {}//EN", kVersion)) +
+                    IcalLine("CALSCALE:GREGORIAN") + IcalLine("METHOD:PUBLISH") +
+                    IcalLine("X-WR-CALNAME:" + IcalText(info.name));
+  for (const auto& r : reservations) {
+    bool cancelled = r.status == engine::Status::kCancelled;
+    out += IcalLine("BEGIN:VEVENT");
+    out += IcalLine(fmt::format("UID:{}@gpubk", r.id));
+    out += IcalLine("DTSTAMP:" + IcalTime(r.updated_at));
+    out += IcalLine("CREATED:" + IcalTime(r.created_at));
+    out += IcalLine("LAST-MODIFIED:" + IcalTime(r.updated_at));
+    out += IcalLine("DTSTART:" + IcalTime(r.start));
+    out += IcalLine("DTEND:" + IcalTime(r.end));
+    out += IcalLine(fmt::format("SEQUENCE:{}", r.edit_count + (cancelled ? 1 : 0)));
+    out += IcalLine(std::string("STATUS:") + (cancelled ? "CANCELLED" : "CONFIRMED"));
+    out += IcalLine("SUMMARY:" + IcalText(Summary(r)));
+    out += IcalLine("DESCRIPTION:" + IcalText(Description(r, info)));
+    out += IcalLine("LOCATION:" + IcalText(info.host));
+    out += IcalLine("CATEGORIES:GPU");
+    out += IcalLine(std::string("TRANSP:") + (cancelled ? "TRANSPARENT" : "OPAQUE"));
+    out += IcalLine("END:VEVENT");
+  }
+  return out + IcalLine("END:VCALENDAR");
+}
+
+}  // namespace bk::surface
