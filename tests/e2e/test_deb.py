@@ -23,6 +23,18 @@ def run(*args, **kw):
     return subprocess.run(list(args), capture_output=True, text=True, timeout=kw.pop("timeout", 300), **kw)
 
 
+def dpkg_excludes(prefix):
+    """Whether dpkg is told to leave `prefix` out (slim container images drop the manual)."""
+    for name in glob.glob("/etc/dpkg/dpkg.cfg.d/*"):
+        try:
+            with open(name) as f:
+                if any(line.startswith("path-exclude") and prefix in line for line in f):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
 def owner_of(path):
     p = run("dpkg-query", "-S", path)
     return p.stdout.split(":")[0] if p.returncode == 0 else None
@@ -93,7 +105,8 @@ class DebianPackage(unittest.TestCase):
                        'source /usr/share/bash-completion/completions/bk; COMP_LINE="bk ren"; COMP_POINT=6; _bk; '
                        'echo "${COMPREPLY[@]}"', env={"PATH": "/usr/bin:/bin", "HOME": self.tmp})
         self.assertEqual(complete.stdout.strip(), "renew", complete.stderr)
-        self.assertEqual(run("man", "-w", "bk").stdout.strip(), "/usr/share/man/man1/bk.1.gz")
+        if not dpkg_excludes("/usr/share/man"):
+            self.assertEqual(run("man", "-w", "bk").stdout.strip(), "/usr/share/man/man1/bk.1.gz")
         with open("/usr/share/gpubk/systemd/gpubk.service") as f:
             self.assertIn('ExecStart="/usr/bin/bk" server serve', f.read())
         installed = [f for f in run("dpkg", "-L", "gpubk").stdout.split("\n") if os.path.isfile(f)]
