@@ -164,8 +164,8 @@ class ServerCompletion(CompletionCase):
         me = fx.Account.current(base)
         srv = fx.Server(base, me)
         srv.init("--gpu-count", "4")
+        self.addCleanup(srv.cleanup)
         srv.start()
-        self.addCleanup(srv.stop)
         env = {"BK_CONFIG_FILE": srv.config, "BK_DATA_DIR": None}
         ref = self.book_id("1", "30m", env=env)[:8]
         self.assertEqual(self.complete("renew", "", env=env), [ref])
