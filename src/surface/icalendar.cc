@@ -37,12 +37,42 @@ std::string Description(const engine::Reservation& r, const CalendarInfo& info) 
   return lines;
 }
 
+// The length of the well-formed UTF-8 character at `at`, or 0 when the bytes
+// there are not one (a stray continuation byte, a truncated or overlong
+// sequence, a surrogate, beyond U+10FFFF).
+size_t Utf8Length(std::string_view s, size_t at) {
+  auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  unsigned char lead = b(at);
+  if (lead < 0x80) return 1;
+  size_t n = lead >= 0xc2 && lead <= 0xdf   ? 2
+             : lead >= 0xe0 && lead <= 0xef ? 3
+             : lead >= 0xf0 && lead <= 0xf4 ? 4
+                                            : 0;
+  if (n == 0 || at + n > s.size()) return 0;
+  for (size_t i = 1; i < n; ++i)
+    if ((b(at + i) & 0xc0) != 0x80) return 0;
+  unsigned char second = b(at + 1);
+  if ((lead == 0xe0 && second < 0xa0) || (lead == 0xed && second > 0x9f) || (lead == 0xf0 && second < 0x90) ||
+      (lead == 0xf4 && second > 0x8f))
+    return 0;
+  return n;
+}
+
 }  // namespace
 
 std::string IcalText(std::string_view text) {
   std::string out;
-  for (char c : text) {
-    if (c == '\\' || c == ';' || c == ',') {
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    size_t n = Utf8Length(text, i);
+    if (n == 0) {
+      out += '?';  // iCalendar is UTF-8: a byte that is not becomes '?'
+      ++i;
+      continue;
+    }
+    if (n > 1) {
+      out.append(text, i, n);
+    } else if (c == '\\' || c == ';' || c == ',') {
       out += '\\';
       out += c;
     } else if (c == '\n') {
@@ -52,6 +82,7 @@ std::string IcalText(std::string_view text) {
     } else {
       out += c;
     }
+    i += n;
   }
   return out;
 }
@@ -60,16 +91,9 @@ std::string IcalLine(std::string_view line) {
   std::string out;
   size_t width = 0;  // octets on the current physical line
   for (size_t i = 0; i < line.size();) {
-    // The whole UTF-8 character, so that a fold never splits one.
-    size_t n = 1;
-    auto lead = static_cast<unsigned char>(line[i]);
-    if (lead >= 0xf0)
-      n = 4;
-    else if (lead >= 0xe0)
-      n = 3;
-    else if (lead >= 0xc0)
-      n = 2;
-    n = std::min(n, line.size() - i);
+    // The whole UTF-8 character, so that a fold never splits one (a byte
+    // that is not UTF-8 goes alone; IcalText never leaves one).
+    size_t n = std::max<size_t>(1, Utf8Length(line, i));
     if (width + n > 75) {
       out += "\r\n ";
       width = 1;

@@ -21,7 +21,8 @@ struct CalendarInfo {
 
 std::string ICalendar(const std::vector<engine::Reservation>& reservations, const CalendarInfo& info);
 
-// A TEXT value escaped as RFC 5545 3.3.11 says (backslash, `;`, `,`, newline).
+// A TEXT value escaped as RFC 5545 3.3.11 says (backslash, `;`, `,`, newline);
+// other control characters become spaces and bytes that are not UTF-8 '?'.
 std::string IcalText(std::string_view text);
 // A content line folded at 75 octets (never inside a UTF-8 character), CRLF-ended.
 std::string IcalLine(std::string_view line);

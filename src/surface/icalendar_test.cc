@@ -66,6 +66,8 @@ TEST(ICalendarTest, EditsAndACancellationRaiseTheSequence) {
 
 TEST(ICalendarTest, TextIsEscapedAndControlCharactersDropped) {
   EXPECT_EQ(IcalText("a,b;c\\d\ne\x01"), "a\\,b\\;c\\\\d\\ne ");
+  // Not UTF-8: a stray continuation byte, a truncated sequence, an overlong one.
+  EXPECT_EQ(IcalText("\x9f ok \xc3 \xc0\xaf \xe2\x82\xac"), "? ok ? ?? \xe2\x82\xac");
 }
 
 TEST(ICalendarTest, LongLinesFoldAt75OctetsWithoutSplittingACharacter) {
