@@ -337,7 +337,7 @@ Status Setup(Context& ctx) {
 // needs an empty ledger). Agents (JSON) are not told: they cannot act on it.
 void NoteOriginalData(const Context& ctx, const std::vector<std::string>& args) {
   if (ctx.json || ctx.config_error || sys::Exists(ctx.config.ledger_path)) return;
-  if (!args.empty() && (args[0] == "admin" || args[0] == "shell")) return;
+  if (!args.empty() && (args[0] == "admin" || args[0] == "shell" || args[0] == "__complete")) return;
   std::string original = config::OriginalLedger(ctx.config, config::ProcessEnv());
   if (original.empty()) return;
   std::fprintf(ctx.err,
@@ -354,7 +354,9 @@ void NoteOriginalData(const Context& ctx, const std::vector<std::string>& args) 
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   Context ctx;
-  Result<surface::ColorMode> color = TakeColorOption(args);
+  // The words after `__complete` are a command line being typed, not options of this one.
+  bool completing = !args.empty() && args[0] == "__complete";
+  Result<surface::ColorMode> color = completing ? surface::ColorMode::kNever : TakeColorOption(args);
   ctx.json = WantsJson(args);
   ctx.agent = IsAgent(args);
   if (!color) return Report(ctx, color.error());
@@ -378,9 +380,9 @@ int Main(int argc, char** argv) {
     }
   }
 
-  // Completion and the manual read no configuration first: a Tab in a shell
-  // with a broken config.json still completes, and the build needs none.
-  if (!args.empty() && (args[0] == "completion" || args[0] == "__complete" || args[0] == "__generate")) {
+  // The completion script and the manual depend on no configuration: the
+  // build needs none.
+  if (!args.empty() && (args[0] == "completion" || args[0] == "__generate")) {
     ctx.zone = std::make_unique<sys::LocalZone>();
     ctx.clock = std::make_unique<sys::RealClock>();
     Result<int> rc = Dispatch(ctx, args);
@@ -399,7 +401,10 @@ int Main(int argc, char** argv) {
     // themselves: they repair or remove a broken one.
     bool system_admin = args.size() > 1 && args[0] == "admin" &&
                         (args[1] == "install" || args[1] == "uninstall" || args[1] == "services");
-    if (args.empty() || (args[0] != "server" && args[0] != "shell" && args[0] != "skill" && !system_admin))
+    // `bk __complete` (a Tab) still completes commands and options; it
+    // offers no references without a ledger.
+    if (args.empty() || (args[0] != "server" && args[0] != "shell" && args[0] != "skill" &&
+                         args[0] != "__complete" && !system_admin))
       return Report(ctx, st.error());
     ctx.config = config::Config{};
     ctx.config_error = st.error();

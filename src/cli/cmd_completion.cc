@@ -20,7 +20,6 @@
 #include "cli/manpages.h"
 #include "client/ledger.h"
 #include "config/config.h"
-#include "sys/clock.h"
 #include "sys/fs.h"
 #include "worker/unit.h"
 
@@ -30,49 +29,6 @@ namespace {
 // A Tab must never hang a shell: a ledger or daemon slower than this gives
 // no references at all.
 constexpr int kRefDeadlineMs = 500;
-
-// The configuration as `bk` would load it; defaults when it is broken, so a
-// typo in config.json still leaves command and option completion working.
-class LiveSource : public CompletionSource {
- public:
-  int GpuCount() override { return Loaded() ? config_->policy.gpu_count : 1; }
-
-  std::vector<std::string> OwnRefs() override {
-    if (!Loaded()) return {};
-    // A private ledger that does not exist yet has no bookings, and Tab must
-    // not create one.
-    if (config_->deployment == config::Deployment::kPrivate && !sys::Exists(config_->ledger_path)) return {};
-    signal(SIGALRM, [](int) { _exit(0); });
-    itimerval deadline{};
-    deadline.it_value.tv_usec = kRefDeadlineMs * 1000;
-    setitimer(ITIMER_REAL, &deadline, nullptr);
-    std::vector<std::string> refs;
-    // The clock bk itself would use, so "active" means what `bk l` shows.
-    std::unique_ptr<sys::Clock> clock = std::make_unique<sys::RealClock>();
-    if (config_->test_now) {
-      auto fixed = sys::ClockFromTestNow(*config_->test_now);
-      if (!fixed) return {};
-      clock = std::move(*fixed);
-    }
-    if (auto ledger = client::Open(*config_, *clock))
-      if (auto list = (*ledger)->List({}))
-        for (const auto& r : list->reservations) refs.push_back(r.ShortId());
-    itimerval off{};
-    setitimer(ITIMER_REAL, &off, nullptr);
-    return refs;
-  }
-
- private:
-  bool Loaded() {
-    if (!tried_) {
-      tried_ = true;
-      if (auto c = config::Load(config::ProcessEnv())) config_ = std::move(*c);
-    }
-    return config_.has_value();
-  }
-  bool tried_ = false;
-  std::optional<config::Config> config_;
-};
 
 }  // namespace
 
@@ -95,8 +51,32 @@ Result<int> RunCompletion(Context& ctx, const std::vector<std::string>& args) {
   return 0;
 }
 
+int ContextSource::GpuCount() { return ctx_.config.policy.gpu_count; }
+
+std::vector<std::string> ContextSource::OwnRefs() {
+  if (ctx_.config_error) return {};
+  if (ctx_.config.deployment == config::Deployment::kPrivate && !sys::Exists(ctx_.config.ledger_path))
+    return {};
+  if (deadline_ms_ > 0) {
+    signal(SIGALRM, [](int) { _exit(0); });
+    itimerval deadline{};
+    deadline.it_value.tv_sec = deadline_ms_ / 1000;
+    deadline.it_value.tv_usec = (deadline_ms_ % 1000) * 1000;
+    setitimer(ITIMER_REAL, &deadline, nullptr);
+  }
+  std::vector<std::string> refs;
+  if (auto ledger = ctx_.Ledger())
+    if (auto list = (*ledger)->List({}))
+      for (const auto& r : list->reservations) refs.push_back(r.ShortId());
+  if (deadline_ms_ > 0) {
+    itimerval off{};
+    setitimer(ITIMER_REAL, &off, nullptr);
+  }
+  return refs;
+}
+
 Result<int> RunCompleteWords(Context& ctx, const std::vector<std::string>& args) {
-  LiveSource source;
+  ContextSource source(ctx, kRefDeadlineMs);
   Completions c = Complete(args.empty() ? std::vector<std::string>{""} : args, source);
   if (c.files) {
     std::fputs(":files\n", ctx.out);

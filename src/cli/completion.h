@@ -22,6 +22,25 @@ class CompletionSource {
   virtual std::vector<std::string> OwnRefs() = 0;
 };
 
+struct Context;
+
+// What a running bk knows: the policy of the configuration it loaded and the
+// ledger it opened (the daemon's when connected), with bk's own clock, so
+// "active" means what `bk l` shows. Nothing when the configuration did not
+// load; a private ledger that does not exist yet is never created. With a
+// deadline, a ledger slower than that ends the process with nothing printed
+// (`bk __complete`: a Tab must never hang a shell).
+class ContextSource : public CompletionSource {
+ public:
+  explicit ContextSource(Context& ctx, int deadline_ms = 0) : ctx_(ctx), deadline_ms_(deadline_ms) {}
+  int GpuCount() override;
+  std::vector<std::string> OwnRefs() override;
+
+ private:
+  Context& ctx_;
+  int deadline_ms_;
+};
+
 struct Completions {
   std::vector<std::string> words;  // candidates that start with the word being completed
   bool files = false;              // the word is a path: let the shell complete file names

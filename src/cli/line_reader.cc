@@ -43,14 +43,9 @@ char* NextCompletion(const char*, int state) {
   return next < candidates.size() ? strdup(candidates[next++].c_str()) : nullptr;
 }
 
-// The words before the cursor's word, split at white space (quotes are rare
-// in what completes), then the word itself.
 char** Complete(const char* text, int start, int) {
-  std::vector<std::string> words;
-  for (const auto& w : Split(std::string(rl_line_buffer, static_cast<size_t>(start)), ' '))
-    if (!w.empty()) words.push_back(w);
-  words.emplace_back(text);
-  Completions c = completer ? (*completer)(words) : Completions{};
+  Completions c =
+      completer ? (*completer)(std::string(rl_line_buffer, static_cast<size_t>(start)), text) : Completions{};
   // File names: libedit's own completion, as a shell would.
   rl_attempted_completion_over = c.files ? 0 : 1;
   if (c.files) return nullptr;

@@ -29,11 +29,11 @@ std::unique_ptr<LineReader> PlainLineReader(std::istream& in, FILE* out);
 
 // libedit on the terminal: Emacs-style editing, Up/Down through the last
 // kHistoryLines lines (kept in `history_path` when not empty), Tab asking
-// `complete` for the words that fit the line so far (the last word is the one
-// being completed; file names when it says so). A problem with the history
+// `complete` for the words that fit: it gets the line before the word at the
+// cursor and that word (file names when it says so). A problem with the history
 // file is passed to `warn` once; the prompt goes on without the file.
 using Warning = std::function<void(const std::string&)>;
-using Completer = std::function<Completions(const std::vector<std::string>& words)>;
+using Completer = std::function<Completions(const std::string& before, const std::string& word)>;
 std::unique_ptr<LineReader> EditingLineReader(const std::string& history_path, Completer complete,
                                               Warning warn);
 

@@ -62,30 +62,16 @@ bool SplitWords(const std::string& line, std::vector<std::string>* out) {
   return true;
 }
 
-// What Tab at the prompt knows: the policy and the ledger this prompt
-// already uses (its daemon when connected).
-class PromptSource : public CompletionSource {
- public:
-  explicit PromptSource(Context& ctx) : ctx_(ctx) {}
-  int GpuCount() override { return ctx_.config.policy.gpu_count; }
-  std::vector<std::string> OwnRefs() override {
-    std::vector<std::string> refs;
-    if (auto ledger = ctx_.Ledger())
-      if (auto list = (*ledger)->List({}))
-        for (const auto& r : list->reservations) refs.push_back(r.ShortId());
-    return refs;
-  }
-
- private:
-  Context& ctx_;
-};
-
 // libedit at a terminal; a script piped in is read as it is. Tab completes
 // as the shells' completion does, plus the prompt's own words.
 std::unique_ptr<LineReader> Reader(Context& ctx) {
   if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) return PlainLineReader(std::cin, ctx.out);
-  auto complete = [&ctx](const std::vector<std::string>& words) {
-    PromptSource source(ctx);
+  // The words before the cursor's are split as the prompt will split them.
+  auto complete = [&ctx](const std::string& before, const std::string& word) -> Completions {
+    std::vector<std::string> words;
+    if (!SplitWords(before, &words)) return {};  // inside a quote
+    words.push_back(word);
+    ContextSource source(ctx);
     Completions c = Complete(words, source);
     if (words.size() == 1)
       for (const char* w : {"help", "quit", "exit", "refresh"})

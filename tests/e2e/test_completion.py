@@ -90,6 +90,12 @@ class PrivateCompletion(CompletionCase):
         self.assertEqual(self.complete("ren"), ["renew"])
         self.assertEqual(self.complete("renew", ""), [])
 
+    def test_the_line_being_typed_is_not_bks_own_options(self):
+        # `bk st --color <Tab>`: the half-typed --color is the line's, not an
+        # option of __complete to refuse.
+        self.assertEqual(self.complete("st", "--color", ""), [])
+        self.assertEqual(self.complete("l", "--json", "--hi"), ["--history"])
+
     def test_paths_are_left_to_the_shell(self):
         with open(os.path.join(self.tmp, "backup-1.db"), "w"):
             pass
