@@ -100,6 +100,15 @@ export BK_DATA_DIR="$WORK/16k"
 "${HF[@]}" --export-json "$OUT/16k-book.json" --prepare "$(reset_cmd "$WORK/16k-seed" "$WORK/16k")" \
   -n 'bk 1 30m' "$BK 1 30m"
 
+# The same booking judged under fair-share limits on every dimension (loose
+# enough that it still books now): what admission with limits adds.
+echo "== (b) $COUNT active reservations: bk 1 30m under fair-share limits"
+export BK_USER_MAX_GPUS=64 BK_USER_MAX_GPU_HOURS_24H=100000 BK_USER_MAX_GPU_HOURS_7D=1000000 \
+  BK_USER_MAX_QUEUED=100000 BK_USER_MAX_BOOKING_HOURS=720
+"${HF[@]}" --export-json "$OUT/16k-book-limits.json" --prepare "$(reset_cmd "$WORK/16k-seed" "$WORK/16k")" \
+  -n 'bk 1 30m (limits)' "$BK 1 30m"
+unset BK_USER_MAX_GPUS BK_USER_MAX_GPU_HOURS_24H BK_USER_MAX_GPU_HOURS_7D BK_USER_MAX_QUEUED BK_USER_MAX_BOOKING_HOURS
+
 echo "== (b) $COUNT active reservations: reads"
 reset "$WORK/16k-seed" "$WORK/16k"
 "${HF[@]}" --export-json "$OUT/16k-reads.json" \
@@ -138,6 +147,10 @@ if os.path.exists(engine):
     rows.append(("engine: dense 16k, search only", ms("BM_Dense16k_Search"), None, ""))
 big = medians("16k-book.json")
 rows.append((f"bk 1 30m, {count} active", big.get("bk 1 30m"), 50, "original: 3.7 s"))
+limited = medians("16k-book-limits.json").get("bk 1 30m (limits)")
+if limited and big.get("bk 1 30m"):
+    rows.append((f"bk 1 30m, {count} active, fair-share limits", limited, big["bk 1 30m"] * 1.2,
+                 f"x{limited / big['bk 1 30m']:.2f} of the same without limits (target: at most x1.20)"))
 for cmd, r in medians("16k-reads.json").items():
     target = 30 if cmd in ("bk l", "bk st") else 50 if cmd.startswith("Tab") else None
     rows.append((f"{cmd}, {count} active", r, target, ""))

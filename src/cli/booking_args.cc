@@ -45,6 +45,9 @@ struct ResourceHelp {
   const char* ram;
 };
 
+constexpr const char* kLimitReasonHelp =
+    "administrators: go beyond the fair-share limits, for this reason (kept in the audit log)";
+
 // -m/--mem, -s/--share, --cpus and --ram, in that order.
 template <class Args>
 void AddResourceOptions(ArgSpec& spec, Args& a, const ResourceHelp& help) {
@@ -69,8 +72,10 @@ void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with
                      {"expected VRAM per GPU, e.g. 24g or 4096m", "integer shared slots per GPU (default 1)",
                       "host CPUs this booking declares (default 1 when the host has a budget)",
                       "host RAM this booking declares, e.g. 32g (default 1g with a budget)"});
-  if (with_op_id)
+  if (with_op_id) {
     spec.Option("--op-id", &a.op_id, "operation ID: a retry with the same ID never books twice", "ID");
+    spec.Option("--reason", &a.reason, kLimitReasonHelp, "TEXT");
+  }
   spec.Flag("--json", &a.json, "print the bk.agent.v1 JSON document");
   spec.Flag("--compact", &a.compact, "JSON on one line (implies --json)");
 }
@@ -140,6 +145,7 @@ Result<service::CreateRequest> ToRequest(const Context& ctx, const BookingArgs& 
     r.start = *t;
   }
   if (a.op_id) r.op_id = std::string(Trim(*a.op_id));
+  r.override_reason = a.reason;
   return r;
 }
 
@@ -158,6 +164,7 @@ void AddEditOptions(ArgSpec& spec, EditArgs& a) {
                      {"expected VRAM per GPU, or - to clear", "shared slots per GPU", "host CPUs declared",
                       "host RAM declared, e.g. 32g"});
   spec.Option("--op-id", &a.op_id, "operation ID for a retry-safe edit", "ID");
+  spec.Option("--reason", &a.reason, kLimitReasonHelp, "TEXT");
   spec.Flag("-q,--queue", &a.queue, "move to the next legal slot if the change conflicts");
 }
 
@@ -209,6 +216,7 @@ Result<service::EditRequest> ToEditRequest(const Context& ctx, const EditArgs& a
     BK_ASSIGN_OR_RETURN(req.ram_mb, engine::ParseSizeMb(*a.ram, "--ram"));
   }
   if (a.op_id) req.op_id = std::string(Trim(*a.op_id));
+  req.override_reason = a.reason;
   req.allow_queue = a.queue;
   return req;
 }

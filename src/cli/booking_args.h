@@ -14,6 +14,7 @@ namespace bk::cli {
 struct BookingArgs {
   std::optional<std::string> count, duration, memory;
   std::optional<std::string> start, at, gpu, exclude, mem, share, cpus, ram, op_id, mode;
+  std::optional<std::string> reason;  // an administrator's, to book beyond the fair-share limits
   bool json = false, compact = false, verbose = false, quiet = false;
 };
 
@@ -22,7 +23,7 @@ struct BookingArgs {
 // a typed memory (positional or --mem) its memory.
 void FillFromPreset(BookingArgs& a, const BookingArgs& preset);
 
-// with_start: --start/-t; with_op_id: --op-id.
+// with_start: --start/-t; with_op_id: --op-id and --reason (the commands that book).
 void AddBookingOptions(ArgSpec& spec, BookingArgs& a, bool with_start, bool with_op_id);
 // Validates the text and builds a request (exclusive from the command or --mode).
 Result<service::CreateRequest> ToRequest(const Context& ctx, const BookingArgs& a, bool exclusive);
@@ -33,7 +34,7 @@ std::string BookCommand(const BookingArgs& a, const service::CreateRequest& req,
 // The edit grammar shared by `bk e` and `bk agent edit`.
 struct EditArgs {
   std::optional<std::string> ref, duration, end, start, at, gpu, exclude, count, mode, mem, share, cpus, ram,
-      op_id;
+      op_id, reason;
   bool queue = false;
   bool any_change() const {
     return duration || end || start || at || gpu || exclude || count || mode || mem || share || cpus || ram;

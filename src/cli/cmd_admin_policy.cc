@@ -45,6 +45,22 @@ void ShowPolicy(const Context& ctx) {
   ctx.Print(fmt::format("  host CPUs: {}, host RAM: {}", p.host_cpus ? std::to_string(*p.host_cpus) : "off",
                         p.host_ram_mb ? engine::FormatSizeMb(*p.host_ram_mb) : "off"));
   ctx.Print(fmt::format("  blackouts: {} (`bk admin blackout list`)", p.blackouts.size()));
+  const engine::FairShare& fs = p.fair_share;
+  if (!fs.Any()) {
+    ctx.Print("  fair share: no limits");
+    return;
+  }
+  const engine::Limits& u = fs.user;
+  auto limit = [](const std::optional<int64_t>& v, int64_t unit, const char* suffix) {
+    return v ? fmt::format("{}{}", *v / unit, suffix) : std::string("-");
+  };
+  ctx.Print(fmt::format(
+      "  fair share per user: GPUs {}, GPU-hours {} per 24h and {} per 7d, booking {}, horizon {}, queued {}",
+      limit(u.max_gpus, 1, ""), limit(u.max_gpu_hours_24h, 1, ""), limit(u.max_gpu_hours_7d, 1, ""),
+      limit(u.max_duration, engine::kHour, "h"), limit(u.max_horizon, engine::kDay, "d"),
+      limit(u.max_queued, 1, "")));
+  ctx.Print(fmt::format("  fair share entries: {} user(s), {} group(s) (`bk u limits` shows the use)",
+                        fs.users.size(), fs.groups.size()));
 }
 
 // A blackout's ID: the first 8 hex digits of SHA-256 over its window and
@@ -244,6 +260,7 @@ Result<int> RunAdminBlackout(Context& ctx, const std::vector<std::string>& all) 
 // Long on purpose: one flag after another, each turned into its key.
 Result<int> RunAdminPolicy(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> disabled, priority, hours, days, shared, cpus, ram, reason;
+  std::optional<std::string> user_gpus, user_24h, user_7d, user_hours, user_days, user_queued;
   bool enable_all = false, clear_priority = false, require = false, allow = false;
   PolicyEdit edit;
   ArgSpec spec(
@@ -262,6 +279,17 @@ Result<int> RunAdminPolicy(Context& ctx, const std::vector<std::string>& args) {
             "shared bookings without --mem get an automatic budget");
   spec.Option("--cpus", &cpus, "host CPU budget shared by all bookings, or off", "N|off");
   spec.Option("--ram", &ram, "host RAM budget, e.g. 256g, or off", "SIZE|off");
+  spec.Option("--user-max-gpus", &user_gpus, "fair share: GPUs one user holds at once, or off", "N|off");
+  spec.Option("--user-max-gpu-hours-24h", &user_24h, "fair share: GPU-hours per user in any 24 hours, or off",
+              "N|off");
+  spec.Option("--user-max-gpu-hours-7d", &user_7d, "fair share: GPU-hours per user in any 7 days, or off",
+              "N|off");
+  spec.Option("--user-max-booking-hours", &user_hours, "fair share: a user's longest booking, or off",
+              "N|off");
+  spec.Option("--user-max-horizon-days", &user_days,
+              "fair share: how far ahead a user's booking may end, or off", "N|off");
+  spec.Option("--user-max-queued", &user_queued, "fair share: bookings one user may have waiting, or off",
+              "N|off");
   spec.Flag("--force", &edit.force, "apply even if existing bookings conflict (they stay; owners are told)");
   spec.Flag("--cancel-overlapping", &edit.cancel_conflicting, "cancel the bookings that conflict");
   spec.Option("--reason", &edit.reason, "why, for the audit log and the owners told", "TEXT");
@@ -289,6 +317,23 @@ Result<int> RunAdminPolicy(Context& ctx, const std::vector<std::string>& args) {
   for (const auto& [text, key, flag, hi] : numbers) {
     if (!text) continue;
     BK_ASSIGN_OR_RETURN(k[key], Number(flag, *text, 1, hi));
+  }
+  // Fair-share limits: off removes the key (no limit); per-user and group
+  // entries are JSON in the config file (user_limits, group_limits).
+  const std::tuple<const std::optional<std::string>&, const char*, const char*, int64_t, int64_t> limits[] = {
+      {user_gpus, "user_max_gpus", "--user-max-gpus", 1, engine::kMaxGpus},
+      {user_24h, "user_max_gpu_hours_24h", "--user-max-gpu-hours-24h", 1, 100000000},
+      {user_7d, "user_max_gpu_hours_7d", "--user-max-gpu-hours-7d", 1, 100000000},
+      {user_hours, "user_max_booking_hours", "--user-max-booking-hours", 1, 87600},
+      {user_days, "user_max_horizon_days", "--user-max-horizon-days", 1, 3650},
+      {user_queued, "user_max_queued", "--user-max-queued", 0, 100000}};
+  for (const auto& [text, key, flag, lo, hi] : limits) {
+    if (!text) continue;
+    if (Trim(*text) == "off") {
+      k[key] = std::nullopt;
+      continue;
+    }
+    BK_ASSIGN_OR_RETURN(k[key], Number(flag, *text, lo, hi));
   }
   if (require || allow) k["require_shared_memory"] = require ? "true" : "false";
   if (cpus && Trim(*cpus) == "off") {

@@ -53,6 +53,10 @@ Result<ParsedBooking> ParseBooking(Context& ctx, std::vector<std::string> args, 
     *help_done = true;
     return p;
   }
+  if (a.reason)
+    return Invalid(
+        "--reason (booking beyond the fair-share limits) works on one host only: run bk there, e.g. over "
+        "ssh");
   if (!allow_job && has_separator)
     return Invalid("cluster recommend does not accept a job command; use 'bk c ... -- COMMAND' to book it");
   if (has_separator && p.job.empty()) return Invalid("-- must be followed by a job command");
@@ -350,6 +354,10 @@ Result<int> ClusterEdit(Context& ctx, const std::vector<std::string>& args) {
   AddEditOptions(spec, a);
   spec.Flag("-j,--json", &json_out, "print the gpubk.cluster.v1 document");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
+  if (a.reason)
+    return Invalid(
+        "--reason (booking beyond the fair-share limits) works on one host only: run bk there, e.g. over "
+        "ssh");
   if (!a.ref) return Invalid("which reservation? e.g. `bk c e gpu-b/1a2b3c -d 3h`");
   if (!a.any_change() && !a.queue) return Invalid("cluster edit requires at least one changed field");
   BK_ASSIGN_OR_RETURN(service::EditRequest req, ToEditRequest(ctx, a));

@@ -166,7 +166,7 @@ Result<int> RunEdit(Context& ctx, const std::vector<std::string>& args) {
 }
 
 Result<int> RunRenew(Context& ctx, const std::vector<std::string>& args) {
-  std::optional<std::string> ref, duration, op_id;
+  std::optional<std::string> ref, duration, op_id, reason;
   JsonOutput out;
   bool dry_run = false;
   ArgSpec spec("bk renew", "Extend a reservation's end by DURATION on the same GPUs, with the same checks.");
@@ -174,11 +174,15 @@ Result<int> RunRenew(Context& ctx, const std::vector<std::string>& args) {
   spec.NeededPositional("duration", &duration, "how much longer, e.g. 30m or 1h");
   spec.Option("--op-id", &op_id, "operation ID for a retry-safe renewal", "ID");
   spec.Flag("--dry-run", &dry_run, "say what the renewal would do (or why it is refused); change nothing");
+  spec.Option("--reason", &reason,
+              "administrators: go beyond the fair-share limits, for this reason (kept in the audit log)",
+              "TEXT");
   out.AddTo(spec, "print the booking_result document");
   if (auto done = ParseOrHelp(ctx, spec, args)) return *done;
   if (!ref || !duration) return Invalid("give a reservation and how much longer, e.g. `bk renew 1 30m`");
   BK_ASSIGN_OR_RETURN(service::RenewRequest req, ToRenewRequest(*ref, *duration, op_id));
   req.dry_run = dry_run;
+  req.override_reason = reason;
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::BookingOutcome o, ledger->Renew(req));
   if (out.wanted()) {

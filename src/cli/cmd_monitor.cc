@@ -18,6 +18,7 @@
 #include "gpu/open_source.h"
 #include "monitor/heartbeat.h"
 #include "monitor/lock.h"
+#include "monitor/metrics_writer.h"
 #include "monitor/monitor.h"
 #include "monitor/report.h"
 #include "monitor/rollup.h"
@@ -153,6 +154,9 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
   o.pid = getpid();
   o.uid = me;
   monitor::Monitor mon(o);
+  std::optional<monitor::MetricsWriter> metrics;
+  if (!c.metrics_textfile.empty()) metrics.emplace(c, *o.service, o.actor);
+  std::string metrics_error;  // the last failure told, so a lasting one is told once
   gpu::OpenedSource source = gpu::OpenSource(c.gpu_sim_file);
 
   sigset_t mask;
@@ -190,6 +194,12 @@ Result<int> RunMonitor(Context& ctx, const std::vector<std::string>& args) {
       break;
     }
     ++sample_index;
+    if (metrics) {
+      Status written = metrics->Write(*report, mon.samples());
+      std::string error = written ? "" : written.error().message;
+      if (!error.empty() && error != metrics_error) ctx.Warn("metrics: " + error);
+      metrics_error = error;
+    }
     if (json) {
       auto hb = usage->Heartbeat();
       monitor::Collector collector =

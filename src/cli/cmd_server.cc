@@ -19,6 +19,7 @@
 #include "server/daemon.h"
 #include "server/unix_socket.h"
 #include "store/ledger_store.h"
+#include "surface/icalendar.h"
 #include "sys/fs.h"
 #include "sys/trust.h"
 #include "sys/users.h"
@@ -203,6 +204,10 @@ Result<int> ServeCmd(Context& ctx, const std::vector<std::string>& args) {
   if (!path) return Invalid("give the server's config: bk server serve --config /path/to/config.json");
   server::ServeOptions o;
   o.config_path = *path;
+  o.calendar = [](const std::vector<engine::Reservation>& reservations, const std::string& name,
+                  const std::string& host) {
+    return surface::ICalendar(reservations, {name, host});
+  };
   return server::Serve(o);
 }
 

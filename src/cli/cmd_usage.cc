@@ -6,6 +6,7 @@
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/context.h"
+#include "cli/usage_limits.h"
 #include "engine/parse.h"
 #include "monitor/usage_view.h"
 #include "surface/documents.h"
@@ -69,8 +70,9 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   ArgSpec spec("bk usage",
                "GPU usage history recorded by the monitor: your summary (me, the default), every "
                "user's (users), process and reclaim events (events) or per-minute records (samples); "
-               "what usage.db holds and costs (storage) and what this build offers (capabilities).");
-  spec.Positional("view", &what, "me | users | events | samples | storage | capabilities");
+               "what usage.db holds and costs (storage), what this build offers (capabilities) and the "
+               "fair-share limits with each user's use of them (limits).");
+  spec.Positional("view", &what, "me | users | events | samples | storage | capabilities | limits");
   spec.Option("-s,--since", &since, "how far back, e.g. 2h, 7d, 30d (default 24h)", "DUR");
   spec.Option("-f,--from", &from, "start time instead of --since", "TIME");
   spec.Option("-u,--until", &until, "end time (default now)", "TIME");
@@ -88,10 +90,11 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
 
   monitor::UsageQuery q;
   std::string view = what ? std::string(Trim(*what)) : "me";
-  if (view == "storage" || view == "capabilities") {
+  if (view == "storage" || view == "capabilities" || view == "limits") {
     // They describe the store and the build, not an interval or someone's use.
     if (since || from || until || user || all || gpu || limit || resolution)
       return Invalid(fmt::format("`bk u {}` takes only --json and --compact", view));
+    if (view == "limits") return ShowLimits(ctx, json || compact, compact);
     if (view == "capabilities")
       return Emit(
           ctx, json ? monitor::UsageCapabilitiesJson(ctx.clock->NowMs()) : monitor::UsageCapabilitiesText(),
@@ -108,8 +111,9 @@ Result<int> RunUsage(Context& ctx, const std::vector<std::string>& args) {
   else if (view == "storage")
     q.kind = monitor::UsageKind::kStorage;
   else
-    return Invalid(fmt::format(
-        "unknown usage view {}; use me, users, events, samples, storage or capabilities", Printable(view)));
+    return Invalid(
+        fmt::format("unknown usage view {}; use me, users, events, samples, storage, capabilities or limits",
+                    Printable(view)));
   q.chart = q.kind == monitor::UsageKind::kMe && !json && !no_chart;
   if (q.kind == monitor::UsageKind::kMe && (all || user))
     return Invalid("`bk u me` shows your own usage; use `bk u users --user NAME` for someone else");

@@ -45,6 +45,8 @@ class Ledger {
   virtual Result<std::vector<store::Event>> Log(int limit) = 0;
   virtual Result<std::vector<store::Notification>> Notifications(int limit) = 0;
   // Not yet read with `bk n`: how many and the newest `limit` of them.
+  // Each scope's use of the fair-share limits (`bk u limits`).
+  virtual Result<service::FairShareReport> FairShareUse() = 0;
   virtual Result<service::UnreadNotifications> UnreadNotifications(int limit) = 0;
   // `bk n` showed these; returns how many were unread.
   virtual Result<int64_t> MarkNotificationsRead(const std::vector<std::string>& ids) = 0;

@@ -62,6 +62,7 @@ class MethodLedger : public Ledger {
     return Run(rpc::methods::kStatus, {from, to, mine_limit});
   }
   Result<service::PolicyStatus> CheckPolicy() override { return Run(rpc::methods::kCheckPolicy, {}); }
+  Result<service::FairShareReport> FairShareUse() override { return Run(rpc::methods::kFairShare, {}); }
   Result<uint64_t> ChangeCounter() override {
     BK_ASSIGN_OR_RETURN(rpc::GenerationReply reply, Run(rpc::methods::kChangeCounter, {}));
     return reply.generation;

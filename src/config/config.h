@@ -66,8 +66,10 @@ struct Config {
   bool pause_sampling_during_exclusive = false;
   double monitor_interval_seconds = 2.0;
   std::string usage_visibility = "self";  // self | lab: whose usage rows a server's users see
-  std::string admin_group;      // its members administer a server ("": nobody besides root and owner)
-  std::vector<Preset> presets;  // the lab's (the `presets` key); each user has their own besides
+  std::string admin_group;        // its members administer a server ("": nobody besides root and owner)
+  std::vector<Preset> presets;    // the lab's (the `presets` key); each user has their own besides
+  std::string metrics_textfile;   // "" (off): the Prometheus textfile the monitor rewrites after each sample
+  std::string calendar_feed_dir;  // "" (off): where the daemon keeps each user's iCalendar feed
   WorkerSettings worker;
   std::optional<std::string> test_now;  // BK_TEST_NOW (test builds, private mode)
 

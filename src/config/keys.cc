@@ -210,6 +210,75 @@ Result<std::string> GroupNameValue(const std::string& key, const json& v) {
   return s;
 }
 
+// One field of a fair-share entry: its name, range and scale (hours and days as seconds).
+struct LimitField {
+  std::string_view name;
+  std::optional<int64_t> engine::Limits::*member;
+  int64_t lo, hi, scale;
+};
+constexpr LimitField kLimitFields[] = {
+    {"max_gpus", &engine::Limits::max_gpus, 1, engine::kMaxGpus, 1},
+    {"max_gpu_hours_24h", &engine::Limits::max_gpu_hours_24h, 1, 100000000, 1},
+    {"max_gpu_hours_7d", &engine::Limits::max_gpu_hours_7d, 1, 100000000, 1},
+    {"max_booking_hours", &engine::Limits::max_duration, 1, 87600, engine::kHour},
+    {"max_horizon_days", &engine::Limits::max_horizon, 1, 3650, engine::kDay},
+    {"max_queued", &engine::Limits::max_queued, 0, 100000, 1},
+};
+
+// {"NAME": {"max_gpus": 4, "max_gpu_hours_7d": null, ...}}: a name as
+// useradd/groupadd take it, and the fields above. null lifts a limit (a
+// user's own entry over the user_* keys); an absent field leaves it as it is.
+Result<std::map<std::string, engine::Limits>> LimitsValue(const std::string& key, const json& v) {
+  BK_ASSIGN_OR_RETURN(json obj, Structured(key, v));
+  if (!obj.is_object())
+    return Invalid(fmt::format("{} must be a JSON object such as {{\"alice\": {{\"max_gpus\": 4}}}}", key));
+  if (obj.size() > 4096) return Invalid(fmt::format("{} may name at most 4096 entries", key));
+  std::vector<std::string> names;
+  for (const auto& f : kLimitFields) names.emplace_back(f.name);
+  std::map<std::string, engine::Limits> out;
+  for (const auto& [name, entry] : obj.items()) {
+    auto checked = GroupNameValue(key, json(name));
+    if (!checked || checked->empty() || *checked != name)
+      return Invalid(
+          fmt::format("{} name \"{}\" must be a login or group name (letters, digits, _ . -, at most 32)",
+                      key, Printable(name.substr(0, 40))));
+    if (!entry.is_object())
+      return Invalid(fmt::format("{}.{} must be an object of limits: {}", key, name, Join(names, ", ")));
+    engine::Limits limits;
+    for (const auto& [field, value] : entry.items()) {
+      auto it = std::find_if(std::begin(kLimitFields), std::end(kLimitFields),
+                             [&](const LimitField& f) { return f.name == field; });
+      if (it == std::end(kLimitFields))
+        return Invalid(fmt::format("{}.{} has no limit \"{}\"; the limits are: {}", key, name,
+                                   Printable(field.substr(0, 40)), Join(names, ", ")));
+      if (value.is_null()) {
+        limits.*(it->member) = engine::kNoLimit;
+        continue;
+      }
+      BK_ASSIGN_OR_RETURN(int64_t n,
+                          IntValue(fmt::format("{}.{}.{}", key, name, field), value, it->lo, it->hi));
+      limits.*(it->member) = n * it->scale;
+    }
+    out[name] = limits;
+  }
+  return out;
+}
+
+// An absolute path of at most 4096 printable bytes; "" or null turns it off.
+Result<std::string> PathValue(const std::string& key, const json& v) {
+  if (v.is_null()) return std::string();
+  std::string bad = fmt::format("{} must be an absolute path such as /var/lib/gpubk/x, or \"\" for off", key);
+  if (!v.is_string()) return Invalid(bad);
+  std::string s(Trim(v.get<std::string>()));
+  if (s.empty()) return s;
+  if (s.front() != '/' || s.size() > 4096) return Invalid(bad);
+  for (unsigned char ch : s)
+    if (ch < 0x20 || ch == 0x7f) return Invalid(key + " must not contain control characters");
+  if (key == "metrics_textfile" && !s.ends_with(".prom"))
+    return Invalid(key + " must end in .prom: node_exporter's textfile collector reads only *.prom files");
+  return s;
+}
+
 // Integer keys keep their bounds in the table's doubles, exactly (below 2^53).
 int64_t Lo(const KeySpec& k) { return static_cast<int64_t>(k.lo); }
 int64_t Hi(const KeySpec& k) { return static_cast<int64_t>(k.hi); }
@@ -231,6 +300,14 @@ constexpr KeySlot Of() {
 template <auto Member>
 constexpr KeySlot OfPolicy() {
   return +[](Config & c) -> auto& { return c.policy.*Member; };
+}
+template <auto Member>
+constexpr KeySlot OfLimits() {
+  return +[](Config & c) -> auto& { return c.policy.fair_share.user.*Member; };
+}
+template <auto Member>
+constexpr KeySlot OfFairShare() {
+  return +[](Config & c) -> auto& { return c.policy.fair_share.*Member; };
 }
 template <auto Member>
 constexpr KeySlot OfWorker() {
@@ -376,6 +453,79 @@ const KeySpec kKeys[] = {
      .accepted = "MiB or size like `\"1g\"`",
      .doc = "RAM a booking declares without `--ram` (when `host_ram_mb` is set)",
      .slot = OfPolicy<&engine::Policy::default_booking_ram_mb>()},
+    {.name = "user_max_gpus",
+     .type = kInteger,
+     .default_text = "null",
+     .lo = 1,
+     .hi = engine::kMaxGpus,
+     .nullable = true,
+     .default_doc = "null (no limit)",
+     .doc = "fair share: the most GPUs one user holds at any instant, all their bookings together",
+     .slot = OfLimits<&engine::Limits::max_gpus>()},
+    {.name = "user_max_gpu_hours_24h",
+     .type = kInteger,
+     .default_text = "null",
+     .lo = 1,
+     .hi = 100000000,
+     .nullable = true,
+     .default_doc = "null (no limit)",
+     .doc = "fair share: the most GPU-hours one user's bookings hold within any 24 hours (past use counts)",
+     .slot = OfLimits<&engine::Limits::max_gpu_hours_24h>()},
+    {.name = "user_max_gpu_hours_7d",
+     .type = kInteger,
+     .default_text = "null",
+     .lo = 1,
+     .hi = 100000000,
+     .nullable = true,
+     .default_doc = "null (no limit)",
+     .doc = "fair share: the most GPU-hours one user's bookings hold within any 7 days (past use counts)",
+     .slot = OfLimits<&engine::Limits::max_gpu_hours_7d>()},
+    {.name = "user_max_booking_hours",
+     .type = kInteger,
+     .default_text = "null",
+     .lo = 1,
+     .hi = 87600,
+     .scale = engine::kHour,
+     .nullable = true,
+     .default_doc = "null (no limit)",
+     .doc = "fair share: the longest booking one user may hold (below `max_booking_duration_hours`)",
+     .slot = OfLimits<&engine::Limits::max_duration>()},
+    {.name = "user_max_horizon_days",
+     .type = kInteger,
+     .default_text = "null",
+     .lo = 1,
+     .hi = 3650,
+     .scale = engine::kDay,
+     .nullable = true,
+     .default_doc = "null (no limit)",
+     .doc = "fair share: a user's booking must end within this many days (below `booking_horizon_days`)",
+     .slot = OfLimits<&engine::Limits::max_horizon>()},
+    {.name = "user_max_queued",
+     .type = kInteger,
+     .default_text = "null",
+     .lo = 0,
+     .hi = 100000,
+     .nullable = true,
+     .default_doc = "null (no limit)",
+     .doc = "fair share: how many bookings one user may have waiting to start",
+     .slot = OfLimits<&engine::Limits::max_queued>()},
+    {.name = "user_limits",
+     .type = kLimits,
+     .default_text = "{}",
+     .accepted =
+         "login names; fields `max_gpus`, `max_gpu_hours_24h`, `max_gpu_hours_7d`, `max_booking_hours`, "
+         "`max_horizon_days`, `max_queued`; null lifts a limit",
+     .doc =
+         "fair share for named users, over the `user_*` keys field by field: `{\"alice\": {\"max_gpus\": 8, "
+         "\"max_gpu_hours_7d\": null}}`",
+     .slot = OfFairShare<&engine::FairShare::users>()},
+    {.name = "group_limits",
+     .type = kLimits,
+     .default_text = "{}",
+     .accepted = "Unix group names; the fields of `user_limits`",
+     .doc = "fair share for Unix groups: the members of a group **together** stay within its limits "
+            "(`{\"vision\": {\"max_gpus\": 4}}`); each member's own limits apply as well",
+     .slot = OfFairShare<&engine::FairShare::groups>()},
     {.name = "ledger_retention_days",
      .type = kInteger,
      .default_text = "90",
@@ -503,6 +653,23 @@ const KeySpec kKeys[] = {
      .doc = "on a server, the Unix group whose members administer it beside root and the owner (`bk admin`, "
             "cancelling or transferring anyone's booking, `bk lg` of admin actions)",
      .slot = Of<&Config::admin_group>()},
+    {.name = "metrics_textfile",
+     .type = kPath,
+     .default_text = "\"\"",
+     .accepted = "an absolute path ending in `.prom`, or \"\"",
+     .default_doc = "\"\" (off)",
+     .doc = "the Prometheus node_exporter textfile the monitor rewrites (atomically) after each sample: GPU "
+            "telemetry, bookings per user, reclaims, no-show streaks, the daemon's requests and the ledger's "
+            "size (docs/metrics.md)",
+     .slot = Of<&Config::metrics_textfile>()},
+    {.name = "calendar_feed_dir",
+     .type = kPath,
+     .default_text = "\"\"",
+     .accepted = "an absolute directory path, or \"\"",
+     .default_doc = "\"\" (off)",
+     .doc = "on a server, the directory where the daemon keeps `USER.ics`, each user's bookings as an "
+            "iCalendar feed, rewritten after every change (a calendar app or web server subscribes to it)",
+     .slot = Of<&Config::calendar_feed_dir>()},
     {.name = "presets",
      .type = kPresets,
      .default_text = "{}",
@@ -635,6 +802,16 @@ Status ApplyKey(const KeySpec& k, const json& v, Config& c) {
       Store(k, c, std::move(presets));
       break;
     }
+    case kLimits: {
+      BK_ASSIGN_OR_RETURN(auto limits, LimitsValue(name, v));
+      Store(k, c, std::move(limits));
+      break;
+    }
+    case kPath: {
+      BK_ASSIGN_OR_RETURN(std::string path, PathValue(name, v));
+      Store(k, c, std::move(path));
+      break;
+    }
   }
   if (k.on_set) k.on_set(c);
   return Ok();
@@ -653,8 +830,9 @@ std::string Suggest(std::string_view unknown) {
 std::span<const EnvVar> EnvironmentVariables() { return kEnvironment; }
 
 KeyDoc Document(const KeySpec& key) {
-  // Blackouts and presets have no short form: their variable holds JSON text.
-  return {DefaultDoc(key), EnvName(key), key.type == kBlackouts || key.type == kPresets, AcceptedValues(key)};
+  // Blackouts, presets and limits have no short form: their variable holds JSON text.
+  return {DefaultDoc(key), EnvName(key),
+          key.type == kBlackouts || key.type == kPresets || key.type == kLimits, AcceptedValues(key)};
 }
 
 std::vector<std::string> KeyRows(KeyScope scope) {

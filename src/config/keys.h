@@ -26,7 +26,9 @@ namespace bk::config {
 struct Config;
 
 // kChoice: one word of `choices`; kGroupName: a Unix group's name, or "" (none);
-// kPresets: the lab's presets, NAME -> preset.
+// kPresets: the lab's presets, NAME -> preset. kPath: an absolute path, or ""
+// (off). kLimits: fair-share limits by
+// user or group name, NAME -> {max_gpus, ...}.
 enum class KeyType {
   kInteger,
   kNumber,
@@ -37,7 +39,9 @@ enum class KeyType {
   kBlackouts,
   kChoice,
   kGroupName,
-  kPresets
+  kPresets,
+  kLimits,
+  kPath
 };
 
 // Whose setting a key is, which decides where its BK_<KEY> variable applies.
@@ -49,10 +53,10 @@ enum class KeyScope {
 // Where a key's value is stored: a reference into Config of the parsed type.
 template <class T>
 using Field = T& (*)(Config&);
-using KeySlot =
-    std::variant<Field<int>, Field<int64_t>, Field<std::optional<int64_t>>, Field<double>, Field<bool>,
-                 Field<std::vector<int>>, Field<std::map<int, int>>, Field<std::vector<engine::Blackout>>,
-                 Field<std::string>, Field<std::vector<Preset>>>;
+using KeySlot = std::variant<Field<int>, Field<int64_t>, Field<std::optional<int64_t>>, Field<double>,
+                             Field<bool>, Field<std::vector<int>>, Field<std::map<int, int>>,
+                             Field<std::vector<engine::Blackout>>, Field<std::string>,
+                             Field<std::vector<Preset>>, Field<std::map<std::string, engine::Limits>>>;
 
 struct KeySpec {
   std::string_view name;  // in config.json; the environment variable is BK_<NAME>

@@ -91,6 +91,60 @@ TEST(KeysTest, TheAdminGroupIsAGroupNameOrNone) {
     EXPECT_EQ(ApplyKey(*FindKey("admin_group"), v, c).error().message, bad) << v.dump();
 }
 
+TEST(KeysTest, FairShareLimitsTakeHoursDaysAndNamedEntries) {
+  Config c;
+  ASSERT_TRUE(ApplyKey(*FindKey("user_max_gpus"), json("4"), c).has_value());
+  ASSERT_TRUE(ApplyKey(*FindKey("user_max_booking_hours"), json(24), c).has_value());
+  ASSERT_TRUE(ApplyKey(*FindKey("user_max_horizon_days"), json(7), c).has_value());
+  const engine::FairShare& fs = c.policy.fair_share;
+  EXPECT_EQ(fs.user.max_gpus, 4);
+  EXPECT_EQ(fs.user.max_duration, 24 * engine::kHour);
+  EXPECT_EQ(fs.user.max_horizon, 7 * engine::kDay);
+  ASSERT_TRUE(ApplyKey(*FindKey("user_max_gpus"), json(), c).has_value());
+  EXPECT_EQ(fs.user.max_gpus, std::nullopt);
+
+  // From the environment the value is JSON text; null in a user's entry lifts a limit.
+  ASSERT_TRUE(
+      ApplyKey(*FindKey("user_limits"),
+               json(R"({"alice": {"max_gpus": 8, "max_gpu_hours_7d": null, "max_booking_hours": 2}})"), c)
+          .has_value());
+  EXPECT_EQ(fs.users.at("alice").max_gpus, 8);
+  EXPECT_EQ(fs.users.at("alice").max_gpu_hours_7d, engine::kNoLimit);
+  EXPECT_EQ(fs.users.at("alice").max_duration, 2 * engine::kHour);
+  ASSERT_TRUE(
+      ApplyKey(*FindKey("group_limits"), json::parse(R"({"vision": {"max_queued": 0}})"), c).has_value());
+  EXPECT_EQ(fs.groups.at("vision").max_queued, 0);
+
+  auto error = [&](const char* key, const json& v) { return ApplyKey(*FindKey(key), v, c).error().message; };
+  EXPECT_EQ(error("user_limits", json::parse(R"({"alice": {"max_gpu": 3}})")),
+            "user_limits.alice has no limit \"max_gpu\"; the limits are: max_gpus, max_gpu_hours_24h, "
+            "max_gpu_hours_7d, max_booking_hours, max_horizon_days, max_queued");
+  EXPECT_EQ(error("group_limits", json::parse(R"({"vision": {"max_gpus": 0}})")),
+            "group_limits.vision.max_gpus must be between 1 and 1024");
+  EXPECT_THAT(error("user_limits", json::parse(R"({"a b": {}})")),
+              HasSubstr("must be a login or group name"));
+  EXPECT_THAT(error("user_limits", json::parse(R"({"alice": 3})")), HasSubstr("must be an object of limits"));
+  EXPECT_THAT(error("user_limits", json("[1]")), HasSubstr("must be a JSON object"));
+  EXPECT_EQ(error("user_max_gpus", json(0)), "user_max_gpus must be between 1 and 1024");
+}
+
+TEST(KeysTest, PathsAreAbsoluteAndTheMetricsFileIsAPromFile) {
+  Config c;
+  ASSERT_TRUE(
+      ApplyKey(*FindKey("metrics_textfile"), json("/var/lib/node_exporter/gpubk.prom"), c).has_value());
+  EXPECT_EQ(c.metrics_textfile, "/var/lib/node_exporter/gpubk.prom");
+  ASSERT_TRUE(ApplyKey(*FindKey("metrics_textfile"), json(""), c).has_value());
+  EXPECT_EQ(c.metrics_textfile, "");
+  EXPECT_THAT(ApplyKey(*FindKey("metrics_textfile"), json("gpubk.prom"), c).error().message,
+              HasSubstr("must be an absolute path"));
+  EXPECT_THAT(ApplyKey(*FindKey("metrics_textfile"), json("/tmp/gpubk.txt"), c).error().message,
+              HasSubstr("must end in .prom"));
+  ASSERT_TRUE(ApplyKey(*FindKey("calendar_feed_dir"), json("/srv/www/gpus"), c).has_value());
+  EXPECT_EQ(c.calendar_feed_dir, "/srv/www/gpus");
+  EXPECT_THAT(ApplyKey(*FindKey("calendar_feed_dir"), json("/srv/\nx"), c).error().message,
+              HasSubstr("control characters"));
+}
+
 TEST(KeysTest, RowsDocumentEveryKeyOnce) {
   auto deployment = KeyRows(KeyScope::kDeployment);
   auto user = KeyRows(KeyScope::kUser);

@@ -69,13 +69,21 @@ const std::vector<std::string>& LivePolicyKeys() {
                                                 "default_booking_ram_mb",
                                                 "disabled_gpus",
                                                 "gpu_priority",
+                                                "group_limits",
                                                 "host_cpus",
                                                 "host_ram_mb",
                                                 "max_booking_duration_hours",
                                                 "max_shared_users",
                                                 "queue_search_hours",
                                                 "require_shared_memory",
-                                                "shared_memory_reserve_mb"};
+                                                "shared_memory_reserve_mb",
+                                                "user_limits",
+                                                "user_max_booking_hours",
+                                                "user_max_gpu_hours_24h",
+                                                "user_max_gpu_hours_7d",
+                                                "user_max_gpus",
+                                                "user_max_horizon_days",
+                                                "user_max_queued"};
   return keys;
 }
 

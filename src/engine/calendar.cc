@@ -39,6 +39,11 @@ std::vector<int> SortedUnique(std::vector<int> v) {
   return v;
 }
 
+// How many GPUs a request holds, as a start rule counts them.
+int RuleGpus(const PlacementRequest& request) {
+  return request.pinned.empty() ? request.count : static_cast<int>(SortedUnique(request.pinned).size());
+}
+
 // An explicit declaration of 0 means "none" upstream (`expected or inferred`).
 bool HasExplicitMemory(const std::optional<int64_t>& mb) { return mb.has_value() && *mb != 0; }
 
@@ -278,6 +283,8 @@ std::optional<Seconds> Calendar::EarliestIn(const PlacementRequest& request, con
   const Seconds to = hi + d;
   std::vector<Interval> legal = grid.FreeStarts(blackouts_, d);
   if (policy_.BudgetsOn()) legal = IntersectionOf(legal, grid.FreeStarts(HostBlocked(request, lo, to), d));
+  if (request.rule && !legal.empty())
+    legal = IntersectionOf(legal, request.rule->Allowed(RuleGpus(request), d, lo, hi));
   if (legal.empty()) return std::nullopt;
   free_starts.clear();
   free_starts.reserve(candidates.size());
@@ -428,6 +435,9 @@ std::vector<std::string> Calendar::Reasons(const PlacementRequest& request, Seco
   const Seconds end = start + request.duration;
   std::vector<std::string> out;
   if (auto conflict = PolicyConflict(policy_, now_, start, end)) out.push_back(*std::move(conflict));
+  if (request.rule)
+    for (std::string& reason : request.rule->Reasons(RuleGpus(request), start, end))
+      out.push_back(std::move(reason));
   for (std::string& reason : HostReasons(request, start, end)) out.push_back(std::move(reason));
 
   const std::optional<std::vector<int>> candidates = Candidates(request, advice);

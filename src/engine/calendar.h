@@ -17,6 +17,7 @@
 #include "engine/footprint.h"
 #include "engine/occupancy.h"
 #include "engine/policy.h"
+#include "engine/start_rule.h"
 #include "engine/step_profile.h"
 #include "engine/types.h"
 
@@ -34,6 +35,9 @@ struct PlacementRequest {
   bool allow_queue = true;    // false: exactly at start or not at all
   std::vector<int> pinned;    // empty: automatic choice of `count` GPUs
   std::vector<int> excluded;  // never chosen
+  // A further rule on the start (the requester's fair-share limits), kept
+  // to in the same search; nullptr: none. Must outlive the search.
+  const StartRule* rule = nullptr;
 };
 
 // Placement preferences from live telemetry and history (service/ computes them).

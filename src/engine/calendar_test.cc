@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <tuple>
 
+#include "engine/limits.h"
 #include "engine/occupancy.h"
 #include "engine/step_map.h"
 #include "engine/step_profile.h"
@@ -682,7 +685,10 @@ double Pressure(const Case& c, int g, Seconds s, Seconds e) {
 
 bool Eligible(const Case& c, int g) { return c.policy.GpuEnabled(g) && !Has(c.request.excluded, g); }
 
-std::optional<Placement> Find(const Case& c, bool queue) {
+// A further condition on [start, end) beside the calendar's (the limits).
+using Extra = std::function<bool(Seconds start, Seconds end)>;
+
+std::optional<Placement> Find(const Case& c, bool queue, const Extra& extra = nullptr) {
   const PlacementRequest& r = c.request;
   const Policy& p = c.policy;
   if (r.duration > p.max_duration) return std::nullopt;
@@ -690,6 +696,7 @@ std::optional<Placement> Find(const Case& c, bool queue) {
   for (Seconds t = r.start; t <= hi; t += p.slot) {
     Seconds e = t + r.duration;
     if (!PolicyFits(c, t, e) || !HostFits(c, t, e)) continue;
+    if (extra && !extra(t, e)) continue;
     Placement out;
     if (!r.pinned.empty()) {
       std::vector<int> pins = r.pinned;
@@ -944,6 +951,131 @@ TEST(CalendarOracleTest, MatchesBruteForceOnRandomCases) {
   RecordProperty("placed", placed);
   RecordProperty("queued", queued);
   RecordProperty("failed", failed);
+}
+
+// Fair-share limits, by their definitions, slot by slot: the oracle of
+// LimitRule, which the calendar keeps to in the same search.
+namespace limits_oracle {
+
+int64_t HeldAt(const LimitScope& s, Seconds x) {
+  int64_t n = 0;
+  for (const Holding& h : s.held)
+    if (h.start <= x && x < h.end) n += h.gpus;
+  return n;
+}
+
+// GPU-seconds `s` holds in [from, to), with `gpus` more over [start, end).
+int64_t UsedIn(const LimitScope& s, Seconds from, Seconds to, int gpus, Seconds start, Seconds end) {
+  auto overlap = [&](Seconds a, Seconds b) {
+    return std::max<Seconds>(0, std::min(b, to) - std::max(a, from));
+  };
+  int64_t total = gpus * overlap(start, end);
+  for (const Holding& h : s.held) total += h.gpus * overlap(h.start, h.end);
+  return total;
+}
+
+bool Fits(const std::vector<LimitScope>& scopes, int gpus, Seconds t, Seconds e, Seconds now, Seconds slot) {
+  for (const LimitScope& s : scopes) {
+    const Limits& l = s.limits;
+    if (l.max_duration && e - t > *l.max_duration) return false;
+    if (l.max_horizon && e > now + *l.max_horizon) return false;
+    if (l.max_queued && t > now) {
+      int64_t waiting = 0;
+      for (const Holding& h : s.held) waiting += h.start > now;
+      if (waiting + 1 > *l.max_queued) return false;
+    }
+    if (l.max_gpus)
+      for (Seconds x = t; x < e; x += slot)
+        if (HeldAt(s, x) + gpus > *l.max_gpus) return false;
+    const std::pair<std::optional<int64_t>, Seconds> windows[] = {{l.max_gpu_hours_24h, kDay},
+                                                                  {l.max_gpu_hours_7d, 7 * kDay}};
+    for (const auto& [hours, w] : windows) {
+      if (!hours) continue;
+      for (Seconds u = t - w + slot; u < e; u += slot)
+        if (UsedIn(s, u, u + w, gpus, t, e) > *hours * kHour) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace limits_oracle
+
+TEST(CalendarOracleTest, LimitsMatchBruteForce) {
+  constexpr uint64_t kSeed = 20261202;
+  constexpr int kCases = 2000;
+  int placed = 0, limited = 0, failed = 0, mismatches = 0;
+  for (int i = 0; i < kCases && mismatches < 5; ++i) {
+    Case c = Generate(kSeed + static_cast<uint64_t>(i));
+    std::mt19937_64 rng(c.seed ^ 0x5eedULL);
+    auto uniform = [&](int64_t lo, int64_t hi) {
+      return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+    };
+    auto chance = [&](double p) { return std::bernoulli_distribution(p)(rng); };
+    const Seconds slot = c.policy.slot;
+    const SlotGrid grid = c.policy.grid();
+    std::vector<LimitScope> scopes;
+    for (int64_t n = uniform(1, 2); n > 0; --n) {
+      LimitScope s;
+      s.name = n == 1 ? "alice" : "group g";
+      if (chance(0.5)) s.limits.max_gpus = uniform(1, 5);
+      if (chance(0.4)) s.limits.max_gpu_hours_24h = uniform(1, 30);
+      if (chance(0.3)) s.limits.max_gpu_hours_7d = uniform(1, 60);
+      if (chance(0.2)) s.limits.max_duration = slot * uniform(1, 12);
+      if (chance(0.2)) s.limits.max_horizon = uniform(1, 8) * kHour;
+      if (chance(0.2)) s.limits.max_queued = uniform(0, 2);
+      // What the scope holds: the last week's use and what lies ahead, on the grid.
+      for (int64_t k = uniform(0, 8); k > 0; --k) {
+        Seconds start = grid.Floor(c.now + uniform(-8 * kDay, 6 * kHour));
+        s.held.push_back({start, start + slot * uniform(1, 72), static_cast<int>(uniform(1, 3))});
+      }
+      scopes.push_back(std::move(s));
+    }
+    const LimitRule rule(scopes, c.now, slot);
+    c.request.rule = &rule;
+    const int gpus =
+        c.request.pinned.empty()
+            ? c.request.count
+            : static_cast<int>(std::set<int>(c.request.pinned.begin(), c.request.pinned.end()).size());
+    const oracle::Extra extra = [&](Seconds t, Seconds e) {
+      return limits_oracle::Fits(scopes, gpus, t, e, c.now, slot);
+    };
+    const Calendar cal(c.policy, c.footprints, c.now);
+    auto got = cal.FindEarliest(c.request, c.advice);
+    std::optional<Placement> fast = got ? std::optional<Placement>(*got) : std::nullopt;
+    std::optional<Placement> want = oracle::Find(c, c.request.allow_queue, extra);
+    if (!Same(fast, want)) {
+      ++mismatches;
+      ADD_FAILURE() << "case " << i << ": placement with limits differs\n fast:   " << Describe(fast)
+                    << "\n oracle: " << Describe(want) << "\n"
+                    << Describe(c);
+      continue;
+    }
+    if (!got && !c.request.allow_queue && !Same(got.error().nearest, oracle::Find(c, true, extra))) {
+      ++mismatches;
+      ADD_FAILURE() << "case " << i << ": nearest with limits differs\n" << Describe(c);
+      continue;
+    }
+    // The rule's reasons agree with the definitions at the requested start.
+    const Seconds t = c.request.start, e = t + c.request.duration;
+    if (rule.Reasons(gpus, t, e).empty() != limits_oracle::Fits(scopes, gpus, t, e, c.now, slot)) {
+      ++mismatches;
+      ADD_FAILURE() << "case " << i << ": limit reasons at the start disagree\n" << Describe(c);
+    }
+    limited += !Same(oracle::Find(c, c.request.allow_queue), want);
+    if (got) {
+      ++placed;
+    } else {
+      ++failed;
+      EXPECT_FALSE(got.error().reasons.empty()) << Describe(c);
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+  // Limits must change the answer often, or the comparison proves little.
+  EXPECT_GT(placed, kCases / 10);
+  EXPECT_GT(failed, kCases / 10);
+  EXPECT_GT(limited, kCases / 10);
+  std::printf("limits oracle: %d placed, %d moved or refused by limits, %d failed\n", placed, limited,
+              failed);
 }
 
 // The daemon's calendar: an occupancy changed one footprint at a time, with

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/limits.h"
 #include "engine/time_grid.h"
 #include "engine/types.h"
 
@@ -40,6 +41,9 @@ struct Policy {
   std::optional<int64_t> host_ram_mb;
   int64_t default_booking_cpus = 1;
   int64_t default_booking_ram_mb = 1024;
+  // Fair-share limits: off unless set. Not bound to the ledger: an
+  // administrator changes them at any time and they apply to the next request.
+  FairShare fair_share;
 
   SlotGrid grid() const { return SlotGrid(slot); }
   bool GpuEnabled(int gpu) const;

@@ -136,6 +136,10 @@ Status Runner::Start(service::BookingService& service, uid_t owner) {
   o.uid = owner;
   monitor_ = std::make_unique<Monitor>(o);
   BK_TRY(monitor_->Start(clock_.NowMs()));
+  if (!config_.metrics_textfile.empty()) {
+    metrics_.emplace(config_, service, o.actor);
+    metrics_->SetRequests(requests_);
+  }
 
   source_ = gpu::OpenSource(config_.gpu_sim_file);
   source_description_ = source_.source->Describe();
@@ -195,8 +199,16 @@ void Runner::OnReadable() {
         log_(fmt::format("monitor: reclaimed {} of {}: {}", d.reservation_id, d.username, d.reason));
     for (const auto& w : report->warnings) Warn("monitor: " + w);
     if (report->failed) Warn("monitor: sample failed: " + report->snapshot.error);
+    if (metrics_)
+      if (auto st = metrics_->Write(*report, monitor_->samples()); !st)
+        Warn("monitor: metrics: " + st.error().message);
   }
   Publish();
+}
+
+void Runner::SetRequests(const RequestStats* requests) {
+  requests_ = requests;
+  if (metrics_) metrics_->SetRequests(requests);
 }
 
 void Runner::OnWrite() {

@@ -30,6 +30,7 @@
 #include "config/config.h"
 #include "gpu/open_source.h"
 #include "monitor/lock.h"
+#include "monitor/metrics_writer.h"
 #include "monitor/monitor.h"
 #include "service/booking_service.h"
 #include "store/usage_store.h"
@@ -88,7 +89,9 @@ class Runner {
   int fd() const { return sampler_ ? sampler_->fd() : -1; }
   void OnReadable();  // ingest what the sampler delivered (loop thread)
   void OnWrite();     // a ledger write happened: refresh the exclusive windows
-  void Stop();        // stop sampling, ingest the rest, write the stopped heartbeat
+  // The daemon's request statistics for the metrics textfile (loop thread).
+  void SetRequests(const RequestStats* requests);
+  void Stop();  // stop sampling, ingest the rest, write the stopped heartbeat
   // For usage queries over the socket (loop thread only); null before Start.
   store::UsageStore* usage() { return usage_.get(); }
   // Why the last sample could not be recorded; empty once one is again.
@@ -118,6 +121,8 @@ class Runner {
   std::unique_ptr<store::UsageStore> usage_;
   std::unique_ptr<Monitor> monitor_;
   std::unique_ptr<Sampler> sampler_;
+  std::optional<MetricsWriter> metrics_;  // when metrics_textfile is set
+  const RequestStats* requests_ = nullptr;
   std::string last_warning_;
   std::string not_recording_;
 };

@@ -286,21 +286,34 @@ Result<int> OnlyLimit(const json& j, int fallback) {
 
 // ---- requests -------------------------------------------------------------
 
+namespace {
+
+// An administrator's reason to exceed the fair-share limits goes on the wire
+// only when given, as `dry_run` does: a server that does not know it refuses
+// it as an unknown field instead of booking within limits it does not have.
+void AddOverride(json& j, const std::optional<std::string>& reason) {
+  if (reason) j["override_reason"] = *reason;
+}
+
+}  // namespace
+
 json Encode(const service::CreateRequest& r) {
-  return {{"count", r.count},
-          {"duration_seconds", r.duration},
-          {"mode", engine::ModeName(r.mode)},
-          {"share_units", Opt(r.share_units)},
-          {"memory_mb", Opt(r.memory_mb)},
-          {"cpus", Opt(r.cpus)},
-          {"ram_mb", Opt(r.ram_mb)},
-          {"start", Opt(r.start)},
-          {"gpus", r.gpus},
-          {"exclude", r.exclude},
-          {"op_id", Opt(r.op_id)},
-          {"job",
-           r.job ? json{{"spec_id", r.job->spec_id}, {"digest", r.job->digest}, {"summary", r.job->summary}}
-                 : json()}};
+  json j = {{"count", r.count},
+            {"duration_seconds", r.duration},
+            {"mode", engine::ModeName(r.mode)},
+            {"share_units", Opt(r.share_units)},
+            {"memory_mb", Opt(r.memory_mb)},
+            {"cpus", Opt(r.cpus)},
+            {"ram_mb", Opt(r.ram_mb)},
+            {"start", Opt(r.start)},
+            {"gpus", r.gpus},
+            {"exclude", r.exclude},
+            {"op_id", Opt(r.op_id)},
+            {"job",
+             r.job ? json{{"spec_id", r.job->spec_id}, {"digest", r.job->digest}, {"summary", r.job->summary}}
+                   : json()}};
+  AddOverride(j, r.override_reason);
+  return j;
 }
 
 Result<service::CreateRequest> DecodeCreate(const json& j) {
@@ -334,6 +347,7 @@ Result<service::CreateRequest> DecodeCreate(const json& j) {
     BK_TRY(jf.Done());
     r.job = b;
   }
+  BK_ASSIGN_OR_RETURN(r.override_reason, f.Str("override_reason"));
   BK_TRY(f.Done());
   return r;
 }
@@ -366,6 +380,7 @@ json Encode(const service::EditRequest& r) {
             {"ram_mb", Opt(r.ram_mb)},
             {"allow_queue", r.allow_queue}};
   AddDryRun(j, r.dry_run);
+  AddOverride(j, r.override_reason);
   return j;
 }
 
@@ -394,6 +409,7 @@ Result<service::EditRequest> DecodeEdit(const json& j) {
   BK_ASSIGN_OR_RETURN(r.ram_mb, f.Int("ram_mb"));
   BK_ASSIGN_OR_RETURN(r.allow_queue, f.Bool("allow_queue"));
   BK_ASSIGN_OR_RETURN(r.dry_run, f.Bool("dry_run"));
+  BK_ASSIGN_OR_RETURN(r.override_reason, f.Str("override_reason"));
   BK_TRY(f.Done());
   return r;
 }
@@ -401,6 +417,7 @@ Result<service::EditRequest> DecodeEdit(const json& j) {
 json Encode(const service::RenewRequest& r) {
   json j = {{"ref", r.ref}, {"extend_seconds", r.extend_by}, {"op_id", Opt(r.op_id)}};
   AddDryRun(j, r.dry_run);
+  AddOverride(j, r.override_reason);
   return j;
 }
 
@@ -412,6 +429,7 @@ Result<service::RenewRequest> DecodeRenew(const json& j) {
   BK_ASSIGN_OR_RETURN(r.extend_by, f.RequiredInt("extend_seconds"));
   BK_ASSIGN_OR_RETURN(r.op_id, f.Str("op_id"));
   BK_ASSIGN_OR_RETURN(r.dry_run, f.Bool("dry_run"));
+  BK_ASSIGN_OR_RETURN(r.override_reason, f.Str("override_reason"));
   BK_TRY(f.Done());
   return r;
 }
@@ -724,6 +742,71 @@ json Encode(const std::vector<store::Notification>& items) {
   json out = json::array();
   for (const auto& n : items) out.push_back(EncodeNotification(n));
   return out;
+}
+
+namespace {
+
+// A limit on the wire: hours and days as the configuration gives them, null when unset.
+json LimitsJson(const engine::Limits& l) {
+  auto per = [](const std::optional<int64_t>& v, int64_t unit) { return v ? json(*v / unit) : json(); };
+  return {{"max_gpus", per(l.max_gpus, 1)},
+          {"max_gpu_hours_24h", per(l.max_gpu_hours_24h, 1)},
+          {"max_gpu_hours_7d", per(l.max_gpu_hours_7d, 1)},
+          {"max_booking_hours", per(l.max_duration, engine::kHour)},
+          {"max_horizon_days", per(l.max_horizon, engine::kDay)},
+          {"max_queued", per(l.max_queued, 1)}};
+}
+
+engine::Limits LimitsOf(const json& j) {
+  auto per = [&](const char* key, int64_t unit) -> std::optional<int64_t> {
+    const json& v = j.at(key);
+    return v.is_null() ? std::nullopt : std::optional(v.get<int64_t>() * unit);
+  };
+  return {per("max_gpus", 1),
+          per("max_gpu_hours_24h", 1),
+          per("max_gpu_hours_7d", 1),
+          per("max_booking_hours", engine::kHour),
+          per("max_horizon_days", engine::kDay),
+          per("max_queued", 1)};
+}
+
+}  // namespace
+
+json Encode(const service::FairShareReport& r) {
+  json rows = json::array();
+  for (const auto& row : r.rows) {
+    const engine::LimitUse& u = row.use;
+    rows.push_back({{"name", row.name},
+                    {"kind", row.group ? "group" : "user"},
+                    {"limits", LimitsJson(row.limits)},
+                    {"use",
+                     {{"gpus_now", u.gpus_now},
+                      {"peak_gpus", u.peak_gpus},
+                      {"gpu_hours_24h", u.gpu_hours_24h},
+                      {"gpu_hours_7d", u.gpu_hours_7d},
+                      {"queued", u.queued}}}});
+  }
+  return {{"configured", r.configured}, {"now", r.now}, {"scopes", rows}};
+}
+
+Result<service::FairShareReport> DecodeFairShareReport(const json& j) {
+  return Guard([&]() -> Result<service::FairShareReport> {
+    service::FairShareReport r;
+    r.configured = j.at("configured").get<bool>();
+    r.now = j.at("now").get<engine::Seconds>();
+    for (const json& row : j.at("scopes")) {
+      service::FairShareRow x;
+      x.name = row.at("name").get<std::string>();
+      x.group = row.at("kind").get<std::string>() == "group";
+      x.limits = LimitsOf(row.at("limits"));
+      const json& u = row.at("use");
+      x.use = {u.at("gpus_now").get<int64_t>(), u.at("peak_gpus").get<int64_t>(),
+               u.at("gpu_hours_24h").get<double>(), u.at("gpu_hours_7d").get<double>(),
+               u.at("queued").get<int64_t>()};
+      r.rows.push_back(std::move(x));
+    }
+    return r;
+  });
 }
 
 json Encode(const service::UnreadNotifications& u) {

@@ -49,6 +49,7 @@ std::string Write(const service::StatusView& v);
 std::string Write(const service::ListResult& r);
 std::string Write(const service::BookingOutcome& o);
 json Encode(const service::PolicyStatus& s);
+json Encode(const service::FairShareReport& r);
 json Encode(const service::ImportSummary& s);
 json Encode(const service::PolicyReloadRequest& r);
 Result<service::PolicyReloadRequest> DecodePolicyReload(const json& j);
@@ -74,6 +75,7 @@ Result<service::UnreadNotifications> DecodeUnreadNotifications(const json& j);
 Result<service::OperationView> DecodeOperation(const json& j);
 Result<service::StatusView> DecodeStatus(const json& j);
 Result<service::PolicyStatus> DecodePolicyStatus(const json& j);
+Result<service::FairShareReport> DecodeFairShareReport(const json& j);
 Result<service::ImportSummary> DecodeImportSummary(const json& j);
 
 // Jobs (job.list, job.update, job.retry).

@@ -176,6 +176,11 @@ inline constexpr Method<NoParams, PolicyStatus> kCheckPolicy{
     &Encode, &DecodeNoParams, &Encode, &DecodePolicyStatus,
     [](const Context& c, const NoParams&) { return c.service.CheckPolicy(); }};
 
+inline constexpr Method<NoParams, FairShareReport> kFairShare{
+    "limits.use", kRead, kCacheable, Caller::kAnyone,
+    &Encode, &DecodeNoParams, &Encode, &DecodeFairShareReport,
+    [](const Context& c, const NoParams&) { return c.service.FairShareUse(c.actor); }};
+
 inline constexpr Method<JobsQuery, std::vector<JobView>> kJobs{
     "job.list", kRead, kFresh, Caller::kAnyone,
     &Encode, &DecodeJobsQuery, &Encode, &DecodeJobViews,
@@ -286,7 +291,7 @@ inline constexpr Method<AnnouncementsQuery, std::vector<store::Announcement>> kA
 inline constexpr std::tuple kAll{kPing,      kCreate, kEdit,        kRenew,   kCancel,    kRelease,
                                  kRecommend, kSlots,  kList,        kHistory, kLog,       kNotifications,
                                  kUnreadNotifications,  kMarkNotificationsRead,
-                                 kOperation, kStatus, kCheckPolicy, kJobs,    kUpdateJob, kRetryJob,
+                                 kOperation, kStatus, kCheckPolicy, kFairShare, kJobs,    kUpdateJob, kRetryJob,
                                  kVerify,    kBackup, kImport,      kUsage,   kReloadPolicy,
                                  kPublishAnnouncement, kEditAnnouncement, kArchiveAnnouncement, kAnnouncements,
                                  kTransfer,  kRestore, kClear, kChangeCounter};

@@ -22,6 +22,7 @@
 #include "gpu/source.h"
 #include "monitor/runner.h"
 #include "monitor/usage_view.h"
+#include "server/calendar_feed.h"
 #include "server/dispatcher.h"
 #include "server/import_job.h"
 #include "server/notify.h"
@@ -31,6 +32,7 @@
 #include "sys/clock.h"
 #include "sys/fs.h"
 #include "sys/local_zone.h"
+#include "sys/node.h"
 #include "sys/pid_lock.h"
 #include "sys/users.h"
 
@@ -113,6 +115,10 @@ class Loop {
         return monitor::UsageJson(m->usage(), q, m->NowMs(), m->not_recording());
       });
     }
+    if (m) m->SetRequests(&dispatcher_.stats());
+    if (!c.calendar_feed_dir.empty() && o.calendar)
+      feed_.emplace(c.calendar_feed_dir, sys::LocalNode().hostname, o.calendar, s,
+                    service::Actor{c.owner_uid, c.owner, true});
   }
 
   int Run(int listen_fd, int signal_fd) {
@@ -149,6 +155,7 @@ class Loop {
       // finds a group open.
       CommitGroup();
       ReportImport();
+      RefreshFeeds();
       Expire();
       Reap();
     }
@@ -524,6 +531,16 @@ class Loop {
                       fmt::join(change->restart, ", ")));
   }
 
+  // The calendar feeds follow the ledger; a failure is logged once until it changes.
+  void RefreshFeeds() {
+    if (!feed_) return;
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Steady::now().time_since_epoch()).count();
+    Status st = feed_->Refresh(ms);
+    std::string error = st ? "" : st.error().message;
+    if (error != feed_error_ && !error.empty()) Log("calendar feeds: " + error);
+    feed_error_ = error;
+  }
+
   // SIGINT/SIGTERM: an import still running is stopped and leaves nothing behind.
   int Stop() {
     if (import_) Log("stopping: the import in progress is abandoned; the ledger is unchanged");
@@ -549,6 +566,8 @@ class Loop {
   Conn* import_conn_ = nullptr;  // where the import's answer goes (null once it closed)
   std::string import_id_;        // the import request's id, as JSON
   Steady::time_point last_progress_;
+  std::optional<CalendarFeed> feed_;
+  std::string feed_error_;  // the last failure logged
 };
 
 }  // namespace

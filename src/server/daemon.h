@@ -12,6 +12,7 @@
 
 #include "base/result.h"
 #include "config/config.h"
+#include "server/calendar_feed.h"
 
 namespace bk::server {
 
@@ -29,6 +30,9 @@ struct ServeOptions {
   // with nothing pending are served.
   size_t max_total_output_bytes = 16 << 20;
   size_t cache_max_bytes = 4 << 20;  // the read cache's bound
+  // How the calendar feeds (calendar_feed_dir) are written: the surfaces'
+  // iCalendar encoding, handed down by the command that starts the daemon.
+  CalendarRender calendar;
 };
 
 // Runs until SIGINT/SIGTERM. Returns the process exit status: 0 after a

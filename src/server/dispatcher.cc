@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -104,6 +105,14 @@ std::string Dispatcher::Unwritten(const std::string& reply, const Error& error) 
   return ErrorLine(id, rpc::kApplicationError, error.message, error.kind);
 }
 
+namespace {
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+}  // namespace
+
 std::optional<std::string> Dispatcher::Handle(const service::Actor& actor, const std::string& line,
                                               sys::UniqueFd passed) {
   // Whatever a client sends, the daemon answers and stays up for everyone else.
@@ -116,6 +125,7 @@ std::optional<std::string> Dispatcher::Handle(const service::Actor& actor, const
 
 std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& actor, const std::string& line,
                                                        sys::UniqueFd passed) {
+  const auto began = std::chrono::steady_clock::now();
   last_write_ = false;
   // Deep nesting would make copies and destruction recurse past the stack,
   // and a key named twice would mean whichever copy a reader picks: both are
@@ -172,7 +182,10 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
   std::string key;
   if (it->second.cacheable && !notification) {
     key = fmt::format("{}\n{}\n{}", method, actor.uid, params.dump());
-    if (const std::string* hit = Cached(key)) return Answer(id, *hit);
+    if (const std::string* hit = Cached(key)) {
+      stats_.Record(it->first, Seconds(began), true);
+      return Answer(id, *hit);
+    }
   }
   Result<std::string> result = Fail(ErrorKind::kInternal, "not run");
   try {
@@ -182,6 +195,8 @@ std::optional<std::string> Dispatcher::HandleUnchecked(const service::Actor& act
     // A bug must not take the daemon down for everyone.
     result = Fail(ErrorKind::kInternal, fmt::format("internal error: {}", e.what()));
   }
+  // Only methods of the table are named: a client cannot add series.
+  stats_.Record(it->first, Seconds(began), result.has_value());
   if (notification) return std::nullopt;
   if (result && !key.empty()) Remember(std::move(key), *result);
   return Answer(id, std::move(result));

@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "monitor/metrics.h"
 #include "rpc/messages.h"
 #include "service/booking_service.h"
 #include "sys/unique_fd.h"
@@ -56,6 +57,8 @@ class Dispatcher {
 
   // Whether the last handled request was a write (the daemon counts them).
   bool last_was_write() const { return last_write_; }
+  // Requests answered so far by method: counts and latencies (the metrics).
+  const monitor::RequestStats& stats() const { return stats_; }
   // What the read cache holds now, counted as it is bounded.
   size_t cache_bytes() const { return cache_bytes_; }
   size_t cache_entries() const { return cache_.size(); }
@@ -80,6 +83,7 @@ class Dispatcher {
   int64_t cache_now_ = 0;
   size_t cache_bytes_ = 0;
   size_t cache_max_bytes_;
+  monitor::RequestStats stats_;
 };
 
 }  // namespace bk::server

@@ -444,12 +444,20 @@ engine::PlacementRequest ExtensionRequest(const Reservation& cur, Seconds from, 
 // `refused` words the calendar's refusal (edit and renew say it differently).
 Status AdmitExtension(const engine::Policy& p, const engine::Calendar& cal, const engine::GpuAdvice& advice,
                       const Reservation& cur, Seconds new_end, Seconds now,
+                      const std::optional<engine::LimitRule>& limits,
                       const std::function<std::string(Seconds from, const std::string& why)>& refused) {
   if (new_end - cur.start > p.max_duration)
     return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, cur.start, new_end));
   Seconds from = std::max(p.grid().Ceil(now), cur.end);
   if (auto conflict = engine::PolicyConflict(p, now, from, new_end, cur.gpus))
     return Fail(ErrorKind::kConflict, *conflict);
+  if (limits) {
+    // Only what the extension adds counts: the held part was admitted already.
+    auto why = limits->Reasons(static_cast<int>(cur.gpus.size()), cur.start, new_end, cur.end);
+    if (!why.empty())
+      return Fail(ErrorKind::kConflict, fmt::format("cannot extend {} until {}: {}", cur.ShortId(),
+                                                    engine::FormatIsoUtc(new_end), Join(why, "; ")));
+  }
   auto fit = cal.FindEarliest(ExtensionRequest(cur, from, new_end), advice);
   if (!fit) return Fail(ErrorKind::kConflict, refused(from, Join(fit.error().reasons, "; ")));
   return Ok();
@@ -553,8 +561,8 @@ Result<std::optional<BookingOutcome>> AlreadyBooked(store::LedgerStore& s, const
 // Why a queued booking could not start when asked: the reasons the exact
 // placement gives, which is what `-t now` would have said.
 std::string WhyNotNow(const engine::Calendar& cal, const Advice& advice, const CreateRequest& req,
-                      Seconds start) {
-  auto exact = cal.FindEarliest(ToPlacement(req, start, false), advice.engine);
+                      Seconds start, const engine::StartRule* rule) {
+  auto exact = cal.FindEarliest(ToPlacement(req, start, false, rule), advice.engine);
   return exact ? std::string() : Join(exact.error().reasons, "; ");
 }
 
@@ -566,6 +574,7 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   std::vector<std::string> warnings;
   BK_TRY(ValidateCreate(p, req, &warnings));
   if (req.job) BK_TRY(ValidateJobBinding(*req.job));
+  BK_ASSIGN_OR_RETURN(std::optional<std::string> waived, LimitOverride(actor, req.override_reason));
   std::string signature = CreateSignature(request, req.mode, req.share_units.value_or(1));
 
   // A replay is answered before telemetry is sampled or anything is placed.
@@ -599,9 +608,13 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
     return Fail(ErrorKind::kConflict, *engine::PolicyConflict(p, now, start, start + req.duration));
   }
 
+  std::optional<engine::LimitRule> limits;
+  if (!waived) {
+    BK_ASSIGN_OR_RETURN(limits, impl_->LimitsOf(*s, actor, now));
+  }
   BK_ASSIGN_OR_RETURN(engine::Calendar cal, impl_->PlacementCalendar(*s, now));
   BK_TRY(FillRequiredMemory(p, advice, cal, req));
-  auto placed = cal.FindEarliest(ToPlacement(req, start, !exact), advice.engine);
+  auto placed = cal.FindEarliest(ToPlacement(req, start, !exact, RuleOf(limits)), advice.engine);
   if (!placed) return Fail(ErrorKind::kConflict, placed.error().Message());
 
   Reservation r = NewReservation(p, actor, req, *placed, now);
@@ -609,7 +622,7 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   BK_TRY(s->Insert(r));
   BK_TRY(s->InsertOperation({actor.uid, r.op_id, "create", r.id, signature, now}));
   std::string message = placed->queued ? "queued" : "created";
-  store::Event e = MakeEvent("add", r, actor, r.op_id, message, now);
+  store::Event e = MakeEvent("add", r, actor, r.op_id, WithOverride(message, waived), now);
   e.transaction_id = sys::NewUuid();
   e.after = StateJson(r);
   e.signature = signature;
@@ -631,7 +644,7 @@ Result<BookingOutcome> BookingService::CreateImpl(const Actor& actor, const Crea
   out.allocator_source = req.gpus.empty() ? "builtin" : "fixed-gpu";
   out.warnings = warnings;
   Describe(out, cal, advice, *placed, req, p, Eligible(p, req.exclude), {actor.uid, now, live});
-  if (placed->queued) out.queued_reason = WhyNotNow(cal, advice, req, start);
+  if (placed->queued) out.queued_reason = WhyNotNow(cal, advice, req, start, RuleOf(limits));
   if (!out.selected_busy.empty()) out.warnings.push_back(std::string(kSelectedBusyWarning));
   BK_TRY(txn.Commit());
   return out;
@@ -657,7 +670,8 @@ struct EditPlan {
 
 // A started reservation may only move its end: elapsed time and what it holds are fixed.
 Result<EditPlan> PlanStartedEdit(const engine::Policy& p, const engine::Calendar& cal, const Advice& advice,
-                                 const Reservation& cur, const EditRequest& req, Seconds now) {
+                                 const Reservation& cur, const EditRequest& req, Seconds now,
+                                 const std::optional<engine::LimitRule>& limits) {
   engine::SlotGrid grid = p.grid();
   int slot_min = static_cast<int>(p.slot / 60);
   bool other = req.start || req.mode || !req.gpus.empty() || !req.exclude.empty() || req.count ||
@@ -674,8 +688,8 @@ Result<EditPlan> PlanStartedEdit(const engine::Policy& p, const engine::Calendar
     return Invalid(fmt::format("cannot edit elapsed time; the new end must be at or after {}",
                                engine::FormatIsoUtc(std::max(grid.Ceil(now), grid.Floor(now) + p.slot))));
   if (new_end > cur.end) {
-    BK_TRY(
-        AdmitExtension(p, cal, advice.engine, cur, new_end, now, [&](Seconds from, const std::string& why) {
+    BK_TRY(AdmitExtension(
+        p, cal, advice.engine, cur, new_end, now, limits, [&](Seconds from, const std::string& why) {
           return fmt::format(
               "cannot extend this reservation because its GPUs are unavailable from {} to {}{}",
               engine::FormatIsoUtc(from), engine::FormatIsoUtc(new_end), why.empty() ? "" : " (" + why + ")");
@@ -689,7 +703,8 @@ Result<EditPlan> PlanStartedEdit(const engine::Policy& p, const engine::Calendar
 
 // A future reservation is placed again as if booked anew, without itself.
 Result<EditPlan> PlanFutureEdit(const engine::Policy& p, const engine::Calendar& cal, const Advice& advice,
-                                const Reservation& cur, const EditRequest& req, Seconds now) {
+                                const Reservation& cur, const EditRequest& req, Seconds now,
+                                const std::optional<engine::LimitRule>& limits) {
   engine::SlotGrid grid = p.grid();
   int slot_min = static_cast<int>(p.slot / 60);
   CreateRequest r;
@@ -731,7 +746,7 @@ Result<EditPlan> PlanFutureEdit(const engine::Policy& p, const engine::Calendar&
       return Fail(ErrorKind::kConflict, *conflict);
   }
   BK_TRY(FillRequiredMemory(p, advice, cal, r));
-  auto placed = cal.FindEarliest(ToPlacement(r, start, req.allow_queue), advice.engine);
+  auto placed = cal.FindEarliest(ToPlacement(r, start, req.allow_queue, RuleOf(limits)), advice.engine);
   if (!placed) return Fail(ErrorKind::kConflict, placed.error().Message());
   EditPlan plan{.next = cur};
   plan.next.gpus = placed->gpus;
@@ -768,6 +783,7 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
         "--mem, --share, --cpus or --ram");
   if (!request.gpus.empty() && !request.exclude.empty())
     return Invalid("--gpu and --exclude-gpu cannot be combined");
+  BK_ASSIGN_OR_RETURN(std::optional<std::string> waived, LimitOverride(actor, request.override_reason));
   gpu::Snapshot live = impl_->Telemetry();
   Advice advice = BuildAdvice(live, p);
 
@@ -795,10 +811,15 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
     if (*req.end <= base) return Invalid("--end must be after the reservation's start");
     req.duration = *req.end - base;
   }
+  std::optional<engine::LimitRule> limits;
+  if (!waived) {
+    BK_ASSIGN_OR_RETURN(limits, impl_->LimitsOf(*s, actor, now, cur.id));
+  }
   BK_ASSIGN_OR_RETURN(engine::Calendar cal, impl_->PlacementCalendar(*s, now, cur.id));
 
-  BK_ASSIGN_OR_RETURN(EditPlan plan, cur.Started(now) ? PlanStartedEdit(p, cal, advice, cur, req, now)
-                                                      : PlanFutureEdit(p, cal, advice, cur, req, now));
+  BK_ASSIGN_OR_RETURN(EditPlan plan, cur.Started(now)
+                                         ? PlanStartedEdit(p, cal, advice, cur, req, now, limits)
+                                         : PlanFutureEdit(p, cal, advice, cur, req, now, limits));
   Reservation& next = plan.next;
   next.updated_at = now;
   next.edit_count = cur.edit_count + 1;
@@ -814,7 +835,8 @@ Result<BookingOutcome> BookingService::EditImpl(const Actor& actor, const EditRe
              {actor.uid, now, live});
   // A dry run ends here, admitted: its transaction rolls back uncommitted.
   if (req.dry_run) return out;
-  BK_TRY(impl_->RecordChange(*s, actor, "edit", cur, next, req.op_id, signature, plan.message, now));
+  BK_TRY(impl_->RecordChange(*s, actor, "edit", cur, next, req.op_id, signature,
+                             WithOverride(plan.message, waived), now));
   BK_TRY(txn.Commit());
   return out;
 }
@@ -829,6 +851,7 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
   if (request.extend_by <= 0 || request.extend_by % p.slot != 0)
     return Invalid(
         fmt::format("renewal must be a positive multiple of {} minutes, e.g. bk renew 1 30m", p.slot / 60));
+  BK_ASSIGN_OR_RETURN(std::optional<std::string> waived, LimitOverride(actor, request.override_reason));
   Advice advice = impl_->LiveAdvice();
   BK_ASSIGN_OR_RETURN(store::LedgerStore * s, impl_->Writer());
   BK_ASSIGN_OR_RETURN(store::WriteTxn txn, s->BeginWrite());
@@ -842,11 +865,16 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
   if (cur.uid != actor.uid) return Fail(ErrorKind::kPermission, "only the owner can renew a reservation");
   std::string signature = RenewSignature(request, cur.id);
   Seconds new_end = cur.end + request.extend_by;
+  std::optional<engine::LimitRule> limits;
+  if (!waived) {
+    BK_ASSIGN_OR_RETURN(limits, impl_->LimitsOf(*s, actor, now, cur.id));
+  }
   BK_ASSIGN_OR_RETURN(engine::Calendar cal, impl_->PlacementCalendar(*s, now, cur.id));
-  BK_TRY(AdmitExtension(p, cal, advice.engine, cur, new_end, now, [&](Seconds, const std::string& why) {
-    return fmt::format("cannot renew {} until {}: {}", cur.ShortId(), engine::FormatIsoUtc(new_end),
-                       why.empty() ? "its GPUs are unavailable" : why);
-  }));
+  BK_TRY(
+      AdmitExtension(p, cal, advice.engine, cur, new_end, now, limits, [&](Seconds, const std::string& why) {
+        return fmt::format("cannot renew {} until {}: {}", cur.ShortId(), engine::FormatIsoUtc(new_end),
+                           why.empty() ? "its GPUs are unavailable" : why);
+      }));
   Reservation next = cur;
   next.end = new_end;
   next.updated_at = now;
@@ -858,7 +886,8 @@ Result<BookingOutcome> BookingService::RenewImpl(const Actor& actor, const Renew
   out.allocator_source = "fixed-gpu";
   // A dry run ends here, admitted: its transaction rolls back uncommitted.
   if (request.dry_run) return out;
-  BK_TRY(impl_->RecordChange(*s, actor, "renew", cur, next, request.op_id, signature, out.message, now));
+  BK_TRY(impl_->RecordChange(*s, actor, "renew", cur, next, request.op_id, signature,
+                             WithOverride(out.message, waived), now));
   BK_TRY(txn.Commit());
   return out;
 }

@@ -37,6 +37,9 @@ class BookingService {
     // Told who holds the ledger's write lock once a write has waited half a
     // second (a person at a terminal); unset in the daemon, which owns it.
     std::function<void(const std::string& holder)> on_lock_wait;
+    // Whether a UID is in a Unix group, for group_limits; unset: the group
+    // database (sys::InGroup). Tests name their own members.
+    std::function<bool(uint32_t uid, const std::string& group)> in_group;
   };
   explicit BookingService(Deps deps);
   ~BookingService();
@@ -80,6 +83,8 @@ class BookingService {
   Result<StatusView> Status(const Actor& actor, engine::Seconds from, engine::Seconds to,
                             std::optional<int> mine_limit);
   Result<PolicyStatus> CheckPolicy();
+  // Each scope's use of the fair-share limits (service/fair_share.cc).
+  Result<FairShareReport> FairShareUse(const Actor& actor);
   // Everyone's active reservations that cover the instant `at` (the
   // monitor's attribution asks each sample; from memory in the daemon).
   Result<std::vector<engine::Reservation>> Running(engine::Seconds at);

@@ -140,6 +140,15 @@ struct BookingService::Impl {
   // How many active reservations `uid` holds (from memory in the daemon).
   Result<int64_t> CountActive(store::LedgerStore& s, uint32_t uid, engine::Seconds now);
 
+  // The fair-share limits `actor` books under at `now` (service/fair_share.cc):
+  // their own and those of each of their groups that has limits, each with
+  // what it holds, read inside the caller's transaction, without the
+  // reservation `except` (an edit's or a renewal's own). nullopt when no
+  // limit applies to them.
+  Result<std::optional<engine::LimitRule>> LimitsOf(store::LedgerStore& s, const Actor& actor,
+                                                    engine::Seconds now, const std::string& except = "");
+  bool InGroup(uint32_t uid, const std::string& group) const;
+
   // Replaces the live ledger's content with the closed ledger `source`'s
   // (empty: nothing) after `keep` copied it aside (service/restore.cc); what
   // was derived from the old content is dropped.
@@ -193,6 +202,12 @@ Result<bool> CheckBoundPolicy(store::LedgerStore& s, const engine::Policy& polic
 Status CheckLedger(store::LedgerStore& s, const engine::Policy& policy, engine::Seconds now, VerifyReport& r);
 // An administrator's --reason, trimmed: 1-512 printable characters.
 Result<std::string> CheckedReason(const std::string& reason);
+// The reason an administrator gives to book beyond the fair-share limits,
+// checked; nullopt when none was given. Anyone else giving one is refused.
+Result<std::optional<std::string>> LimitOverride(const Actor& actor,
+                                                 const std::optional<std::string>& reason);
+// The audit message of a write made beyond the limits by `reason`.
+std::string WithOverride(const std::string& message, const std::optional<std::string>& reason);
 // The answer to a write replayed by its operation ID, from the ledger alone.
 BookingOutcome Replay(const engine::Reservation& r);
 // The refusal of an operation ID reused for another write.
@@ -209,7 +224,12 @@ std::vector<int> Eligible(const engine::Policy& policy, const std::vector<int>& 
 // at once, naming the limit, instead of searched for and reported as a full
 // calendar. GPUs of unknown size pass: the calendar decides.
 Status CheckVramCanFit(const engine::Policy& policy, const Advice& advice, const CreateRequest& request);
-engine::PlacementRequest ToPlacement(const CreateRequest& request, engine::Seconds start, bool allow_queue);
+engine::PlacementRequest ToPlacement(const CreateRequest& request, engine::Seconds start, bool allow_queue,
+                                     const engine::StartRule* rule = nullptr);
+// The rule of `limits`, or nullptr without one.
+inline const engine::StartRule* RuleOf(const std::optional<engine::LimitRule>& limits) {
+  return limits ? &*limits : nullptr;
+}
 
 // Jobs (jobs.cc). Checks a binding's shape: UUID spec, hex digest, printable summary.
 Status ValidateJobBinding(const JobBinding& b);

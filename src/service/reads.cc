@@ -29,7 +29,6 @@ gpu::LiveStatus LiveOf(const std::vector<GpuView>& views, const std::vector<int>
 }  // namespace
 
 Result<Recommendation> BookingService::Recommend(const Actor& actor, const CreateRequest& request) {
-  (void)actor;
   const engine::Policy& p = impl_->policy();
   Recommendation rec;
   rec.request = request;
@@ -50,8 +49,10 @@ Result<Recommendation> BookingService::Recommend(const Actor& actor, const Creat
     start = *request.start;
   }
   rec.start = start;
+  BK_ASSIGN_OR_RETURN(std::optional<engine::LimitRule> limits, impl_->LimitsOf(*s, actor, now));
   BK_ASSIGN_OR_RETURN(engine::Calendar cal, impl_->PlacementCalendar(*s, now));
-  auto placed = cal.FindEarliest(ToPlacement(rec.request, start, rec.allow_queue), advice.engine);
+  auto placed =
+      cal.FindEarliest(ToPlacement(rec.request, start, rec.allow_queue, RuleOf(limits)), advice.engine);
   if (!placed) {
     rec.available = false;
     rec.reason = placed.error().Message();
@@ -88,7 +89,6 @@ Result<Recommendation> BookingService::Recommend(const Actor& actor, const Creat
 
 Result<SlotsResult> BookingService::Slots(const Actor& actor, const CreateRequest& request, Seconds from,
                                           int limit) {
-  (void)actor;
   const engine::Policy& p = impl_->policy();
   CreateRequest req = request;
   BK_TRY(ValidateCreate(p, req, nullptr));
@@ -98,6 +98,7 @@ Result<SlotsResult> BookingService::Slots(const Actor& actor, const CreateReques
   Seconds now = impl_->Now();
   engine::SlotGrid grid = p.grid();
   Seconds start = from <= now ? grid.Floor(now) : grid.Ceil(from);
+  BK_ASSIGN_OR_RETURN(std::optional<engine::LimitRule> limits, impl_->LimitsOf(*s, actor, now));
   BK_ASSIGN_OR_RETURN(engine::Calendar cal, impl_->PlacementCalendar(*s, now));
 
   // Candidate GPU sets: the pinned one, or combinations of eligible GPUs in advice order.
@@ -137,7 +138,7 @@ Result<SlotsResult> BookingService::Slots(const Actor& actor, const CreateReques
     CreateRequest one = req;
     one.gpus = combo;
     std::sort(one.gpus.begin(), one.gpus.end());
-    auto placed = cal.FindEarliest(ToPlacement(one, start, true), advice.engine);
+    auto placed = cal.FindEarliest(ToPlacement(one, start, true, RuleOf(limits)), advice.engine);
     if (!placed) continue;
     SlotOption o;
     o.gpus = combo;

@@ -45,6 +45,9 @@ struct CreateRequest {
   std::vector<int> exclude;
   std::optional<std::string> op_id;
   std::optional<JobBinding> job;  // a command to launch at the start
+  // An administrator's reason to book beyond the fair-share limits (audited);
+  // refused from anyone else.
+  std::optional<std::string> override_reason;
 };
 
 struct EditRequest {
@@ -66,13 +69,15 @@ struct EditRequest {
   // Admit the edit as it would be made and answer what it would be, writing
   // nothing (no change, operation ID, event or generation).
   bool dry_run = false;
+  std::optional<std::string> override_reason;  // as CreateRequest's
 };
 
 struct RenewRequest {
   std::string ref;
   engine::Seconds extend_by = 0;
   std::optional<std::string> op_id;
-  bool dry_run = false;  // as EditRequest's: the answer of the renewal, nothing written
+  bool dry_run = false;                        // as EditRequest's: the answer of the renewal, nothing written
+  std::optional<std::string> override_reason;  // as CreateRequest's
 };
 
 struct CancelRequest {
@@ -305,6 +310,21 @@ inline constexpr auto kPolicyStateNames =
     MakeEnumNames<PolicyState>(std::pair{PolicyState::kUnbound, std::string_view("unbound")},
                                std::pair{PolicyState::kMatch, std::string_view("match")},
                                std::pair{PolicyState::kMismatch, std::string_view("mismatch")});
+
+// The fair-share limits and each scope's use of them (`bk u limits`): the
+// caller and their groups, or every user with bookings of the last week and
+// every limited group for an administrator or where usage_visibility is lab.
+struct FairShareRow {
+  std::string name;  // login name, or the group's
+  bool group = false;
+  engine::Limits limits;  // what applies (a user's own entry over the defaults)
+  engine::LimitUse use;
+};
+struct FairShareReport {
+  bool configured = false;  // any limit is set
+  engine::Seconds now = 0;
+  std::vector<FairShareRow> rows;  // users by name, then groups by name
+};
 
 struct PolicyStatus {
   PolicyState state = PolicyState::kUnbound;

@@ -150,7 +150,8 @@ Status ValidateCreate(const engine::Policy& p, CreateRequest& r, std::vector<std
   return Ok();
 }
 
-engine::PlacementRequest ToPlacement(const CreateRequest& r, engine::Seconds start, bool allow_queue) {
+engine::PlacementRequest ToPlacement(const CreateRequest& r, engine::Seconds start, bool allow_queue,
+                                     const engine::StartRule* rule) {
   engine::PlacementRequest p;
   p.count = r.count;
   p.duration = r.duration;
@@ -163,6 +164,7 @@ engine::PlacementRequest ToPlacement(const CreateRequest& r, engine::Seconds sta
   p.allow_queue = allow_queue;
   p.pinned = r.gpus;
   p.excluded = r.exclude;
+  p.rule = rule;
   return p;
 }
 

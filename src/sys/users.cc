@@ -80,28 +80,31 @@ std::optional<uid_t> UidForName(const std::string& name) {
 
 bool IsAdministrator(uid_t uid, uid_t owner, const std::string& admin_group) {
   if (uid == 0 || uid == owner) return true;
-  if (admin_group.empty()) return false;
+  return !admin_group.empty() && InGroup(uid, admin_group);
+}
+
+bool InGroup(uid_t uid, const std::string& name) {
   group gr{};
   group* found = nullptr;
   std::vector<char> gbuf(InitialBufferSize());
   int rc = 0;
-  while ((rc = getgrnam_r(admin_group.c_str(), &gr, gbuf.data(), gbuf.size(), &found)) == ERANGE &&
+  while ((rc = getgrnam_r(name.c_str(), &gr, gbuf.data(), gbuf.size(), &found)) == ERANGE &&
          gbuf.size() < kMaxBuffer)
     gbuf.resize(gbuf.size() * 2);
   if (rc != 0 || found == nullptr) return false;  // no such group: nobody is in it
-  const gid_t admins = gr.gr_gid;
+  const gid_t wanted = gr.gr_gid;
   passwd pw{};
   std::vector<char> buf;
   bool known = LookupPasswd(
       [uid](passwd* p, char* b, size_t n, passwd** r) { return getpwuid_r(uid, p, b, n, r); }, pw, buf);
   if (!known) return false;  // an account without a name belongs to no group
-  if (pw.pw_gid == admins) return true;
+  if (pw.pw_gid == wanted) return true;
   std::vector<gid_t> groups(64);
   int n = static_cast<int>(groups.size());
   while (getgrouplist(pw.pw_name, pw.pw_gid, groups.data(), &n) < 0 && n > static_cast<int>(groups.size()))
     groups.resize(static_cast<size_t>(n));
   groups.resize(static_cast<size_t>(std::max(n, 0)));
-  return std::find(groups.begin(), groups.end(), admins) != groups.end();
+  return std::find(groups.begin(), groups.end(), wanted) != groups.end();
 }
 
 std::string HomeDir() {

@@ -29,6 +29,9 @@ Account LookupAccount(uid_t uid);
 // primary group or the group database's supplementary lists (getgrouplist),
 // so a new member counts from their next command without a new login.
 bool IsAdministrator(uid_t uid, uid_t owner, const std::string& admin_group);
+// Whether `uid` is a member of the Unix group `name`, as IsAdministrator
+// decides it for the admin group; false when there is no such group.
+bool InGroup(uid_t uid, const std::string& name);
 // $HOME when absolute, else the passwd home directory, else "".
 std::string HomeDir();
 
