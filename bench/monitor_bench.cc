@@ -9,6 +9,11 @@
 //                            sample (events and process-state writes)
 //   BM_SimSample_8x200       what `bk m` does per sample with BK_GPU_SIM_FILE:
 //                            read + parse the 200-process file, then Ingest
+//   BM_MetricsWrite_8x50     the metrics textfile after one sample: every
+//                            user's bookings from the ledger (50), the text
+//                            for 8 GPUs and 40 request methods, the atomic
+//                            replace of the file (MetricsWriter::Write)
+//   BM_MetricsRender_8x50    the text alone (RenderMetrics)
 //   BM_Users30d              UsageStore::Users over 30 days of 8-GPU history
 //                            (two users per GPU-minute: 691,200 minute rows
 //                            plus the hour tier), i.e. `bk u users --since 30d`
@@ -31,6 +36,7 @@
 #include "config/config.h"
 #include "engine/parse.h"
 #include "gpu/source.h"
+#include "monitor/metrics_writer.h"
 #include "monitor/monitor.h"
 #include "service/booking_service.h"
 #include "store/usage_store.h"
@@ -194,6 +200,55 @@ void BM_Ingest_8x200_Churn(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Ingest_8x200_Churn)->Unit(benchmark::kMicrosecond);
+
+// The fixture's 8 running bookings and 42 more to come, 40 methods with latencies.
+struct MetricsFixture : Fixture {
+  RequestStats stats;
+  TickReport report;
+  MetricsFixture() {
+    for (int i = 0; i < 42; ++i) {
+      service::CreateRequest r;
+      r.count = 1;
+      r.gpus = {i % kGpus};
+      r.duration = 3600;
+      r.start = kNow + 4 * 3600 + (i / kGpus) * 3600;
+      uint32_t uid = 1000 + static_cast<uint32_t>(i % 10);
+      if (!service->Create({uid, "user" + std::to_string(uid), false}, r)) std::abort();
+    }
+    for (int m = 0; m < 40; ++m)
+      for (int k = 0; k < 20; ++k) stats.Record("method." + std::to_string(m), 0.0001 * (k + 1), k % 9 != 0);
+    clock->Set(now_ms / 1000);
+    auto r = monitor->Ingest({now_ms, false, BigSnapshot()});
+    if (!r) std::abort();
+    report = *std::move(r);
+    config.metrics_textfile = root + "/gpubk.prom";
+  }
+};
+
+void BM_MetricsWrite_8x50(benchmark::State& state) {
+  MetricsFixture f;
+  MetricsWriter writer(f.config, *f.service, {static_cast<uint32_t>(getuid()), "owner", true});
+  writer.SetRequests(&f.stats);
+  for (auto _ : state)
+    if (!writer.Write(f.report, 1)) std::abort();
+}
+BENCHMARK(BM_MetricsWrite_8x50)->Unit(benchmark::kMicrosecond);
+
+void BM_MetricsRender_8x50(benchmark::State& state) {
+  MetricsFixture f;
+  auto list = f.service->List({static_cast<uint32_t>(getuid()), "owner", true}, {.everyone = true});
+  if (!list) std::abort();
+  MetricsInput in;
+  in.snapshot = &f.report.snapshot;
+  in.gpu_count = kGpus;
+  in.now = kNow;
+  in.bookings = list->reservations;
+  in.decisions = f.report.decisions;
+  in.requests = &f.stats;
+  for (auto _ : state) benchmark::DoNotOptimize(RenderMetrics(in).size());
+  state.counters["bookings"] = static_cast<double>(in.bookings.size());
+}
+BENCHMARK(BM_MetricsRender_8x50)->Unit(benchmark::kMicrosecond);
 
 void BM_SimSample_8x200(benchmark::State& state) {
   Fixture f;

@@ -183,6 +183,25 @@ class ServerLimits(unittest.TestCase):
         self.assertEqual(p.returncode, 2, describe(["1", "1h", "--reason"], p))
         self.assertIn("only administrators", p.stderr)
 
+    def test_admin_policy_sets_a_limit_that_applies_at_once(self):
+        self.assertEqual(self.a.bk("1", "1h").returncode, 0)
+        p = self.owner.bk("admin", "policy", "--user-max-gpus", "1", "--yes")
+        self.assertEqual(p.returncode, 0, describe(["admin", "policy", "--user-max-gpus", "1"], p))
+        self.assertEqual(self.srv.read_config()["user_max_gpus"], 1)
+        p = self.a.bk("1", "2h", "-t", "now")
+        self.assertEqual(p.returncode, 2, describe(["1", "2h"], p))
+        self.assertIn("fair-share limit user_max_gpus: %s may hold at most 1 GPU(s)" % USER_A, p.stderr)
+        shown = self.owner.bk("admin", "policy")
+        self.assertIn("fair share per user: GPUs 1", shown.stdout)
+        p = self.owner.bk("admin", "policy", "--user-max-gpus", "off", "--yes")
+        self.assertEqual(p.returncode, 0, describe(["admin", "policy", "--user-max-gpus", "off"], p))
+        self.assertNotIn("user_max_gpus", self.srv.read_config())
+        p = self.a.bk("1", "2h", "-t", "now")
+        self.assertEqual(p.returncode, 0, describe(["1", "2h"], p))
+        p = self.owner.bk("admin", "policy", "--user-max-gpus", "0")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--user-max-gpus must be a whole number between 1 and 1024", p.stderr)
+
     def test_usage_view_shows_the_group_to_its_members(self):
         self.assertEqual(self.a.bk("1", "1h").returncode, 0)
         doc = json.loads(self.a.bk("u", "limits", "--json").stdout)
