@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <vector>
 
 #include "base/strings.h"
 #include "service/impl.h"
@@ -34,25 +35,30 @@ Result<std::optional<engine::LimitRule>> BookingService::Impl::LimitsOf(store::L
 
   // A rolling window reaches at most 7 days before the earliest start a
   // request can take (the current slot), so older bookings never count.
-  store::ReservationQuery q;
-  q.include_cancelled = true;
-  q.overlap_start = p.grid().Floor(now) - 7 * engine::kDay;
+  // Each owner's bookings are read through the owners' index: the caller's,
+  // and for a group only its members', never the whole ledger.
+  const Seconds since = p.grid().Floor(now) - 7 * engine::kDay;
+  std::vector<uint32_t> owners{actor.uid};
   const bool groups = scopes.size() > 1 || !scopes.front().group.empty();
-  if (!groups) q.uid = actor.uid;  // the owner's index: one user's bookings alone
-  BK_ASSIGN_OR_RETURN(std::vector<engine::Reservation> held, s.Reservations(q));
-  std::map<std::pair<uint32_t, std::string>, bool> member;  // asked once per owner and group
-  for (const engine::Reservation& r : held) {
-    if (r.id == except) continue;
-    std::optional<engine::Holding> h = engine::HoldingOf(r, p.slot);
-    if (!h) continue;
-    for (engine::LimitScope& scope : scopes) {
-      bool counts = r.uid == actor.uid;
-      if (!counts && !scope.group.empty()) {
-        auto [it, fresh] = member.try_emplace({r.uid, scope.group}, false);
-        if (fresh) it->second = InGroup(r.uid, scope.group);
-        counts = it->second;
-      }
-      if (counts) scope.held.push_back(*h);
+  if (groups) {
+    BK_ASSIGN_OR_RETURN(std::vector<uint32_t> all, s.Owners(since));
+    for (uint32_t uid : all)
+      if (uid != actor.uid) owners.push_back(uid);
+  }
+  for (uint32_t uid : owners) {
+    std::vector<engine::LimitScope*> counted;
+    for (engine::LimitScope& scope : scopes)
+      if (uid == actor.uid || (!scope.group.empty() && InGroup(uid, scope.group))) counted.push_back(&scope);
+    if (counted.empty()) continue;
+    store::ReservationQuery q;
+    q.uid = uid;
+    q.include_cancelled = true;
+    q.overlap_start = since;
+    BK_ASSIGN_OR_RETURN(std::vector<engine::Reservation> held, s.Reservations(q));
+    for (const engine::Reservation& r : held) {
+      if (r.id == except) continue;
+      if (std::optional<engine::Holding> h = engine::HoldingOf(r, p.slot))
+        for (engine::LimitScope* scope : counted) scope->held.push_back(*h);
     }
   }
   return engine::LimitRule(std::move(scopes), now, p.slot);

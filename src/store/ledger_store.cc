@@ -403,6 +403,19 @@ Result<int64_t> LedgerStore::CountReservations(const ReservationQuery& q) {
   return row ? st.Int(0) : 0;
 }
 
+Result<std::vector<uint32_t>> LedgerStore::Owners(engine::Seconds end_after) {
+  BK_ASSIGN_OR_RETURN(Stmt st,
+                      db_->Cached("SELECT DISTINCT uid FROM reservations WHERE end_at > ? ORDER BY uid"));
+  st.Bind(1, int64_t{end_after});
+  std::vector<uint32_t> out;
+  while (true) {
+    BK_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    out.push_back(static_cast<uint32_t>(st.Int(0)));
+  }
+  return out;
+}
+
 Result<std::optional<engine::Reservation>> LedgerStore::Get(const std::string& id) {
   BK_ASSIGN_OR_RETURN(Stmt st, db_->Cached(SelectReservations() + " FROM reservations WHERE id = ?"));
   st.Bind(1, id);

@@ -104,6 +104,9 @@ class LedgerStore {
   Result<std::vector<engine::Reservation>> Reservations(const ReservationQuery& q);
   // How many rows Reservations(q) would return without its limit.
   Result<int64_t> CountReservations(const ReservationQuery& q);
+  // The UIDs that own a reservation, in any status, ending after `end_after`,
+  // ascending: whose bookings a group's limits may have to count.
+  Result<std::vector<uint32_t>> Owners(engine::Seconds end_after);
   Result<std::optional<engine::Reservation>> Get(const std::string& id);
   // IDs starting with `prefix` (at most `limit`).
   Result<std::vector<engine::Reservation>> ByPrefix(const std::string& prefix, std::optional<uint32_t> uid,
