@@ -7,6 +7,7 @@
 #include "cli/context.h"
 #include "cli/usage_limits.h"
 #include "engine/parse.h"
+#include "rpc/codec.h"
 #include "surface/documents.h"
 
 namespace bk::cli {
@@ -21,39 +22,16 @@ std::string OfLimit(const std::string& used, const std::optional<int64_t>& limit
 
 std::string Hours(double h) { return fmt::format("{:.1f}", h); }
 
-json LimitsJson(const engine::Limits& l) {
-  auto per = [](const std::optional<int64_t>& v, int64_t unit) { return v ? json(*v / unit) : json(); };
-  return {{"max_gpus", per(l.max_gpus, 1)},
-          {"max_gpu_hours_24h", per(l.max_gpu_hours_24h, 1)},
-          {"max_gpu_hours_7d", per(l.max_gpu_hours_7d, 1)},
-          {"max_booking_hours", per(l.max_duration, engine::kHour)},
-          {"max_horizon_days", per(l.max_horizon, engine::kDay)},
-          {"max_queued", per(l.max_queued, 1)}};
-}
-
 }  // namespace
 
 Result<int> ShowLimits(Context& ctx, bool as_json, bool compact) {
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::FairShareReport r, ledger->FairShareUse());
   if (as_json) {
-    json scopes = json::array();
-    for (const auto& row : r.rows) {
-      const engine::LimitUse& u = row.use;
-      scopes.push_back({{"name", row.name},
-                        {"kind", row.group ? "group" : "user"},
-                        {"limits", LimitsJson(row.limits)},
-                        {"use",
-                         {{"gpus_now", u.gpus_now},
-                          {"peak_gpus_ahead", u.peak_gpus},
-                          {"gpu_hours_24h", u.gpu_hours_24h},
-                          {"gpu_hours_7d", u.gpu_hours_7d},
-                          {"queued", u.queued}}}});
-    }
-    json doc = {{"schema_version", "gpubk.limits.v1"},
-                {"configured", r.configured},
-                {"now", engine::FormatIsoUtc(r.now)},
-                {"scopes", scopes}};
+    // The protocol's encoding of the report, with the time for people.
+    json doc = rpc::Encode(r);
+    doc["schema_version"] = "gpubk.limits.v1";
+    doc["now"] = engine::FormatIsoUtc(r.now);
     std::string text = doc.dump();
     if (compact)
       ctx.PrintDoc(text);
