@@ -41,7 +41,10 @@ Result<int> ShowLimits(Context& ctx, bool as_json, bool compact) {
   }
   if (!r.configured) {
     ctx.Print("No fair-share limits are set here: everyone may book what the calendar allows.");
-    ctx.Print("An administrator sets them with `bk admin policy --user-max-gpus N` (see the admin guide).");
+    if (ctx.config.deployment == config::Deployment::kPrivate)
+      ctx.Print("Set them in this ledger's config.json, e.g. {\"user_max_gpus\": 2} (`bk config --keys`).");
+    else
+      ctx.Print("An administrator sets them with `bk admin policy --user-max-gpus N` (see the admin guide).");
     return 0;
   }
   ctx.Print(fmt::format("Fair-share limits at {} (used/limit; -: none)",

@@ -280,6 +280,43 @@ test('exclusive booking blocks an exact overlapping recommendation', async () =>
   assert.deepEqual(rec.nearest_available.gpus, [5]);
 });
 
+test('fair-share limits: a recommendation waits for them and a booking beyond them is refused', async () => {
+  // A second server on its own ledger, where each user may hold one GPU at once.
+  const limitedDir = mkdtempSync(join(tmpdir(), 'bk-mcp-limits-'));
+  const limited = new Client({ name: 'gpubk-tests-limits', version: '1.0.0' });
+  await limited.connect(
+    new StdioClientTransport({
+      command: BK,
+      args: ['mcp'],
+      env: { ...bkEnv, BK_DATA_DIR: limitedDir, BK_JOB_DIR: join(limitedDir, 'jobs'), BK_USER_MAX_GPUS: '1' },
+      stderr: 'pipe',
+    }),
+  );
+  try {
+    structured(
+      await limited.callTool({
+        name: 'create_gpu_booking',
+        arguments: { count: 1, duration: '1h', operation_id: 'limits-first' },
+      }),
+    );
+    const rec = structured(
+      await limited.callTool({ name: 'recommend_gpu_booking', arguments: { count: 1, duration: '30m' } }),
+    );
+    assert.equal(rec.available, true);
+    assert.equal(rec.recommendation.start_at, '2026-11-29T19:45:00Z'); // when the first one ends
+    const refused = errorText(
+      await limited.callTool({
+        name: 'create_gpu_booking',
+        arguments: { count: 1, duration: '30m', start: '2026-11-29T18:45:00Z', operation_id: 'limits-second' },
+      }),
+    );
+    assert.match(refused, /fair-share limit user_max_gpus: .* may hold at most 1 GPU\(s\) at once; holds 1/);
+  } finally {
+    await limited.close();
+    rmSync(limitedDir, { recursive: true, force: true });
+  }
+});
+
 test('bad arguments are isError results and the server keeps answering', async () => {
   const cases = [
     ['create_gpu_booking', { count: 1, duration: '1h' }, /operation_id is required/],
