@@ -46,11 +46,13 @@ class LeftoverSweepTest : public ::testing::Test {
     prctl(PR_SET_CHILD_SUBREAPER, 0);
     ReapAll();
   }
-  // Waits until the command itself has exited and left `want` marked groups.
+  // Waits until the command itself has exited and left `want` marked groups:
+  // at most 10 s, since on a loaded machine starting the shells alone can
+  // take seconds.
   void WaitLeft(pid_t pid, size_t want) {
     int st;
     ASSERT_EQ(waitpid(pid, &st, 0), pid);
-    for (int i = 0; i < 150 && FindMarkedDescendants(id_, getuid(), getpid()).size() != want; ++i)
+    for (int i = 0; i < 500 && FindMarkedDescendants(id_, getuid(), getpid()).size() != want; ++i)
       std::this_thread::sleep_for(milliseconds(20));
     ASSERT_EQ(FindMarkedDescendants(id_, getuid(), getpid()).size(), want);
   }
@@ -83,7 +85,7 @@ TEST_F(LeftoverSweepTest, KillAfterTheGraceForWhatIgnoresTerm) {
   pid_t pid = StartMarked(
       id_, "setsid sh -c 'trap \"\" TERM; : > " + ready + "; while :; do sleep 0.05; done' & exit 0");
   WaitLeft(pid, 1);
-  for (int i = 0; i < 150 && access(ready.c_str(), F_OK) != 0; ++i)
+  for (int i = 0; i < 500 && access(ready.c_str(), F_OK) != 0; ++i)
     std::this_thread::sleep_for(milliseconds(20));
   ASSERT_EQ(access(ready.c_str(), F_OK), 0);
   unlink(ready.c_str());
