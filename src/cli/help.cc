@@ -63,6 +63,7 @@ JOBS AND SHELL
 MONITOR AND USAGE
   bk m [--once] [--json]        sample GPUs, reclaim no-shows
   bk u [users|events|samples]   usage history (bk u users --since 30d)
+  bk u limits                   fair-share limits and your use of them
 
 AGENTS
   bk agent context --compact    machine-readable context
