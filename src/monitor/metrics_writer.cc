@@ -35,9 +35,18 @@ Status MetricsWriter::Write(const TickReport& report, int64_t samples) {
   in.paused = report.paused;
   in.requests = requests_;
   in.ledger_bytes = LedgerBytes(config_.ledger_path);
-  BK_ASSIGN_OR_RETURN(service::ListResult active, service_.List(reader_, {.everyone = true}));
-  in.bookings = std::move(active.reservations);
-  return WriteTextfile(config_.metrics_textfile, RenderMetrics(in));
+  BK_ASSIGN_OR_RETURN(uint64_t changes, service_.ChangeCounter());
+  const std::pair<uint64_t, int64_t> mark{changes, in.now / config_.policy.slot};
+  if (listed_ != mark) {
+    BK_ASSIGN_OR_RETURN(service::ListResult active, service_.List(reader_, {.everyone = true}));
+    bookings_ = std::move(active.reservations);
+    listed_ = mark;
+  }
+  // Lent to the input for the render, not copied: there may be thousands.
+  in.bookings = std::move(bookings_);
+  std::string text = RenderMetrics(in);
+  bookings_ = std::move(in.bookings);
+  return WriteTextfile(config_.metrics_textfile, text);
 }
 
 }  // namespace bk::monitor

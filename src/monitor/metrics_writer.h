@@ -6,7 +6,10 @@
 // it reads the ledger as the single writer sees it.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/result.h"
 #include "config/config.h"
@@ -32,6 +35,12 @@ class MetricsWriter {
   service::Actor reader_;
   const RequestStats* requests_ = nullptr;
   int64_t reclaims_ = 0;  // since this process started
+  // Every user's active bookings, listed again only when the ledger changed
+  // or a slot boundary passed (bookings start and end on the grid): on a
+  // server with thousands of bookings, listing them costs far more than a
+  // sample, and a sample comes every few seconds.
+  std::vector<engine::Reservation> bookings_;
+  std::optional<std::pair<uint64_t, int64_t>> listed_;  // (change counter, slot) they were listed at
 };
 
 }  // namespace bk::monitor
