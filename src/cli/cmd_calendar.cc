@@ -42,17 +42,11 @@ Result<int> RunCalendar(Context& ctx, const std::vector<std::string>& args) {
   }
   BK_ASSIGN_OR_RETURN(client::Ledger * ledger, ctx.Ledger());
   BK_ASSIGN_OR_RETURN(service::ListResult list, ledger->List({.history = true, .everyone = all}));
-  Seconds since = ctx.clock->Now() - days * kDay;
-  std::vector<engine::Reservation> shown;
-  for (auto& r : list.reservations)
-    if (r.end >= since) shown.push_back(std::move(r));
-  // Oldest first, as a calendar reads; the list came newest first.
-  std::ranges::sort(shown, [](const engine::Reservation& a, const engine::Reservation& b) {
-    return std::tie(a.start, a.id) < std::tie(b.start, b.id);
-  });
   std::string host = sys::LocalNode().hostname;
   std::string who = all ? "everyone" : sys::UserName(sys::CurrentUid());
-  std::string text = surface::ICalendar(shown, {fmt::format("GPU bookings on {} ({})", host, who), host});
+  surface::BookingCalendar cal =
+      surface::BookingsCalendar(std::move(list.reservations), who, host, ctx.clock->Now() - days * kDay);
+  const std::string& text = cal.text;
   if (!output) {
     std::fwrite(text.data(), 1, text.size(), ctx.out);
     return 0;
@@ -60,7 +54,7 @@ Result<int> RunCalendar(Context& ctx, const std::vector<std::string>& args) {
   // Readable by whoever the file is for: a calendar app of this account or
   // the lab's web server; the directory decides who reaches it.
   BK_TRY(sys::WriteFileAtomic(*output, text, 0644));
-  ctx.Print(fmt::format("wrote {} booking(s) to {}", shown.size(), *output));
+  ctx.Print(fmt::format("wrote {} booking(s) to {}", cal.events, *output));
   return 0;
 }
 

@@ -204,9 +204,9 @@ Result<int> ServeCmd(Context& ctx, const std::vector<std::string>& args) {
   if (!path) return Invalid("give the server's config: bk server serve --config /path/to/config.json");
   server::ServeOptions o;
   o.config_path = *path;
-  o.calendar = [](const std::vector<engine::Reservation>& reservations, const std::string& name,
-                  const std::string& host) {
-    return surface::ICalendar(reservations, {name, host});
+  o.calendar = [](std::vector<engine::Reservation> reservations, const std::string& who,
+                  const std::string& host, engine::Seconds since) {
+    return surface::BookingsCalendar(std::move(reservations), who, host, since).text;
   };
   return server::Serve(o);
 }

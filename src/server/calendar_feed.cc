@@ -57,12 +57,9 @@ Status CalendarFeed::Pass() {
   for (const auto& [user, text] : written_)
     by_user[user];  // a user whose bookings all aged out gets an empty feed
   for (auto& r : list.reservations)
-    if (r.end >= since && FeedName(r.username)) by_user[r.username].push_back(std::move(r));
+    if (FeedName(r.username)) by_user[r.username].push_back(std::move(r));
   for (auto& [user, mine] : by_user) {
-    std::ranges::sort(mine, [](const engine::Reservation& a, const engine::Reservation& b) {
-      return std::tie(a.start, a.id) < std::tie(b.start, b.id);
-    });
-    std::string text = render_(mine, fmt::format("GPU bookings on {} ({})", host_, user), host_);
+    std::string text = render_(std::move(mine), user, host_, since);
     auto it = written_.find(user);
     if (it != written_.end() && it->second == text) continue;
     BK_TRY(sys::WriteFileAtomic(fmt::format("{}/{}.ics", dir_, user), text, 0644));

@@ -17,11 +17,12 @@
 
 namespace bk::server {
 
-// A user's bookings as a calendar file's text, titled `name`, for the host
-// `host`. The encoding is the surfaces' (iCalendar), handed down by the
-// command that starts the daemon.
-using CalendarRender = std::function<std::string(const std::vector<engine::Reservation>& reservations,
-                                                 const std::string& name, const std::string& host)>;
+// A user's calendar file from their bookings: those ending at or after
+// `since`, for `who` on `host`. The encoding is the surfaces' (iCalendar,
+// as `bk cal` writes it), handed down by the command that starts the daemon.
+using CalendarRender =
+    std::function<std::string(std::vector<engine::Reservation> reservations, const std::string& who,
+                              const std::string& host, engine::Seconds since)>;
 
 class CalendarFeed {
  public:

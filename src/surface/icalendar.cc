@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <tuple>
+
 #include "base/civil_time.h"
 #include "base/strings.h"
 #include "base/version.h"
@@ -129,6 +132,16 @@ std::string ICalendar(const std::vector<engine::Reservation>& reservations, cons
     out += IcalLine("END:VEVENT");
   }
   return out + IcalLine("END:VCALENDAR");
+}
+
+BookingCalendar BookingsCalendar(std::vector<engine::Reservation> reservations, const std::string& who,
+                                 const std::string& host, engine::Seconds since) {
+  std::erase_if(reservations, [&](const engine::Reservation& r) { return r.end < since; });
+  std::ranges::sort(reservations, [](const engine::Reservation& a, const engine::Reservation& b) {
+    return std::tie(a.start, a.id) < std::tie(b.start, b.id);
+  });
+  std::string text = ICalendar(reservations, {fmt::format("GPU bookings on {} ({})", host, who), host});
+  return {std::move(text), reservations.size()};
 }
 
 }  // namespace bk::surface

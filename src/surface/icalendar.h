@@ -21,6 +21,16 @@ struct CalendarInfo {
 
 std::string ICalendar(const std::vector<engine::Reservation>& reservations, const CalendarInfo& info);
 
+// The calendar `bk cal` writes and the daemon keeps as a user's feed: of
+// `reservations`, those that end at or after `since`, oldest first, titled
+// "GPU bookings on HOST (WHO)".
+struct BookingCalendar {
+  std::string text;
+  size_t events = 0;
+};
+BookingCalendar BookingsCalendar(std::vector<engine::Reservation> reservations, const std::string& who,
+                                 const std::string& host, engine::Seconds since);
+
 // A TEXT value escaped as RFC 5545 3.3.11 says (backslash, `;`, `,`, newline);
 // other control characters become spaces and bytes that are not UTF-8 '?'.
 std::string IcalText(std::string_view text);

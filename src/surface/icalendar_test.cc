@@ -52,6 +52,17 @@ TEST(ICalendarTest, OneEventPerReservationInUtcWithStableUids) {
   EXPECT_EQ(cal, ICalendar({a, b}, {"GPU bookings on gpu-a (alice)", "gpu-a"}));
 }
 
+TEST(ICalendarTest, ABookingsCalendarKeepsWhatEndsSinceOldestFirst) {
+  const Seconds t = 1795910400;
+  BookingCalendar cal = BookingsCalendar(
+      {Booking("c3", t + 7200, t + 9000), Booking("old", t - 9000, t - 7200), Booking("a1", t, t + 3600)},
+      "alice", "gpu-a", t - 3600);
+  EXPECT_EQ(cal.events, 2u);
+  EXPECT_NE(cal.text.find("X-WR-CALNAME:GPU bookings on gpu-a (alice)"), std::string::npos);
+  EXPECT_EQ(cal.text.find("old@gpubk"), std::string::npos);
+  EXPECT_LT(cal.text.find("a1@gpubk"), cal.text.find("c3@gpubk"));
+}
+
 TEST(ICalendarTest, EditsAndACancellationRaiseTheSequence) {
   auto r = Booking("0f3c6a2e-1111-4222-8333-444455556666", 1796000400, 1796004000);
   r.edit_count = 2;
