@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
@@ -12,6 +13,7 @@
 #include "cli/context.h"
 #include "cli/policy_edit.h"
 #include "config/keys.h"
+#include "engine/limit_fields.h"
 #include "engine/parse.h"
 #include "surface/text.h"
 #include "sys/sha256.h"
@@ -20,6 +22,13 @@ namespace bk::cli {
 namespace {
 
 using nlohmann::json;
+
+// --user-max-gpus for max_gpus: the flag of a fair-share limit for everyone.
+std::string LimitFlag(const engine::LimitField& f) {
+  std::string flag = fmt::format("--user-{}", f.name);
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
 
 // A whole number given to a policy flag, as the JSON its key takes.
 Result<std::string> Number(const std::string& flag, const std::string& text, int64_t lo, int64_t hi) {
@@ -50,15 +59,10 @@ void ShowPolicy(const Context& ctx) {
     ctx.Print("  fair share: no limits");
     return;
   }
-  const engine::Limits& u = fs.user;
-  auto limit = [](const std::optional<int64_t>& v, int64_t unit, const char* suffix) {
-    return v ? fmt::format("{}{}", *v / unit, suffix) : std::string("-");
-  };
-  ctx.Print(fmt::format(
-      "  fair share per user: GPUs {}, GPU-hours {} per 24h and {} per 7d, booking {}, horizon {}, queued {}",
-      limit(u.max_gpus, 1, ""), limit(u.max_gpu_hours_24h, 1, ""), limit(u.max_gpu_hours_7d, 1, ""),
-      limit(u.max_duration, engine::kHour, "h"), limit(u.max_horizon, engine::kDay, "d"),
-      limit(u.max_queued, 1, "")));
+  std::vector<std::string> each;
+  for (const engine::LimitField& f : engine::LimitFields())
+    if (const auto& v = fs.user.*f.member) each.push_back(fmt::format("{} {}", f.name, *v / f.unit));
+  ctx.Print(fmt::format("  fair share per user: {}", each.empty() ? "none" : Join(each, ", ")));
   ctx.Print(fmt::format("  fair share entries: {} user(s), {} group(s) (`bk u limits` shows the use)",
                         fs.users.size(), fs.groups.size()));
 }
@@ -260,7 +264,7 @@ Result<int> RunAdminBlackout(Context& ctx, const std::vector<std::string>& all) 
 // Long on purpose: one flag after another, each turned into its key.
 Result<int> RunAdminPolicy(Context& ctx, const std::vector<std::string>& args) {
   std::optional<std::string> disabled, priority, hours, days, shared, cpus, ram, reason;
-  std::optional<std::string> user_gpus, user_24h, user_7d, user_hours, user_days, user_queued;
+  std::array<std::optional<std::string>, engine::kLimitKinds> user_limits;  // --user-max-*, by kind
   bool enable_all = false, clear_priority = false, require = false, allow = false;
   PolicyEdit edit;
   ArgSpec spec(
@@ -279,17 +283,9 @@ Result<int> RunAdminPolicy(Context& ctx, const std::vector<std::string>& args) {
             "shared bookings without --mem get an automatic budget");
   spec.Option("--cpus", &cpus, "host CPU budget shared by all bookings, or off", "N|off");
   spec.Option("--ram", &ram, "host RAM budget, e.g. 256g, or off", "SIZE|off");
-  spec.Option("--user-max-gpus", &user_gpus, "fair share: GPUs one user holds at once, or off", "N|off");
-  spec.Option("--user-max-gpu-hours-24h", &user_24h, "fair share: GPU-hours per user in any 24 hours, or off",
-              "N|off");
-  spec.Option("--user-max-gpu-hours-7d", &user_7d, "fair share: GPU-hours per user in any 7 days, or off",
-              "N|off");
-  spec.Option("--user-max-booking-hours", &user_hours, "fair share: a user's longest booking, or off",
-              "N|off");
-  spec.Option("--user-max-horizon-days", &user_days,
-              "fair share: how far ahead a user's booking may end, or off", "N|off");
-  spec.Option("--user-max-queued", &user_queued, "fair share: bookings one user may have waiting, or off",
-              "N|off");
+  for (const engine::LimitField& f : engine::LimitFields())
+    spec.Option(LimitFlag(f), &user_limits[static_cast<std::size_t>(f.kind)],
+                fmt::format("fair share: {}, or off", f.what), "N|off");
   spec.Flag("--force", &edit.force, "apply even if existing bookings conflict (they stay; owners are told)");
   spec.Flag("--cancel-overlapping", &edit.cancel_conflicting, "cancel the bookings that conflict");
   spec.Option("--reason", &edit.reason, "why, for the audit log and the owners told", "TEXT");
@@ -320,20 +316,15 @@ Result<int> RunAdminPolicy(Context& ctx, const std::vector<std::string>& args) {
   }
   // Fair-share limits: off removes the key (no limit); per-user and group
   // entries are JSON in the config file (user_limits, group_limits).
-  const std::tuple<const std::optional<std::string>&, const char*, const char*, int64_t, int64_t> limits[] = {
-      {user_gpus, "user_max_gpus", "--user-max-gpus", 1, engine::kMaxGpus},
-      {user_24h, "user_max_gpu_hours_24h", "--user-max-gpu-hours-24h", 1, 100000000},
-      {user_7d, "user_max_gpu_hours_7d", "--user-max-gpu-hours-7d", 1, 100000000},
-      {user_hours, "user_max_booking_hours", "--user-max-booking-hours", 1, 87600},
-      {user_days, "user_max_horizon_days", "--user-max-horizon-days", 1, 3650},
-      {user_queued, "user_max_queued", "--user-max-queued", 0, 100000}};
-  for (const auto& [text, key, flag, lo, hi] : limits) {
+  for (const engine::LimitField& f : engine::LimitFields()) {
+    const std::optional<std::string>& text = user_limits[static_cast<std::size_t>(f.kind)];
     if (!text) continue;
+    const std::string key = fmt::format("user_{}", f.name);
     if (Trim(*text) == "off") {
       k[key] = std::nullopt;
       continue;
     }
-    BK_ASSIGN_OR_RETURN(k[key], Number(flag, *text, lo, hi));
+    BK_ASSIGN_OR_RETURN(k[key], Number(LimitFlag(f), *text, f.lo, f.hi));
   }
   if (require || allow) k["require_shared_memory"] = require ? "true" : "false";
   if (cpus && Trim(*cpus) == "off") {

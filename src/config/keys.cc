@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "config/config.h"
 #include "engine/civil_time.h"
+#include "engine/limit_fields.h"
 #include "engine/parse.h"
 
 namespace bk::config {
@@ -210,21 +211,6 @@ Result<std::string> GroupNameValue(const std::string& key, const json& v) {
   return s;
 }
 
-// One field of a fair-share entry: its name, range and scale (hours and days as seconds).
-struct LimitField {
-  std::string_view name;
-  std::optional<int64_t> engine::Limits::*member;
-  int64_t lo, hi, scale;
-};
-constexpr LimitField kLimitFields[] = {
-    {"max_gpus", &engine::Limits::max_gpus, 1, engine::kMaxGpus, 1},
-    {"max_gpu_hours_24h", &engine::Limits::max_gpu_hours_24h, 1, 100000000, 1},
-    {"max_gpu_hours_7d", &engine::Limits::max_gpu_hours_7d, 1, 100000000, 1},
-    {"max_booking_hours", &engine::Limits::max_duration, 1, 87600, engine::kHour},
-    {"max_horizon_days", &engine::Limits::max_horizon, 1, 3650, engine::kDay},
-    {"max_queued", &engine::Limits::max_queued, 0, 100000, 1},
-};
-
 // {"NAME": {"max_gpus": 4, "max_gpu_hours_7d": null, ...}}: a name as
 // useradd/groupadd take it, and the fields above. null lifts a limit (a
 // user's own entry over the user_* keys); an absent field leaves it as it is.
@@ -234,7 +220,7 @@ Result<std::map<std::string, engine::Limits>> LimitsValue(const std::string& key
     return Invalid(fmt::format("{} must be a JSON object such as {{\"alice\": {{\"max_gpus\": 4}}}}", key));
   if (obj.size() > 4096) return Invalid(fmt::format("{} may name at most 4096 entries", key));
   std::vector<std::string> names;
-  for (const auto& f : kLimitFields) names.emplace_back(f.name);
+  for (const auto& f : engine::LimitFields()) names.emplace_back(f.name);
   std::map<std::string, engine::Limits> out;
   for (const auto& [name, entry] : obj.items()) {
     auto checked = GroupNameValue(key, json(name));
@@ -246,9 +232,10 @@ Result<std::map<std::string, engine::Limits>> LimitsValue(const std::string& key
       return Invalid(fmt::format("{}.{} must be an object of limits: {}", key, name, Join(names, ", ")));
     engine::Limits limits;
     for (const auto& [field, value] : entry.items()) {
-      auto it = std::find_if(std::begin(kLimitFields), std::end(kLimitFields),
-                             [&](const LimitField& f) { return f.name == field; });
-      if (it == std::end(kLimitFields))
+      auto fields = engine::LimitFields();
+      auto it = std::find_if(fields.begin(), fields.end(),
+                             [&](const engine::LimitField& f) { return f.name == field; });
+      if (it == fields.end())
         return Invalid(fmt::format("{}.{} has no limit \"{}\"; the limits are: {}", key, name,
                                    Printable(field.substr(0, 40)), Join(names, ", ")));
       if (value.is_null()) {
@@ -257,7 +244,7 @@ Result<std::map<std::string, engine::Limits>> LimitsValue(const std::string& key
       }
       BK_ASSIGN_OR_RETURN(int64_t n,
                           IntValue(fmt::format("{}.{}.{}", key, name, field), value, it->lo, it->hi));
-      limits.*(it->member) = n * it->scale;
+      limits.*(it->member) = n * it->unit;
     }
     out[name] = limits;
   }

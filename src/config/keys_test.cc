@@ -7,6 +7,7 @@
 #include <set>
 
 #include "config/config.h"
+#include "engine/limit_fields.h"
 
 namespace bk::config {
 namespace {
@@ -126,6 +127,21 @@ TEST(KeysTest, FairShareLimitsTakeHoursDaysAndNamedEntries) {
   EXPECT_THAT(error("user_limits", json::parse(R"({"alice": 3})")), HasSubstr("must be an object of limits"));
   EXPECT_THAT(error("user_limits", json("[1]")), HasSubstr("must be a JSON object"));
   EXPECT_EQ(error("user_max_gpus", json(0)), "user_max_gpus must be between 1 and 1024");
+}
+
+// The user_* keys are declared one by one (each names its field); they must
+// say what the engine's table of limits says.
+TEST(KeysTest, EveryLimitHasItsUserKeyWithTheTablesRangeAndUnit) {
+  for (const engine::LimitField& f : engine::LimitFields()) {
+    const KeySpec* k = FindKey("user_" + std::string(f.name));
+    ASSERT_NE(k, nullptr) << f.name;
+    EXPECT_EQ(static_cast<int64_t>(k->lo), f.lo) << f.name;
+    EXPECT_EQ(static_cast<int64_t>(k->hi), f.hi) << f.name;
+    EXPECT_EQ(k->scale, f.unit) << f.name;
+    Config c;
+    ASSERT_TRUE(ApplyKey(*k, json(f.hi), c).has_value()) << f.name;
+    EXPECT_EQ(c.policy.fair_share.user.*f.member, f.hi * f.unit) << f.name;
+  }
 }
 
 TEST(KeysTest, PathsAreAbsoluteAndTheMetricsFileIsAPromFile) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "engine/limit_fields.h"
 #include "engine/parse.h"
 #include "engine/reservation.h"
 #include "engine/time_grid.h"
@@ -15,28 +16,27 @@ namespace {
 constexpr Seconds kDay24 = 24 * kHour;
 constexpr Seconds kWeek = 7 * kDay;
 
-// The name each limit has in a set of limits: user_<name>, or
-// user_limits.NAME.<name> and group_limits.NAME.<name>.
-constexpr std::array<const char*, kLimitKinds> kNames = {"max_gpus",         "max_gpu_hours_24h",
-                                                         "max_gpu_hours_7d", "max_booking_hours",
-                                                         "max_horizon_days", "max_queued"};
+constexpr LimitField kFields[] = {
+    {LimitKind::kGpus, "max_gpus", &Limits::max_gpus, 1, 1, kMaxGpus, "GPUs one user holds at once"},
+    {LimitKind::kGpuHours24h, "max_gpu_hours_24h", &Limits::max_gpu_hours_24h, 1, 1, 100000000,
+     "GPU-hours per user in any 24 hours"},
+    {LimitKind::kGpuHours7d, "max_gpu_hours_7d", &Limits::max_gpu_hours_7d, 1, 1, 100000000,
+     "GPU-hours per user in any 7 days"},
+    {LimitKind::kDuration, "max_booking_hours", &Limits::max_duration, kHour, 1, 87600,
+     "a user's longest booking, in hours"},
+    {LimitKind::kHorizon, "max_horizon_days", &Limits::max_horizon, kDay, 1, 3650,
+     "how many days ahead a user's booking may end"},
+    {LimitKind::kQueued, "max_queued", &Limits::max_queued, 1, 0, 100000,
+     "bookings one user may have waiting"},
+};
+static_assert(std::size(kFields) == kLimitKinds);
 
 std::optional<int64_t> Pick(const std::optional<int64_t>& base, const std::optional<int64_t>& over) {
   if (!over) return base;
   return *over == kNoLimit ? std::nullopt : over;
 }
 
-bool Has(const Limits& l, LimitKind k) {
-  switch (k) {
-    case LimitKind::kGpus: return l.max_gpus.has_value();
-    case LimitKind::kGpuHours24h: return l.max_gpu_hours_24h.has_value();
-    case LimitKind::kGpuHours7d: return l.max_gpu_hours_7d.has_value();
-    case LimitKind::kDuration: return l.max_duration.has_value();
-    case LimitKind::kHorizon: return l.max_horizon.has_value();
-    case LimitKind::kQueued: return l.max_queued.has_value();
-  }
-  return false;
-}
+bool Has(const Limits& l, LimitKind k) { return (l.*FieldOf(k).member).has_value(); }
 
 const std::string& KeyOf(const LimitScope& s, LimitKind k) { return s.keys[static_cast<std::size_t>(k)]; }
 
@@ -127,17 +127,18 @@ std::vector<Interval> WindowAllowed(const StepProfile<1>& use, int64_t gpus, Sec
 
 }  // namespace
 
+std::span<const LimitField> LimitFields() { return kFields; }
+const LimitField& FieldOf(LimitKind kind) { return kFields[static_cast<std::size_t>(kind)]; }
+
 bool Limits::Any() const {
-  return max_gpus || max_gpu_hours_24h || max_gpu_hours_7d || max_duration || max_horizon || max_queued;
+  return std::any_of(std::begin(kFields), std::end(kFields),
+                     [&](const LimitField& f) { return Has(*this, f.kind); });
 }
 
 Limits Limits::With(const Limits& over) const {
-  return {Pick(max_gpus, over.max_gpus),
-          Pick(max_gpu_hours_24h, over.max_gpu_hours_24h),
-          Pick(max_gpu_hours_7d, over.max_gpu_hours_7d),
-          Pick(max_duration, over.max_duration),
-          Pick(max_horizon, over.max_horizon),
-          Pick(max_queued, over.max_queued)};
+  Limits out;
+  for (const LimitField& f : kFields) out.*f.member = Pick(this->*f.member, over.*f.member);
+  return out;
 }
 
 bool FairShare::Any() const {
@@ -172,8 +173,8 @@ LimitScope LimitScope::ForUser(const FairShare& fs, const std::string& username)
   auto own = fs.users.find(username);
   for (std::size_t k = 0; k < kLimitKinds; ++k) {
     const bool overridden = own != fs.users.end() && Has(own->second, static_cast<LimitKind>(k));
-    s.keys[k] = overridden ? fmt::format("user_limits.{}.{}", username, kNames[k])
-                           : fmt::format("user_{}", kNames[k]);
+    s.keys[k] = overridden ? fmt::format("user_limits.{}.{}", username, kFields[k].name)
+                           : fmt::format("user_{}", kFields[k].name);
   }
   return s;
 }
@@ -185,7 +186,7 @@ LimitScope LimitScope::ForGroup(const FairShare& fs, const std::string& group) {
   auto it = fs.groups.find(group);
   if (it != fs.groups.end()) s.limits = it->second;
   for (std::size_t k = 0; k < kLimitKinds; ++k)
-    s.keys[k] = fmt::format("group_limits.{}.{}", group, kNames[k]);
+    s.keys[k] = fmt::format("group_limits.{}.{}", group, kFields[k].name);
   return s;
 }
 

@@ -8,6 +8,7 @@
 
 #include "base/json_writer.h"
 #include "base/strings.h"
+#include "engine/limit_fields.h"
 #include "rpc/records.h"
 
 namespace bk::rpc {
@@ -746,28 +747,24 @@ json Encode(const std::vector<store::Notification>& items) {
 
 namespace {
 
-// A limit on the wire: hours and days as the configuration gives them, null when unset.
+// A limit on the wire: in the unit the configuration gives it (hours,
+// days), null when unset.
 json LimitsJson(const engine::Limits& l) {
-  auto per = [](const std::optional<int64_t>& v, int64_t unit) { return v ? json(*v / unit) : json(); };
-  return {{"max_gpus", per(l.max_gpus, 1)},
-          {"max_gpu_hours_24h", per(l.max_gpu_hours_24h, 1)},
-          {"max_gpu_hours_7d", per(l.max_gpu_hours_7d, 1)},
-          {"max_booking_hours", per(l.max_duration, engine::kHour)},
-          {"max_horizon_days", per(l.max_horizon, engine::kDay)},
-          {"max_queued", per(l.max_queued, 1)}};
+  json out = json::object();
+  for (const engine::LimitField& f : engine::LimitFields()) {
+    const std::optional<int64_t>& v = l.*f.member;
+    out[std::string(f.name)] = v ? json(*v / f.unit) : json();
+  }
+  return out;
 }
 
 engine::Limits LimitsOf(const json& j) {
-  auto per = [&](const char* key, int64_t unit) -> std::optional<int64_t> {
-    const json& v = j.at(key);
-    return v.is_null() ? std::nullopt : std::optional(v.get<int64_t>() * unit);
-  };
-  return {per("max_gpus", 1),
-          per("max_gpu_hours_24h", 1),
-          per("max_gpu_hours_7d", 1),
-          per("max_booking_hours", engine::kHour),
-          per("max_horizon_days", engine::kDay),
-          per("max_queued", 1)};
+  engine::Limits out;
+  for (const engine::LimitField& f : engine::LimitFields()) {
+    const json& v = j.at(std::string(f.name));
+    if (!v.is_null()) out.*f.member = v.get<int64_t>() * f.unit;
+  }
+  return out;
 }
 
 }  // namespace

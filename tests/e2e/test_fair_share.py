@@ -192,7 +192,7 @@ class ServerLimits(unittest.TestCase):
         self.assertEqual(p.returncode, 2, describe(["1", "2h"], p))
         self.assertIn("fair-share limit user_max_gpus: %s may hold at most 1 GPU(s)" % USER_A, p.stderr)
         shown = self.owner.bk("admin", "policy")
-        self.assertIn("fair share per user: GPUs 1", shown.stdout)
+        self.assertIn("fair share per user: max_gpus 1", shown.stdout)
         p = self.owner.bk("admin", "policy", "--user-max-gpus", "off", "--yes")
         self.assertEqual(p.returncode, 0, describe(["admin", "policy", "--user-max-gpus", "off"], p))
         self.assertNotIn("user_max_gpus", self.srv.read_config())
