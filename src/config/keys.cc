@@ -252,7 +252,7 @@ Result<std::map<std::string, engine::Limits>> LimitsValue(const std::string& key
 }
 
 // An absolute path of at most 4096 printable bytes; "" or null turns it off.
-Result<std::string> PathValue(const std::string& key, const json& v) {
+Result<std::string> PathValue(const std::string& key, const json& v, std::string_view suffix) {
   if (v.is_null()) return std::string();
   std::string bad = fmt::format("{} must be an absolute path such as /var/lib/gpubk/x, or \"\" for off", key);
   if (!v.is_string()) return Invalid(bad);
@@ -261,8 +261,7 @@ Result<std::string> PathValue(const std::string& key, const json& v) {
   if (s.front() != '/' || s.size() > 4096) return Invalid(bad);
   for (unsigned char ch : s)
     if (ch < 0x20 || ch == 0x7f) return Invalid(key + " must not contain control characters");
-  if (key == "metrics_textfile" && !s.ends_with(".prom"))
-    return Invalid(key + " must end in .prom: node_exporter's textfile collector reads only *.prom files");
+  if (!s.ends_with(suffix)) return Invalid(fmt::format("{} must end in {}", key, suffix));
   return s;
 }
 
@@ -643,6 +642,7 @@ const KeySpec kKeys[] = {
     {.name = "metrics_textfile",
      .type = kPath,
      .default_text = "\"\"",
+     .suffix = ".prom",  // node_exporter's textfile collector reads only *.prom files
      .accepted = "an absolute path ending in `.prom`, or \"\"",
      .default_doc = "\"\" (off)",
      .doc = "the Prometheus node_exporter textfile the monitor rewrites (atomically) after each sample: GPU "
@@ -795,7 +795,7 @@ Status ApplyKey(const KeySpec& k, const json& v, Config& c) {
       break;
     }
     case kPath: {
-      BK_ASSIGN_OR_RETURN(std::string path, PathValue(name, v));
+      BK_ASSIGN_OR_RETURN(std::string path, PathValue(name, v, k.suffix));
       Store(k, c, std::move(path));
       break;
     }

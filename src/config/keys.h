@@ -69,6 +69,7 @@ struct KeySpec {
   int64_t scale = 1;                          // kInteger: stored as value * scale (hours as seconds)
   bool nullable = false;                      // null switches the setting off
   bool divides_hour = false;                  // kInteger: only divisors of 60 (slot lengths)
+  std::string_view suffix;                    // kPath: the name must end so (".prom")
   std::span<const std::string_view> choices;  // kChoice: the accepted words
   std::string_view accepted;                  // documentation, when the type and range do not say it all
   std::string_view default_doc;               // documentation, when default_text alone would mislead
