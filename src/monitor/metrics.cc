@@ -1,9 +1,6 @@
 #include "monitor/metrics.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,8 +10,6 @@
 #include <iterator>
 #include <set>
 #include <tuple>
-
-#include "sys/unique_fd.h"
 
 namespace bk::monitor {
 
@@ -385,45 +380,6 @@ std::string RenderMetrics(const MetricsInput& in) {
   w.Begin(kLedgerRows);
   if (in.ledger_reservations) w.Sample({}, *in.ledger_reservations);
   return out;
-}
-
-Status WriteTextfile(const std::string& path, const std::string& text) {
-  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
-  const auto error = [&](const char* what, int err) {
-    return Fail(err == EACCES || err == EPERM ? ErrorKind::kPermission : ErrorKind::kIo,
-                fmt::format("cannot {} metrics textfile {}: {}", what, path, std::strerror(err)));
-  };
-  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-  sys::UniqueFd fd(open(tmp.c_str(), kFlags, 0644));
-  if (!fd.ok() && errno == EEXIST) {
-    // Left by a process that crashed mid-write and had our PID: the name is ours.
-    (void)unlink(tmp.c_str());
-    fd = sys::UniqueFd(open(tmp.c_str(), kFlags, 0644));
-  }
-  if (!fd.ok()) return error("write", errno);
-
-  const auto abandon = [&](const char* what) {
-    const int err = errno;
-    fd.Reset();
-    (void)unlink(tmp.c_str());
-    return error(what, err);
-  };
-  // node_exporter runs as another user: the mode must not depend on our umask.
-  if (fchmod(fd.get(), 0644) != 0) return abandon("write");
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd.get(), text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return abandon("write");
-    done += static_cast<size_t>(n);
-  }
-  if (fsync(fd.get()) != 0) return abandon("write");
-  fd.Reset();
-  // rename replaces a symlink at `path` rather than writing through it. The
-  // directory is not synced: after a power cut the previous sample's file is
-  // as good as this one, and the next sample rewrites it.
-  if (rename(tmp.c_str(), path.c_str()) != 0) return abandon("replace");
-  return Ok();
 }
 
 }  // namespace bk::monitor

@@ -4,7 +4,7 @@
 // daemon's request counts and latencies, in the text exposition format 0.0.4.
 //
 // Rendering is pure (no clock, no I/O): the caller gathers a MetricsInput after
-// each monitor sample and hands the text to WriteTextfile, which replaces the
+// each monitor sample and hands the text to sys::WriteFileAtomic, which replaces the
 // file atomically so node_exporter never reads half of it. The output is
 // deterministic (families in a fixed order, series sorted by their labels).
 // Samples carry no timestamps: node_exporter refuses textfiles that have them.
@@ -84,12 +84,5 @@ std::string RenderMetrics(const MetricsInput& in);
 // newline); bytes that are not valid UTF-8 become U+FFFD, because one bad
 // byte makes node_exporter drop the whole file.
 void AppendLabelValue(std::string& out, std::string_view value);
-
-// Replaces `path` atomically: writes `path`.tmp.<pid> (mode 0644 whatever the
-// umask, so node_exporter's user can read it; O_EXCL|O_NOFOLLOW), fsyncs it
-// and renames it over `path`. A symlink at `path` is replaced, never written
-// through. On failure the temporary is removed and the old file is untouched;
-// the error names the path and the reason.
-Status WriteTextfile(const std::string& path, const std::string& text);
 
 }  // namespace bk::monitor

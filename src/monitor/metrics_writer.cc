@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include "sys/fs.h"
+
 namespace bk::monitor {
 namespace {
 
@@ -46,7 +48,9 @@ Status MetricsWriter::Write(const TickReport& report, int64_t samples) {
   in.bookings = std::move(bookings_);
   std::string text = RenderMetrics(in);
   bookings_ = std::move(in.bookings);
-  return WriteTextfile(config_.metrics_textfile, text);
+  // Readable by node_exporter's account, whatever our umask; like every file
+  // bk replaces, never through a symbolic link.
+  return sys::WriteFileAtomic(config_.metrics_textfile, text, 0644);
 }
 
 }  // namespace bk::monitor

@@ -106,13 +106,15 @@ class PrivateMetrics(BkTestCase):
         # Private mode has no daemon: no request metrics.
         self.assertFalse(any(name.startswith("gpubk_request") for name, _ in samples))
 
-    def test_a_link_at_the_path_is_replaced_never_written_through(self):
+    def test_a_link_at_the_path_is_refused_never_written_through(self):
         target = os.path.join(self.tmp, "elsewhere.txt")
         with open(target, "w", encoding="utf-8") as f:
             f.write("keep me\n")
         os.symlink(target, self.prom)
-        self.ok("m", "--once")
-        self.assertFalse(os.path.islink(self.prom))
+        p = self.bk("m", "--once")
+        self.assertEqual(p.returncode, 0, self._describe(["m", "--once"], p))  # sampling goes on
+        self.assertIn("metrics: refusing to replace %s: it is a symbolic link" % self.prom, p.stderr)
+        self.assertTrue(os.path.islink(self.prom))
         with open(target, encoding="utf-8") as f:
             self.assertEqual(f.read(), "keep me\n")
 
